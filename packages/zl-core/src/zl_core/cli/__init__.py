@@ -1,0 +1,66 @@
+"""The ``zl`` command line. Each subcommand lives in its own module of this package
+exposing ``add_parser(subparsers)`` and ``run(args) -> int``.
+
+Errors that zl raises on purpose print one line and exit with their code (see
+``zl_core.errors``); a closed pipe exits quietly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from zl_core import __version__
+from zl_core.errors import EXIT_USAGE, ZlError
+
+COMMANDS = ("backends", "doctor", "telemetry", "ops", "run", "screen", "ab", "report")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports misuse on one line with exit code 2, never a traceback."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="zl", description="Did a compiler switch change an operator's "
+                     "generated code, and did it make it faster or slower?")
+    parser.add_argument("--version", action="version", version=f"zl {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMANDS:
+        module = importlib.import_module(f"zl_core.cli.{name}")
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return int(args.handler(args) or 0)
+    except ZlError as exc:
+        print(f"zl {args.command}: {exc}", file=sys.stderr)
+        for line in getattr(exc, "problems", ()):
+            print(f"  {line}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print(f"zl {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (zl ... | head): leave quietly.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except OSError:
+            pass
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,158 @@
+"""Every hook of the ``zl`` plugin system, grouped discovery -> devices -> capture ->
+telemetry -> compat -> providers.
+
+Behaviour hooks take the backend as the keyword ``backend``; an implementation
+answers only for its own backend and returns None for every other one, so a
+third-party plugin registered later can extend or override a vendor's answer
+without forking it (pluggy calls the last registered implementation first).
+Implementations may accept fewer arguments than the spec.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from zl_core._markers import hookspec
+
+if TYPE_CHECKING:
+    from zl_core.backend import Backend
+    from zl_core.provider import Provider
+
+__all__ = [
+    "zl_backends",
+    "zl_classify_capture_error",
+    "zl_compat_plugins",
+    "zl_device_identity",
+    "zl_enumerate_devices",
+    "zl_parse_telemetry",
+    "zl_providers",
+    "zl_telemetry_command",
+]
+
+# -- discovery ---------------------------------------------------------------
+
+
+@hookspec
+def zl_backends() -> Sequence[Backend]:
+    """Register backends.
+
+    Implemented by: each vendor package (zl-backend-cuda, ...), and third parties.
+
+    :return: the :class:`~zl_core.Backend` descriptors this plugin provides.
+    """
+
+
+# -- devices -------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def zl_enumerate_devices(backend: Backend, explicit: Sequence[str] | None) -> list[str] | None:
+    """List the device indices of ``backend`` by asking the vendor's own tool.
+
+    Implemented by: the vendor package of ``backend``. The host consults an
+    explicit list and the visibility variable before calling this, and the torch
+    namespace after it.
+
+    :param backend: the backend asked about; answer None for any other.
+    :param explicit: devices the user named, if any (already honoured by the host).
+    :return: device indices as strings, or None when the vendor tool is absent.
+
+    Stops at first non-None result.
+    """
+
+
+@hookspec(firstresult=True)
+def zl_device_identity(backend: Backend, device: str | None) -> Mapping[str, str] | None:
+    """Describe a device for the run identity (name, driver, serial or uuid).
+
+    Implemented by: the vendor package of ``backend``.
+
+    :param backend: the backend asked about; answer None for any other.
+    :param device: the device index, or None for the first visible one.
+    :return: a mapping with at least ``device_name``, or None when unknown.
+
+    Stops at first non-None result.
+    """
+
+
+# -- graph capture ---------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def zl_classify_capture_error(backend: Backend, exc: BaseException) -> str | None:
+    """Classify an error raised while capturing or replaying a device graph.
+
+    Implemented by: the vendor package of ``backend``, matching the vendor's own
+    error wording (never a generic footer shared by every error).
+
+    :param backend: the backend that raised; answer None for any other.
+    :param exc: the exception.
+    :return: ``"fatal"`` (the kernel itself is broken: re-raise), ``"poisoned"``
+        (the attempt broke the device context: stop the cell), ``"recoverable"``
+        (fall back to direct timing), or None when unsure.
+
+    Stops at first non-None result.
+    """
+
+
+# -- telemetry -----------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def zl_telemetry_command(backend: Backend, device: str | None) -> list[str] | None:
+    """The argv of one telemetry sample from the vendor's management tool.
+
+    Implemented by: the vendor package of ``backend``; a backend whose tool's
+    output format is not established declares no sampler (returns None).
+
+    :param backend: the backend asked about; answer None for any other.
+    :param device: a device index to pin, or None for every device.
+    :return: argv (no shell), or None when this backend has no sampler.
+
+    Stops at first non-None result.
+    """
+
+
+@hookspec(firstresult=True)
+def zl_parse_telemetry(backend: Backend, raw: str) -> list[Mapping[str, str]] | None:
+    """Parse one sample's output into rows of the common telemetry columns.
+
+    Implemented by: the vendor package of ``backend``.
+
+    :param backend: the backend asked about; answer None for any other.
+    :param raw: the sampler's standard output.
+    :return: one mapping per device with the string-valued keys ``index``,
+        ``sm_clock_mhz``, ``mem_clock_mhz``, ``temp_c``, ``power_w``,
+        ``util_pct`` (empty string where the tool reports nothing), or None.
+
+    Stops at first non-None result.
+    """
+
+
+# -- compatibility -----------------------------------------------------------------
+
+
+@hookspec
+def zl_compat_plugins(backend: Backend) -> Sequence[str]:
+    """Pytest plugin modules to load first in a cell of ``backend``.
+
+    Implemented by: the vendor package of ``backend`` (e.g. a module that
+    adapts FlagGems' benchmark base to the vendor's timer).
+
+    :param backend: the backend of the cell; return an empty list for any other.
+    :return: importable module names, loaded with ``-p`` before zl's own plugins.
+    """
+
+
+# -- providers ---------------------------------------------------------------------
+
+
+@hookspec
+def zl_providers() -> Sequence[Provider]:
+    """Register benchmark providers (FlagGems, the built-in suite).
+
+    Implemented by: zl-flaggems, and third parties with their own suites.
+
+    :return: :class:`~zl_core.provider.Provider` instances.
+    """

@@ -1,0 +1,281 @@
+"""The plugin host: the one place that calls ``pm.hook.*``.
+
+Entry points of the group ``zl`` are loaded one by one; a package that fails to
+import or register is recorded with its reason and never takes the others down.
+``ZL_DISABLE_PLUGINS=name,...`` skips entry points by entry-point or
+distribution name.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata as md
+import os
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
+from typing import Any
+
+import attrs
+import pluggy
+
+from zl_core import hookspecs
+from zl_core._markers import ENTRY_POINT_GROUP, PROJECT
+from zl_core.backend import Backend
+from zl_core.errors import UnknownBackendError, UnknownProviderError
+from zl_core.provider import Provider
+
+DISABLE_ENV = "ZL_DISABLE_PLUGINS"
+CAPTURE_CLASSES = ("fatal", "poisoned", "recoverable")
+TELEMETRY_COLUMNS = ("index", "sm_clock_mhz", "mem_clock_mhz", "temp_c", "power_w", "util_pct")
+
+
+@attrs.frozen(kw_only=True)
+class PluginRecord:
+    """One entry point as the host saw it."""
+
+    name: str
+    package: str
+    version: str
+    status: str  # "loaded" | "failed" | "disabled"
+    reason: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class RegisteredBackend:
+    backend: Backend
+    plugin: str
+    package: str
+    version: str
+
+
+def _disabled_names() -> set[str]:
+    raw = os.environ.get(DISABLE_ENV, "")
+    return {n.strip().lower() for n in raw.split(",") if n.strip()}
+
+
+class PluginHost:
+    """Typed facade over the ``zl`` plugin manager."""
+
+    def __init__(self) -> None:
+        self._pm = pluggy.PluginManager(PROJECT)
+        self._pm.add_hookspecs(hookspecs)
+        self._records: list[PluginRecord] = []
+        self._origin: dict[str, tuple[str, str]] = {}  # plugin name -> (package, version)
+        self._backends: dict[str, RegisteredBackend] | None = None
+        self._problems: list[str] = []
+
+    # -- loading -----------------------------------------------------------------
+
+    @classmethod
+    def load(cls, entry_points: Iterable[md.EntryPoint] | None = None) -> PluginHost:
+        """A host with every installed ``zl`` entry point loaded (or the given ones)."""
+        host = cls()
+        eps = entry_points if entry_points is not None else md.entry_points(group=ENTRY_POINT_GROUP)
+        disabled = _disabled_names()
+        for ep in sorted(eps, key=lambda e: e.name):
+            host._load_entry_point(ep, disabled)
+        return host
+
+    def _load_entry_point(self, ep: md.EntryPoint, disabled: set[str]) -> None:
+        dist = getattr(ep, "dist", None)
+        package = dist.name if dist is not None else "?"
+        version = dist.version if dist is not None else "?"
+        if ep.name.lower() in disabled or package.lower() in disabled:
+            self._records.append(PluginRecord(name=ep.name, package=package, version=version,
+                                              status="disabled", reason=f"listed in {DISABLE_ENV}"))
+            return
+        try:
+            plugin = ep.load()
+            self._pm.register(plugin, name=ep.name)
+        except Exception as exc:  # a broken vendor package must not hide the others
+            reason = f"{type(exc).__name__}: {exc}".strip()
+            self._records.append(PluginRecord(name=ep.name, package=package, version=version,
+                                              status="failed", reason=reason.splitlines()[0]))
+            return
+        self._origin[ep.name] = (package, version)
+        self._records.append(PluginRecord(name=ep.name, package=package, version=version,
+                                          status="loaded"))
+
+    def register(self, plugin: object, name: str, package: str = "(registered)",
+                 version: str = "") -> None:
+        """Register a plugin object directly (tests, embedding programs)."""
+        self._pm.register(plugin, name=name)
+        self._origin[name] = (package, version)
+        self._records.append(PluginRecord(name=name, package=package, version=version,
+                                          status="loaded"))
+        self._backends = None
+
+    def unregister(self, name: str) -> None:
+        self._pm.unregister(name=name)
+        self._origin.pop(name, None)
+        self._records = [r for r in self._records if r.name != name]
+        self._backends = None
+
+    @property
+    def plugins(self) -> list[PluginRecord]:
+        return list(self._records)
+
+    @property
+    def problems(self) -> list[str]:
+        """Non-fatal oddities seen while collecting answers (duplicate names...)."""
+        self._registry()
+        return list(self._problems)
+
+    # -- discovery ---------------------------------------------------------------
+
+    def _registry(self) -> dict[str, RegisteredBackend]:
+        if self._backends is not None:
+            return self._backends
+        found: dict[str, RegisteredBackend] = {}
+        self._problems = []
+        # Call each implementation separately so the answer can be traced to its
+        # package; pluggy's order is last-registered-first, so iterate reversed to
+        # let later registrations override earlier ones.
+        for impl in reversed(self._pm.hook.zl_backends.get_hookimpls()):
+            package, version = self._origin.get(impl.plugin_name, ("?", ""))
+            try:
+                answer = impl.function() or ()
+            except Exception as exc:
+                self._problems.append(f"plugin {impl.plugin_name}: zl_backends failed: {exc}")
+                continue
+            for backend in answer:
+                if not isinstance(backend, Backend):
+                    self._problems.append(
+                        f"plugin {impl.plugin_name}: zl_backends returned {type(backend).__name__}, not Backend")
+                    continue
+                if backend.name in found:
+                    self._problems.append(
+                        f"backend {backend.name!r} from {package} overrides the one from "
+                        f"{found[backend.name].package}")
+                found[backend.name] = RegisteredBackend(backend=backend, plugin=impl.plugin_name,
+                                                        package=package, version=version)
+        self._backends = found
+        return found
+
+    def backends(self) -> list[Backend]:
+        """Every registered backend, sorted by name."""
+        return [r.backend for _, r in sorted(self._registry().items())]
+
+    def backend_origin(self, backend: Backend) -> RegisteredBackend:
+        return self._registry()[backend.name]
+
+    def known_names(self) -> dict[str, tuple[str, ...]]:
+        return {name: r.backend.aliases for name, r in self._registry().items()}
+
+    def get_backend(self, name: str) -> Backend:
+        """Resolve a name or alias; unknown names fail closed with the known list."""
+        wanted = (name or "").strip().lower()
+        registry = self._registry()
+        if wanted in registry:
+            return registry[wanted].backend
+        for reg in registry.values():
+            if wanted in (a.lower() for a in reg.backend.aliases):
+                return reg.backend
+        raise UnknownBackendError(name, self.known_names())
+
+    # -- devices -----------------------------------------------------------------
+
+    def enumerate_devices(self, backend: Backend, explicit: Sequence[str] | None = None) -> list[str]:
+        """Devices to use: explicit list > visibility variable > vendor probe > torch count."""
+        if explicit:
+            return [str(d).strip() for d in explicit if str(d).strip()]
+        for key in backend.visibility_env_keys:
+            value = os.environ.get(key)
+            if value is not None and value.strip():
+                # Inside a visibility mask devices are renumbered from 0.
+                return [str(i) for i, _ in enumerate(v for v in value.split(",") if v.strip())]
+        answer = self._pm.hook.zl_enumerate_devices(backend=backend, explicit=explicit)
+        if answer is not None:
+            return [str(d) for d in answer]
+        return [str(i) for i in range(_torch_device_count(backend))]
+
+    def device_identity(self, backend: Backend, device: str | None = None) -> dict[str, str]:
+        answer = self._pm.hook.zl_device_identity(backend=backend, device=device)
+        return {str(k): str(v) for k, v in (answer or {}).items()}
+
+    def apply_visibility(self, backend: Backend, env: MutableMapping[str, str],
+                         device: str | None) -> MutableMapping[str, str]:
+        """Pin ``device`` for ``backend`` in ``env`` and clear every other vendor's keys."""
+        own = set(backend.visibility_env_keys)
+        for other in self.backends():
+            for key in other.visibility_env_keys:
+                if key not in own:
+                    env.pop(key, None)
+        if device is not None:
+            for key in backend.visibility_env_keys:
+                env[key] = str(device)
+        return env
+
+    # -- graph capture -------------------------------------------------------------
+
+    def classify_capture_error(self, backend: Backend, exc: BaseException) -> str:
+        """``fatal`` | ``poisoned`` | ``recoverable``; recoverable when no plugin knows."""
+        answer = self._pm.hook.zl_classify_capture_error(backend=backend, exc=exc)
+        return answer if answer in CAPTURE_CLASSES else "recoverable"
+
+    # -- telemetry -------------------------------------------------------------------
+
+    def telemetry_command(self, backend: Backend, device: str | None = None) -> list[str] | None:
+        answer = self._pm.hook.zl_telemetry_command(backend=backend, device=device)
+        return [str(a) for a in answer] if answer else None
+
+    def parse_telemetry(self, backend: Backend, raw: str) -> list[dict[str, str]]:
+        answer = self._pm.hook.zl_parse_telemetry(backend=backend, raw=raw) or []
+        rows = []
+        for row in answer:
+            rows.append({col: str(row.get(col, "") if row.get(col) is not None else "")
+                         for col in TELEMETRY_COLUMNS})
+        return rows
+
+    # -- compatibility -----------------------------------------------------------------
+
+    def compat_plugins(self, backend: Backend) -> list[str]:
+        """Compat pytest plugins, in registration order, without duplicates."""
+        seen: list[str] = []
+        for answer in reversed(self._pm.hook.zl_compat_plugins(backend=backend)):
+            for name in answer or ():
+                if name not in seen:
+                    seen.append(str(name))
+        return seen
+
+    # -- providers -------------------------------------------------------------------
+
+    def providers(self) -> dict[str, Provider]:
+        found: dict[str, Provider] = {}
+        for answer in reversed(self._pm.hook.zl_providers()):
+            for provider in answer or ():
+                found[provider.name] = provider
+        return found
+
+    def get_provider(self, name: str) -> Provider:
+        providers = self.providers()
+        if name in providers:
+            return providers[name]
+        known = ", ".join(sorted(providers)) or "none are installed (pip install zl-flaggems)"
+        raise UnknownProviderError(f"unknown suite {name!r}; known suites: {known}")
+
+
+def _torch_device_count(backend: Backend) -> int:
+    """Count devices through the torch namespace; 0 when torch or it is absent."""
+    if not backend.torch_namespace:
+        return 0
+    try:
+        torch = importlib.import_module("torch")
+        if backend.torch_extension:
+            importlib.import_module(backend.torch_extension)
+        namespace: Any = getattr(torch, backend.torch_namespace, None)
+        return int(namespace.device_count()) if namespace is not None else 0
+    except Exception:
+        return 0
+
+
+_HOST: PluginHost | None = None
+
+
+def plugin_host(refresh: bool = False) -> PluginHost:
+    """The process-wide host with every installed plugin loaded."""
+    global _HOST
+    if _HOST is None or refresh:
+        _HOST = PluginHost.load()
+    return _HOST
+
+

@@ -1,0 +1,69 @@
+"""Operator specs as users type them: ``op[:op_file[:dtype,dtype...]]``.
+
+Names are checked against a strict pattern here, once, so an operator name can
+never carry shell syntax, path separators or pytest node syntax further down.
+"""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+
+from zl_core.errors import BadInputError
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
+_DTYPE = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+def check_name(kind: str, value: str) -> str:
+    """Return ``value`` if it is a safe identifier-like name, else raise BadInputError."""
+    if not _NAME.match(value) or ".." in value:
+        raise BadInputError(
+            f"malformed {kind} {value!r}: use letters, digits, '_' and '.' only "
+            "(e.g. softmax, mm:mm:float16)"
+        )
+    return value
+
+
+@attrs.frozen(kw_only=True)
+class OpSpec:
+    """One operator to measure: its name, the benchmark file stem and the dtypes."""
+
+    op: str
+    op_file: str
+    dtypes: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, text: str) -> OpSpec:
+        """Parse ``op[:op_file[:dtype,dtype...]]``; an empty op_file means ``op``."""
+        parts = text.strip().split(":")
+        if len(parts) > 3 or not parts[0]:
+            raise BadInputError(
+                f"malformed op spec {text!r}: expected op[:op_file[:dtype,dtype...]], "
+                "e.g. mm:mm:float16,bfloat16"
+            )
+        op = check_name("op name", parts[0])
+        op_file = parts[1] if len(parts) > 1 and parts[1] else op
+        if op_file.startswith("test_"):
+            op_file = op_file[len("test_"):]
+        if op_file.endswith(".py"):
+            op_file = op_file[: -len(".py")]
+        check_name("op file", op_file)
+        dtypes: tuple[str, ...] = ()
+        if len(parts) == 3 and parts[2]:
+            dtypes = tuple(d.strip() for d in parts[2].split(",") if d.strip())
+            for d in dtypes:
+                if not _DTYPE.match(d):
+                    raise BadInputError(
+                        f"malformed dtype {d!r} in op spec {text!r}: use names like float16, bfloat16"
+                    )
+        return cls(op=op, op_file=op_file, dtypes=dtypes)
+
+    def __str__(self) -> str:
+        text = self.op
+        if self.op_file != self.op or self.dtypes:
+            text += f":{self.op_file}"
+        if self.dtypes:
+            text += ":" + ",".join(self.dtypes)
+        return text

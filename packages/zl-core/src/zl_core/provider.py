@@ -1,0 +1,91 @@
+"""What a benchmark provider (FlagGems, the built-in suite) offers the core.
+
+A provider knows where benchmark files live and how to turn a :class:`CellRequest`
+into a pytest command line. Everything generic about a cell (run directory,
+caches, visibility, timeouts, identity) stays in :mod:`zl_core.cell`.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping
+from pathlib import Path
+
+import attrs
+
+from zl_core.backend import Backend
+from zl_core.opspec import OpSpec
+
+AUTOTUNE_MODES = ("record", "replay", "uncontrolled")
+TIMERS = ("auto", "graph", "direct", "none")
+
+
+@attrs.frozen(kw_only=True)
+class OpInfo:
+    """One operator a provider can run."""
+
+    op: str
+    op_file: str
+    dtypes: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()  # e.g. ("gemm", "tensor-core"); informational
+
+    def to_json(self) -> dict:
+        return {"op": self.op, "op_file": self.op_file, "dtypes": list(self.dtypes),
+                "kinds": list(self.kinds)}
+
+
+@attrs.frozen(kw_only=True)
+class CellRequest:
+    """Everything one cell needs: one operator, one device, one side's environment."""
+
+    op: OpSpec
+    backend: Backend
+    out_dir: Path
+    python: str
+    device: str | None = None
+    source: str | None = None  # provider root (a FlagGems checkout); None = provider default
+    test_node: str | None = None  # explicit pytest node id, overrides op_file
+    shape_file: Path | None = None
+    shapes: str = "file"  # "file" (shape_file or the provider's own YAML) | "upstream"
+    level: str = "core"
+    autotune_mode: str = "uncontrolled"
+    replay_from: Path | None = None  # a cell directory whose autotune_records/ to replay
+    timer: str = "auto"
+    direct_repeat: int = 1
+    isolate_tuner_cache: bool = True
+    env: Mapping[str, str] = attrs.field(factory=dict)  # this side's overrides
+    timeout_s: float = 2400.0
+    compile_only: bool = False
+    target: str | None = None  # compile-only target, e.g. "cuda:90"
+    side: str = ""  # "A" / "B" in campaigns; informational
+
+
+@attrs.frozen(kw_only=True)
+class CellCommand:
+    """How to start a cell's process."""
+
+    argv: tuple[str, ...]
+    cwd: Path
+    env: Mapping[str, str] = attrs.field(factory=dict)  # added to the cell's environment
+    # Identity fields the provider knows (e.g. provider_commit, shape_mode).
+    identity: Mapping[str, object] = attrs.field(factory=dict)
+
+
+class Provider(abc.ABC):
+    """A source of benchmark cells, registered through ``zl_providers``."""
+
+    #: Name used by ``--suite`` (``flaggems``, ``builtin``).
+    name: str = ""
+    description: str = ""
+
+    @abc.abstractmethod
+    def list_ops(self, source: str | None) -> list[OpInfo]:
+        """The operators this provider offers under ``source``."""
+
+    @abc.abstractmethod
+    def preflight(self, request: CellRequest) -> None:
+        """Check the request before any process starts; raise PreflightError(check, detail)."""
+
+    @abc.abstractmethod
+    def cell_command(self, request: CellRequest) -> CellCommand:
+        """The command that runs the cell (called after a successful preflight)."""
