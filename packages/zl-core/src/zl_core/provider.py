@@ -77,6 +77,8 @@ class Provider(abc.ABC):
     #: Name used by ``--suite`` (``flaggems``, ``builtin``).
     name: str = ""
     description: str = ""
+    #: Whether cells can compile for a target without a device (``--compile-only``).
+    supports_compile_only: bool = False
 
     @abc.abstractmethod
     def list_ops(self, source: str | None) -> list[OpInfo]:

@@ -1,0 +1,103 @@
+"""nox sessions: the design card's commands, typed as users type them.
+
+    nox -s screen -- --ops topk sort      # screen operators for IR changes
+    nox -s ab -- --rounds 6               # time the IR_CHANGED ones
+    nox -s report -- runs/ab_...          # render a campaign
+    nox -s tests                          # the test suite (what CI runs)
+
+screen, ab and report run in the interpreter that holds the user's torch and
+triton (never an isolated virtualenv, which would hide a vendor build); the logic
+lives in the zl packages, this file only dispatches.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).parent
+PACKAGES = ("zl-core", "zl-backend-cuda", "zl-backend-musa", "zl-backend-rocm",
+            "zl-backend-ascend", "zl-flaggems", "zl-report")
+TRITON_FOR_TESTS = "triton==3.6.0"
+
+nox.options.sessions = ["tests"]
+nox.options.reuse_existing_virtualenvs = True
+
+
+def user_python() -> str:
+    """The interpreter holding the user's torch/triton: $ZL_PYTHON, the active
+    virtualenv or conda env, else the python3 on PATH, else nox's own."""
+    if os.environ.get("ZL_PYTHON"):
+        return os.environ["ZL_PYTHON"]
+    for var in ("VIRTUAL_ENV", "CONDA_PREFIX"):
+        prefix = os.environ.get(var)
+        if prefix:
+            candidate = Path(prefix) / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+            if candidate.exists():
+                return str(candidate)
+    return shutil.which("python3") or shutil.which("python") or sys.executable
+
+
+def ensure_zl(session: nox.Session, python: str) -> None:
+    """Install this checkout's zl packages into that interpreter if it lacks them.
+
+    None of them declares torch or triton, so this never replaces a vendor build.
+    """
+    probe = subprocess.run([python, "-c", "import zl_core, zl_flaggems"], capture_output=True)
+    if probe.returncode == 0:
+        return
+    session.log(f"installing this checkout's zl packages into {python}")
+    args = [python, "-m", "pip", "install", "--quiet"]
+    for name in PACKAGES:
+        args += ["-e", str(ROOT / "packages" / name)]
+    session.run(*args, external=True)
+
+
+def forward(session: nox.Session, command: str) -> None:
+    python = user_python()
+    ensure_zl(session, python)
+    session.run(python, "-m", "zl_core", command, *session.posargs, external=True)
+
+
+@nox.session(python=False)
+def screen(session: nox.Session) -> None:
+    """Screen operators: did the compiler switch change their TTGIR?"""
+    forward(session, "screen")
+
+
+@nox.session(python=False)
+def ab(session: nox.Session) -> None:
+    """Paired A/B rounds for the IR_CHANGED operators of the latest screen."""
+    forward(session, "ab")
+
+
+@nox.session(python=False)
+def report(session: nox.Session) -> None:
+    """Render a screen or A/B campaign (caliber-checked)."""
+    forward(session, "report")
+
+
+@nox.session(python=False, default=False)
+def run(session: nox.Session) -> None:
+    """Run one measurement cell (zl run)."""
+    forward(session, "run")
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Run the test suite in a fresh virtualenv (real Triton, no accelerator)."""
+    session.install("pytest", "hatchling", TRITON_FOR_TESTS)
+    session.install(*[f"-e{ROOT / 'packages' / name}" for name in PACKAGES])
+    session.run("pytest", *(session.posargs or ["-q", "tests"]))
+
+
+@nox.session(default=False)
+def lint(session: nox.Session) -> None:
+    """Static checks (ruff)."""
+    session.install("ruff")
+    session.run("ruff", "check", "packages", "tests", "noxfile.py")

@@ -1,0 +1,290 @@
+"""One cell: one fresh process, one operator, one device, one side's environment.
+
+The core owns everything generic about a cell: its directory, a fresh Triton
+cache (so zero ``.ttgir`` files never means "warm cache skipped compilation"),
+an isolated tuner cache, device visibility, the identity written before the run
+and merged after it, an ANSI-free ``run.log``, marker counts, and a timeout that
+kills the whole process group. The provider only supplies the command line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+
+import attrs
+
+from zl_core import caliber
+from zl_core.errors import PreflightError, UsageError
+from zl_core.host import PluginHost
+from zl_core.provider import CellRequest, Provider
+
+MARKERS = (
+    "AUTOTUNE_REPLAY_FALLBACK",
+    "BENCHMARK_DIRECT_NO_CUDAGRAPH",
+    "BENCHMARK_CAPTURE_POISONED",
+    "FOREIGN_VENDOR_MODULE",
+)
+_MARKER_RE = re.compile(r"(?:^|\s)(" + "|".join(MARKERS) + r")(?=\s|$)")
+_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
+EXIT_TIMEOUT = 124
+KILL_GRACE_S = 5.0
+TRITON_CACHE = ".triton_cache"
+TUNER_CACHE = ".tuner_cache"
+
+
+@attrs.frozen(kw_only=True)
+class CellOutcome:
+    cell_dir: Path
+    rc: int
+    timed_out: bool
+    elapsed_s: float
+    start: float
+    end: float
+    markers: dict[str, int]
+    success_rows: int
+    failed_rows: int
+    preflight: str = ""  # the failed check's line, when the cell never started
+
+    @property
+    def ok(self) -> bool:
+        return self.rc == 0 and not self.timed_out
+
+
+def strip_ansi(text: str) -> str:
+    return _ANSI_RE.sub("", text)
+
+
+def zl_versions() -> dict[str, str]:
+    """Versions of every installed zl distribution (provenance)."""
+    import importlib.metadata as md
+
+    found = {}
+    for dist in md.distributions():
+        name = (dist.metadata.get("Name") or "").lower()
+        if name == "zl-core" or name.startswith(("zl-backend-", "zl-flaggems", "zl-report")):
+            found[name] = dist.version
+    return dict(sorted(found.items()))
+
+
+def _now_iso() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def prepare_cell_dir(path: Path, *, fresh: bool = True) -> Path:
+    """Create the cell directory; refuse to mix a new cell into an old one."""
+    path = Path(path)
+    if fresh and path.exists() and any(path.iterdir()):
+        raise UsageError(f"cell directory {path} already holds a run; choose another --out "
+                         "or remove it")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def cell_environment(host: PluginHost, request: CellRequest, base: dict[str, str] | None = None,
+                     extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The cell's environment: caller's env, side overrides, visibility and the ZL_* contract."""
+    env = dict(os.environ if base is None else base)
+    backend = request.backend
+    cell = str(Path(request.out_dir).resolve())
+    user_vendor = env.get("GEMS_VENDOR") or request.env.get("GEMS_VENDOR")
+    env.update({str(k): str(v) for k, v in (extra or {}).items()})
+    env.update({str(k): str(v) for k, v in request.env.items()})
+    host.apply_visibility(backend, env, request.device)
+    if backend.flaggems_vendor and not user_vendor:
+        env["GEMS_VENDOR"] = backend.flaggems_vendor
+    env["TRITON_CACHE_DIR"] = str(Path(cell) / TRITON_CACHE)
+    if request.isolate_tuner_cache:
+        env["FLAGGEMS_CACHE_DIR"] = str(Path(cell) / TUNER_CACHE)
+        env.pop("FLAGGEMS_DB_URL", None)  # a database URL would bypass the isolated folder
+    env.update({
+        "ZL_CELL_DIR": cell,
+        "ZL_BACKEND": backend.name,
+        "ZL_DEVICE": "" if request.device is None else str(request.device),
+        "ZL_OP": request.op.op,
+        "ZL_OP_FILE": request.op.op_file,
+        "ZL_DTYPES": ",".join(request.op.dtypes),
+        "ZL_AUTOTUNE_MODE": request.autotune_mode,
+        "ZL_TIMER": request.timer,
+        "ZL_DIRECT_REPEAT": str(request.direct_repeat),
+        "ZL_SEED": env.get("ZL_SEED", "0"),
+        "PYTHONUNBUFFERED": "1",
+    })
+    for key in ("ZL_REPLAY_DIR", "ZL_SHAPE_FILE", "ZL_COMPILE_ONLY", "ZL_TARGET"):
+        env.pop(key, None)
+    if request.replay_from is not None:
+        env["ZL_REPLAY_DIR"] = str((Path(request.replay_from) / "autotune_records").resolve())
+    if request.shape_file is not None and request.shapes != "upstream":
+        env["ZL_SHAPE_FILE"] = str(Path(request.shape_file).resolve())
+    if request.compile_only:
+        env["ZL_COMPILE_ONLY"] = "1"
+        env["ZL_TARGET"] = request.target or ""
+    return env
+
+
+def initial_identity(host: PluginHost, request: CellRequest, provider: Provider,
+                     provider_identity: dict) -> dict:
+    backend = request.backend
+    tuner = ("isolated" if request.isolate_tuner_cache else
+             "shared(" + os.environ.get("FLAGGEMS_DB_URL",
+                                        os.environ.get("FLAGGEMS_CACHE_DIR", "~/.flaggems")) + ")")
+    identity = {
+        "schema": 1,
+        "op": request.op.op,
+        "op_file": request.op.op_file,
+        "dtypes": list(request.op.dtypes),
+        "side": request.side,
+        "backend": backend.name,
+        "device": request.device,
+        "device_name": None,
+        "timer": "none" if request.compile_only else request.timer,
+        "bench_level": request.level,
+        "shape_mode": ("upstream" if request.shapes == "upstream" else
+                       f"file:{Path(request.shape_file).name}" if request.shape_file else "provider"),
+        "tuner_cache": tuner,
+        "direct_repeat": request.direct_repeat,
+        "autotune_mode": request.autotune_mode,
+        "replay_source": str(Path(request.replay_from).resolve()) if request.replay_from else None,
+        "compile_only": request.compile_only,
+        "target": request.target if request.compile_only else None,
+        "triton_version": None,
+        "torch_version": None,
+        "env": dict(sorted(request.env.items())),
+        "python": request.python,
+        "python_version": platform.python_version(),
+        "zl_versions": zl_versions(),
+        "provider": provider.name,
+        "host": socket.gethostname(),
+        "started": _now_iso(),
+    }
+    identity.update(provider_identity)
+    return identity
+
+
+def count_results(cell_dir: Path) -> tuple[int, int]:
+    """(success, failed) rows of the cell's structured results, or of its printed table."""
+    try:
+        from zl_core.rows import read_rows
+    except ImportError:  # pragma: no cover - rows ships with zl-core
+        read_rows = None
+    if read_rows is not None:
+        try:
+            rows = read_rows(cell_dir)
+        except Exception:
+            return 0, 0
+        ok = sum(1 for r in rows if r.status == "SUCCESS")
+        return ok, len(rows) - ok
+    path = cell_dir / "results.json"
+    try:
+        rows = json.loads(path.read_text()).get("rows", [])
+    except (OSError, ValueError, AttributeError):
+        return 0, 0
+    ok = sum(1 for r in rows if r.get("status") == "SUCCESS")
+    return ok, len(rows) - ok
+
+
+def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
+             echo: Callable[[str], None] | None = None, fresh_dir: bool = True) -> CellOutcome:
+    """Run one cell to completion (or timeout) and return what happened.
+
+    A failed preflight raises :class:`PreflightError` after writing its line into
+    the cell's ``run.log``, so a campaign keeps the evidence.
+    """
+    cell = prepare_cell_dir(Path(request.out_dir), fresh=fresh_dir)
+    log_path = cell / "run.log"
+    start = time.time()
+    try:
+        provider.preflight(request)
+    except PreflightError as exc:
+        log_path.write_text(str(exc) + "\n", encoding="utf-8")
+        caliber.write_identity(cell, {"schema": 1, "op": request.op.op, "side": request.side,
+                                      "preflight_failed": exc.check, "rc": 3})
+        raise
+    command = provider.cell_command(request)
+    env = cell_environment(host, request, extra=dict(command.env))
+    caliber.write_identity(cell, initial_identity(host, request, provider, dict(command.identity)))
+    markers = {m: 0 for m in MARKERS}
+    timed_out = False
+    with open(log_path, "w", encoding="utf-8", errors="replace") as log:
+        log.write("# " + " ".join(command.argv) + "\n")
+        log.flush()
+        proc = subprocess.Popen(list(command.argv), cwd=str(command.cwd), env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+        reader = threading.Thread(target=_pump, args=(proc, log, markers, echo), daemon=True)
+        reader.start()
+        try:
+            proc.wait(timeout=request.timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(proc)
+            log.flush()
+        except BaseException:
+            _kill_group(proc)
+            raise
+        finally:
+            reader.join(timeout=10)
+        if timed_out:
+            log.write(f"CELL_TIMEOUT after {request.timeout_s:g}s: process group killed\n")
+    end = time.time()
+    rc = EXIT_TIMEOUT if timed_out else proc.returncode
+    for cache in (TRITON_CACHE, TUNER_CACHE):
+        shutil.rmtree(cell / cache, ignore_errors=True)
+    success, failed = count_results(cell)
+    caliber.merge_identity(cell, {
+        "rc": rc, "timed_out": timed_out, "elapsed_s": round(end - start, 3),
+        "finished": _now_iso(), "markers": markers,
+        "success_rows": success, "failed_rows": failed,
+    })
+    return CellOutcome(cell_dir=cell, rc=rc, timed_out=timed_out, elapsed_s=end - start,
+                       start=start, end=end, markers=markers, success_rows=success,
+                       failed_rows=failed)
+
+
+def _pump(proc: subprocess.Popen, log, markers: dict[str, int],
+          echo: Callable[[str], None] | None) -> None:
+    assert proc.stdout is not None
+    for raw in iter(proc.stdout.readline, b""):
+        line = strip_ansi(raw.decode("utf-8", errors="replace"))
+        for match in _MARKER_RE.finditer(line):
+            markers[match.group(1)] += 1
+        log.write(line)
+        log.flush()
+        if echo is not None:
+            echo(line.rstrip("\n"))
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """SIGTERM the cell's process group, then SIGKILL what is left."""
+    for sig, wait in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, KILL_GRACE_S)):
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        try:
+            proc.wait(timeout=wait)
+            # Children may outlive the leader; sweep the group once more.
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def default_python() -> str:
+    """The interpreter that holds the user's torch and triton: this one."""
+    return sys.executable

@@ -1,0 +1,81 @@
+"""``zl run``: one cell, its run directory, and what it measured."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import datetime
+from pathlib import Path
+
+from zl_core.cell import run_cell
+from zl_core.cli import _common
+from zl_core.errors import PreflightError, UsageError
+from zl_core.host import plugin_host
+from zl_core.opspec import OpSpec, check_name
+from zl_core.provider import CellRequest
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("run", help="run one cell: one operator, one device, one side",
+                       description="Run one measurement cell and write its run directory.")
+    p.add_argument("--op", required=True, help="operator, op[:op_file[:dtypes]] or a plain name")
+    p.add_argument("--op-file", help="benchmark file stem (default: the op name)")
+    p.add_argument("--test-node", help="explicit pytest node inside the suite, e.g. benchmark/test_mm.py::test_mm")
+    p.add_argument("--dtypes", nargs="+", default=None, metavar="D")
+    _common.add_suite_args(p)
+    _common.add_backend_args(p)
+    _common.add_measure_args(p, default_timeout=2400.0)
+    p.add_argument("--replay-from", type=Path, metavar="RUN_DIR",
+                   help="replay the autotune configs recorded by that cell (default: record)")
+    p.add_argument("--no-record", action="store_true", help="neither record nor replay configs")
+    p.add_argument("--out", type=Path, help="cell directory (default: <runs root>/run_<op>_<time>)")
+    p.add_argument("--runs-root", type=Path, help="default parent of --out (default: $ZL_RUNS_ROOT or ./runs)")
+    p.add_argument("--env", action="append", type=_common.env_pair, default=[], metavar="NAME=VALUE",
+                   help="environment override for this cell (repeatable)")
+    p.add_argument("--quiet", action="store_true", help="do not echo the cell's output")
+    p.set_defaults(handler=run)
+
+
+def build_op(args: argparse.Namespace) -> OpSpec:
+    spec = OpSpec.parse(args.op)
+    if args.op_file:
+        spec = OpSpec(op=spec.op, op_file=check_name("op file", args.op_file), dtypes=spec.dtypes)
+    if args.dtypes:
+        spec = OpSpec(op=spec.op, op_file=spec.op_file,
+                      dtypes=tuple(OpSpec.parse(f"x:x:{','.join(args.dtypes)}").dtypes))
+    return spec
+
+
+def run(args: argparse.Namespace) -> int:
+    host = plugin_host()
+    provider, source = _common.resolve_suite(host, args)
+    _common.check_compile_only(args, provider)
+    backend = _common.resolve_backend(host, args.backend, compile_target=args.target)
+    op = build_op(args)
+    device = _common.resolve_device(host, backend, args.device, compile_only=args.compile_only,
+                                    what=f"zl run --op {op.op}")
+    if args.replay_from and args.no_record:
+        raise UsageError("--replay-from and --no-record exclude each other")
+    mode = "replay" if args.replay_from else ("uncontrolled" if args.no_record else "record")
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    out = args.out or _common.runs_root(args.runs_root) / f"run_{op.op}_{stamp}"
+    request = CellRequest(
+        op=op, backend=backend, out_dir=Path(out).resolve(), python=args.python, device=device,
+        source=source, test_node=args.test_node, shape_file=args.shape_file, shapes=args.shapes,
+        level=args.level, autotune_mode=mode, replay_from=args.replay_from, timer=args.timer,
+        direct_repeat=args.direct_repeat, isolate_tuner_cache=not args.shared_tuner_cache,
+        env=dict(args.env), timeout_s=args.timeout, compile_only=args.compile_only,
+        target=args.target)
+    echo = None if args.quiet else print
+    try:
+        outcome = run_cell(host, provider, request, echo=echo)
+    except PreflightError as exc:
+        print(str(exc))
+        return exc.exit_code
+    state = "timed out" if outcome.timed_out else f"rc={outcome.rc}"
+    markers = " ".join(f"{k}={v}" for k, v in outcome.markers.items() if v)
+    print(f"zl run: {op.op} on {backend.name}:{device if device is not None else '-'} {state} "
+          f"in {outcome.elapsed_s:.1f}s; rows ok={outcome.success_rows} failed={outcome.failed_rows}"
+          f"{'; ' + markers if markers else ''}; cell: {outcome.cell_dir}")
+    if outcome.timed_out:
+        return 124
+    return 0 if outcome.rc == 0 else 1

@@ -1,0 +1,84 @@
+"""The two sides of a comparison: which environment each side runs with."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from zl_core.backend import Backend
+from zl_core.errors import UsageError
+
+
+@attrs.frozen(kw_only=True)
+class Sides:
+    """Side A (reference) and side B (candidate) environments, and how to name them."""
+
+    switch: str  # the main variable, or "multi" / "aa"
+    a_value: str
+    b_value: str
+    a_env: dict[str, str]
+    b_env: dict[str, str]
+
+    def env(self, side: str) -> dict[str, str]:
+        return dict(self.a_env if side == "A" else self.b_env)
+
+    def value(self, side: str) -> str:
+        return self.a_value if side == "A" else self.b_value
+
+    def to_json(self) -> dict:
+        return {"switch": self.switch, "a_value": self.a_value, "b_value": self.b_value,
+                "a_env": self.a_env, "b_env": self.b_env}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Sides:
+        return cls(switch=str(data["switch"]), a_value=str(data.get("a_value", "")),
+                   b_value=str(data.get("b_value", "")), a_env=dict(data.get("a_env", {})),
+                   b_env=dict(data.get("b_env", {})))
+
+
+def resolve_sides(backend: Backend, switch: str | None, a: str | None, b: str | None,
+                  a_env: Sequence[tuple[str, str]] = (), b_env: Sequence[tuple[str, str]] = (),
+                  *, aa: bool = False) -> Sides:
+    """Build the sides from the command line, defaulting to the backend's own switch.
+
+    ``--a``/``--b`` default to 0 and 1. With ``aa`` both sides get side A's
+    environment (an A/A control: any "difference" is noise).
+    """
+    extra_a, extra_b = dict(a_env), dict(b_env)
+    if switch is None and (extra_a or extra_b) and a is None and b is None:
+        name = "multi"
+        env_a, env_b = extra_a, extra_b
+        va = ",".join(f"{k}={v}" for k, v in sorted(extra_a.items())) or "-"
+        vb = ",".join(f"{k}={v}" for k, v in sorted(extra_b.items())) or "-"
+    else:
+        name = switch or backend.default_switch
+        if not name:
+            raise UsageError(f"backend {backend.name} declares no default compiler switch; "
+                             "name one with --switch NAME [--a VALUE --b VALUE]")
+        if not name.replace("_", "").isalnum():
+            raise UsageError(f"malformed switch name {name!r}: use an environment variable name")
+        va = "0" if a is None else a
+        vb = "1" if b is None else b
+        env_a = {name: va, **extra_a}
+        env_b = {name: vb, **extra_b}
+    if aa:
+        return Sides(switch=name, a_value=va, b_value=va, a_env=env_a, b_env=dict(env_a))
+    if env_a == env_b:
+        raise UsageError("sides A and B have the same environment; to measure noise on purpose "
+                         "use zl ab --aa")
+    return Sides(switch=name, a_value=va, b_value=vb, a_env=env_a, b_env=env_b)
+
+
+def add_switch_args(p) -> None:
+    from zl_core.cli._common import env_pair
+
+    g = p.add_argument_group("switch")
+    g.add_argument("--switch", help="environment variable that differs between the sides "
+                   "(default: the backend's own compiler switch)")
+    g.add_argument("--a", dest="a_value", help="side A value (default 0)")
+    g.add_argument("--b", dest="b_value", help="side B value (default 1)")
+    g.add_argument("--a-env", action="append", type=env_pair, default=[], metavar="NAME=VALUE",
+                   help="extra variable for side A only (repeatable)")
+    g.add_argument("--b-env", action="append", type=env_pair, default=[], metavar="NAME=VALUE",
+                   help="extra variable for side B only (repeatable)")

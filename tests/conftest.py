@@ -1,0 +1,59 @@
+"""Shared fixtures: a plugin host with an in-test backend and a fake provider whose
+cells are real processes honouring the ZL_* contract (tests/fake_cell.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from zl_core import Backend, PluginHost, hookimpl
+from zl_core.errors import PreflightError
+from zl_core.provider import CellCommand, OpInfo, Provider
+
+FAKE_CELL = Path(__file__).with_name("fake_cell.py")
+
+
+class FakeProvider(Provider):
+    name = "fake"
+    description = "test provider"
+    supports_compile_only = True
+
+    def list_ops(self, source):
+        return [OpInfo(op=o, op_file=o) for o in ("gemm", "pointwise")]
+
+    def preflight(self, request):
+        if request.op.op == "missing":
+            raise PreflightError("benchmark_file", "benchmark/test_missing.py does not exist")
+        if request.replay_from is not None and not (Path(request.replay_from) / "autotune_records").is_dir():
+            raise PreflightError("replay_dir", f"{request.replay_from} has no autotune_records/")
+
+    def cell_command(self, request):
+        return CellCommand(argv=(sys.executable, str(FAKE_CELL)), cwd=Path(request.out_dir),
+                           identity={"provider_commit": "test"})
+
+
+class FakeVendor:
+    @hookimpl
+    def zl_backends(self):
+        return [Backend(name="fakegpu", aliases=("fg",), visibility_env_keys=("FAKE_VISIBLE_DEVICES",),
+                        graph_capture=True, default_switch="FAKE_SWITCH")]
+
+    @hookimpl
+    def zl_enumerate_devices(self, backend, explicit):
+        return ["0"] if backend.name == "fakegpu" else None
+
+    @hookimpl
+    def zl_providers(self):
+        return [FakeProvider()]
+
+
+@pytest.fixture
+def fake_host(monkeypatch):
+    host = PluginHost()
+    host.register(FakeVendor(), name="fakevendor", package="tests", version="0")
+    import zl_core.host as host_module
+
+    monkeypatch.setattr(host_module, "_HOST", host)
+    return host

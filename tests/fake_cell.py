@@ -1,0 +1,54 @@
+"""A stand-in cell process for orchestration tests: it honours the ZL_* contract
+the way the real pytest plugins do, without a device.
+
+Behaviour by op name: "gemm" changes its TTGIR and latency with FAKE_SWITCH;
+"pointwise" keeps identical TTGIR; "aten" measures rows but compiles nothing;
+"norows" prints and measures nothing; "hang" sleeps (with a child) forever.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+cell = Path(os.environ["ZL_CELL_DIR"])
+op = os.environ["ZL_OP"]
+switch = os.environ.get("FAKE_SWITCH", "0")
+mode = os.environ["ZL_AUTOTUNE_MODE"]
+print(f"fake cell op={op} switch={switch} mode={mode} triton_cache={os.environ['TRITON_CACHE_DIR']}")
+Path(os.environ["TRITON_CACHE_DIR"]).mkdir(parents=True, exist_ok=True)
+
+if op == "hang":
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    time.sleep(600)
+
+records = cell / "autotune_records"
+if mode == "record":
+    records.mkdir(parents=True, exist_ok=True)
+    (records / "meta.json").write_text(json.dumps({"backend": os.environ["ZL_BACKEND"]}))
+    (records / "kernel.json").write_text(json.dumps({"(64,)": {"BLOCK": 64}}))
+elif mode == "replay":
+    replay = Path(os.environ["ZL_REPLAY_DIR"])
+    if not (replay / "kernel.json").is_file():
+        print("AUTOTUNE_REPLAY_FALLBACK kernel=kernel key=(64,)")
+
+if op == "norows":
+    sys.exit(1)
+
+if op in ("gemm", "pointwise"):
+    body = "tt.dot mma_v3" if (op == "gemm" and switch == "0") else "tt.dot mma_v2" if op == "gemm" else "tt.add"
+    d = cell / "ttgir" / "64" / f"{op}_kernel"
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "default.ttgir").write_text(f"module {{ {body} ttg.convert_layout }}\n")
+    (cell / "ttgir" / "index.tsv").write_text(f"shape\tkernel\tfile\tlaunches\n64\t{op}_kernel\t64/{op}_kernel/default.ttgir\t3\n")
+
+base = 1.0
+gems = base * (1.05 if (op == "gemm" and switch == "1") else 1.0)
+rows = [{"op": op, "dtype": "float16", "size_detail": f"[torch.Size([{n}])]",
+         "torch_latency_ms": base, "gems_latency_ms": gems * n / 64, "speedup": base / gems,
+         "status": "SUCCESS", "timer": "graph", "fallback": False, "error": None}
+        for n in (64, 128)]
+(cell / "results.json").write_text(json.dumps({"schema": 1, "op": op, "rows": rows, "markers": {}}))
+print("Operator: %s  Performance Test (dtype=torch.float16, mode=kernel,level=core)" % op)

@@ -1,0 +1,157 @@
+"""Cells, screens and A/B rounds end to end with real processes (tests/fake_cell.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from zl_core import caliber
+from zl_core.ab import RoundsPlan, run_ab, side_order
+from zl_core.campaign import CellSettings, read_campaign
+from zl_core.cell import run_cell
+from zl_core.errors import PreflightError
+from zl_core.opspec import OpSpec
+from zl_core.screen import latest_screen, read_screen, run_screen
+from zl_core.status import read_status
+from zl_core.switches import resolve_sides
+
+
+def settings(timeout=60.0):
+    import sys
+
+    return CellSettings(python=sys.executable, source=None, shape_file=None, shapes="file",
+                        level="core", timer="auto", direct_repeat=1, isolate_tuner_cache=True,
+                        timeout_s=timeout, compile_only=False, target=None)
+
+
+def setup(fake_host):
+    backend = fake_host.get_backend("fg")
+    provider = fake_host.get_provider("fake")
+    sides = resolve_sides(backend, None, None, None)
+    return backend, provider, sides
+
+
+def test_cell_writes_identity_log_and_removes_its_triton_cache(fake_host, tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")  # another vendor's key must not leak
+    backend, provider, sides = setup(fake_host)
+    req = settings().request(op=OpSpec.parse("gemm"), backend=backend, device="0",
+                             out_dir=tmp_path / "cell", env=sides.env("B"), side="B",
+                             autotune_mode="record", replay_from=None)
+    out = run_cell(fake_host, provider, req)
+    assert out.ok and out.success_rows == 2
+    ident = caliber.read_identity(out.cell_dir)
+    assert ident["env"] == {"FAKE_SWITCH": "1"} and ident["autotune_mode"] == "record"
+    assert ident["tuner_cache"] == "isolated" and ident["rc"] == 0
+    log = (out.cell_dir / "run.log").read_text()
+    assert "switch=1" in log and "triton_cache=" + str(out.cell_dir / ".triton_cache") in log
+    assert not (out.cell_dir / ".triton_cache").exists()
+
+
+def test_cell_env_applies_visibility_and_contract(fake_host, tmp_path, monkeypatch):
+    from zl_core.cell import cell_environment
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")
+    backend, _, sides = setup(fake_host)
+    req = settings().request(op=OpSpec.parse("gemm:mmfile:float16"), backend=backend, device="2",
+                             out_dir=tmp_path / "c", env={"X": "1"}, side="A",
+                             autotune_mode="replay", replay_from=tmp_path / "src")
+    env = cell_environment(fake_host, req)
+    assert env["FAKE_VISIBLE_DEVICES"] == "2"
+    assert env["ZL_OP_FILE"] == "mmfile" and env["ZL_DTYPES"] == "float16"
+    assert env["ZL_REPLAY_DIR"] == str((tmp_path / "src" / "autotune_records").resolve())
+    assert env["X"] == "1" and env["ZL_AUTOTUNE_MODE"] == "replay"
+
+
+def test_cell_refuses_to_reuse_a_run_directory(fake_host, tmp_path):
+    from zl_core.errors import UsageError
+
+    backend, provider, sides = setup(fake_host)
+    (tmp_path / "cell").mkdir()
+    (tmp_path / "cell" / "run.log").write_text("old")
+    req = settings().request(op=OpSpec.parse("gemm"), backend=backend, device="0",
+                             out_dir=tmp_path / "cell", env={}, side="A", autotune_mode="record",
+                             replay_from=None)
+    with pytest.raises(UsageError, match="already holds a run"):
+        run_cell(fake_host, provider, req)
+    assert (tmp_path / "cell" / "run.log").read_text() == "old"
+
+
+def test_hanging_cell_is_killed_with_its_process_group(fake_host, tmp_path):
+    backend, provider, sides = setup(fake_host)
+    req = settings(timeout=2.0).request(op=OpSpec.parse("hang"), backend=backend, device="0",
+                                        out_dir=tmp_path / "cell", env={}, side="A",
+                                        autotune_mode="record", replay_from=None)
+    t0 = time.time()
+    out = run_cell(fake_host, provider, req)
+    assert out.timed_out and out.rc == 124
+    assert time.time() - t0 < 30
+    assert "CELL_TIMEOUT" in (out.cell_dir / "run.log").read_text()
+    # The grandchild sleeper must be gone too: no process still holds the group.
+    time.sleep(0.5)
+    leftovers = os.popen("ps -eo args").read()
+    assert "time.sleep(600)" not in leftovers
+
+
+def test_preflight_failure_is_recorded_and_raised(fake_host, tmp_path):
+    backend, provider, _ = setup(fake_host)
+    req = settings().request(op=OpSpec.parse("missing"), backend=backend, device="0",
+                             out_dir=tmp_path / "cell", env={}, side="A", autotune_mode="record",
+                             replay_from=None)
+    with pytest.raises(PreflightError) as info:
+        run_cell(fake_host, provider, req)
+    assert info.value.exit_code == 3
+    assert "PREFLIGHT_FAILED check=benchmark_file" in (tmp_path / "cell" / "run.log").read_text()
+
+
+def test_screen_verdicts_and_tables(fake_host, tmp_path):
+    backend, provider, sides = setup(fake_host)
+    ops = [OpSpec.parse(s) for s in ("gemm", "pointwise", "aten", "norows", "missing")]
+    campaign, rows = run_screen(fake_host, provider, backend, "0", sides, ops, settings(), tmp_path)
+    verdicts = {r["op"]: r["verdict"] for r in rows}
+    assert verdicts == {"gemm": "IR_CHANGED", "pointwise": "NO_IR_DIFF", "aten": "NO_TRITON",
+                        "norows": "NO_ROWS", "missing": "NO_ROWS"}
+    assert read_screen(campaign) == json.loads((campaign / "screen.json").read_text())["ops"]
+    header = (campaign / "screen.tsv").read_text().splitlines()[0].split("\t")
+    assert "timer" in header and "autotune_mode" in header and "verdict" in header
+    gemm = next(r for r in rows if r["op"] == "gemm")
+    assert gemm["convert_layouts_a"] == 1 and gemm["kernels_b"] == 1
+    # B replayed A's record: its identity names the source cell.
+    ident_b = caliber.read_identity(campaign / "gemm" / "B")
+    assert ident_b["autotune_mode"] == "replay"
+    assert ident_b["replay_source"] == str((campaign / "gemm" / "A").resolve())
+    status = read_status(campaign)
+    assert [(s["op"], s["side"]) for s in status][:2] == [("gemm", "A"), ("gemm", "B")]
+    assert any(s["op"] == "missing" and s["rc"] == "3" for s in status)
+    assert latest_screen(tmp_path) == campaign
+    assert read_campaign(campaign)["switch"] == "FAKE_SWITCH"
+
+
+def test_side_order_alternates():
+    assert [side_order(r) for r in (1, 2, 3)] == [("A", "B"), ("B", "A"), ("A", "B")]
+
+
+def test_ab_rounds_pin_to_round_one_and_stop_identical_ir(fake_host, tmp_path):
+    pytest.importorskip("zl_core.rows")
+    backend, provider, sides = setup(fake_host)
+    plan = RoundsPlan(rounds=3, max_rounds=3, allow_no_ir_diff=False, threshold_pct=1.0)
+    campaign, runs = run_ab(fake_host, provider, backend, "0", sides,
+                            [OpSpec.parse("gemm"), OpSpec.parse("pointwise"), OpSpec.parse("norows")],
+                            [], settings(), plan, tmp_path, telemetry_interval=0, aa=False, screen=None)
+    state = {r.op.op: r.state for r in runs}
+    assert state == {"gemm": "done", "pointwise": "SWITCH_NO_IR_DIFF", "norows": "failed"}
+    status = [s for s in read_status(campaign) if s["op"] == "gemm"]
+    assert [(s["round"], s["side"]) for s in status] == [
+        ("1", "A"), ("1", "B"), ("2", "B"), ("2", "A"), ("3", "A"), ("3", "B")]
+    record = str((campaign / "gemm" / "r01" / "A").resolve())
+    for r in (1, 2, 3):
+        for side in "AB":
+            ident = caliber.read_identity(campaign / "gemm" / f"r{r:02d}" / side)
+            expected = "record" if (r, side) == (1, "A") else "replay"
+            assert ident["autotune_mode"] == expected
+            if expected == "replay":
+                assert ident["replay_source"] == record
+    assert not list(campaign.glob("pointwise/r02"))
