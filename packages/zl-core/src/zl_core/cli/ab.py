@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from zl_core import caliber
 from zl_core.ab import RoundsPlan, run_ab
 from zl_core.campaign import read_campaign
 from zl_core.cli import _common
@@ -70,6 +69,8 @@ def _from_screen(args: argparse.Namespace, root) -> tuple[list[OpSpec], list[OpS
 
 def run(args: argparse.Namespace) -> int:
     host = plugin_host()
+    for spec in args.ops or ():
+        OpSpec.parse(spec)  # malformed specs fail before any probing
     if args.controls < 0:
         raise UsageError("--controls must be 0 or more")
     root = _common.runs_root(args.runs_root)

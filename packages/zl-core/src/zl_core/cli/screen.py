@@ -62,6 +62,8 @@ def common_setup(host: PluginHost, args: argparse.Namespace, what: str):
 
 def run(args: argparse.Namespace) -> int:
     host = plugin_host()
+    for spec in args.ops or ():
+        OpSpec.parse(spec)  # malformed specs fail before any probing
     provider, source, backend, device = common_setup(host, args, "zl screen")
     sides = resolve_sides(backend, args.switch, args.a_value, args.b_value, args.a_env, args.b_env)
     ops = resolve_ops(provider, source, args.ops)
