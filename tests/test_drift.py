@@ -1,0 +1,146 @@
+"""zl_core.drift: joining cells to telemetry and flagging throttling / drift."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+
+import pytest
+
+from zl_core.drift import (
+    TELEMETRY_COLUMNS, CellFlag, CellWindow, TelemetrySample, campaign_median_clock,
+    flag_cells, parse_timestamp, read_telemetry_tsv,
+)
+
+T0 = datetime(2026, 12, 2, 11, 0, 0, tzinfo=timezone.utc).timestamp()
+
+
+def iso(t: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+def sample(t, index="0", clock=1980.0, temp=50.0, power=400.0, util=90.0, mem=2619.0):
+    return TelemetrySample(timestamp=float(t), index=index, sm_clock_mhz=clock,
+                           mem_clock_mhz=mem, temp_c=temp, power_w=power, util_pct=util)
+
+
+def steady(start, end, index="0", **kw):
+    return [sample(T0 + s, index=index, **kw) for s in range(start, end)]
+
+
+def test_from_row_parses_iso_and_epoch_and_rejects_garbage():
+    row = {"timestamp": "2026-12-02T11:38:46Z", "index": "3", "sm_clock_mhz": "1980",
+           "mem_clock_mhz": "[N/A]", "temp_c": "61", "power_w": "412.5 W", "util_pct": ""}
+    s = TelemetrySample.from_row(row)
+    assert s.timestamp == datetime(2026, 12, 2, 11, 38, 46, tzinfo=timezone.utc).timestamp()
+    assert s.index == "3" and s.sm_clock_mhz == 1980.0 and s.mem_clock_mhz is None
+    assert s.power_w == 412.5 and s.util_pct is None and s.busy
+    assert TelemetrySample.from_row({**row, "timestamp": "1796211526.25"}).timestamp == 1796211526.25
+    assert TelemetrySample.from_row({**row, "timestamp": "yesterday"}) is None
+    assert TelemetrySample.from_row({**row, "timestamp": "nan"}) is None
+    assert TelemetrySample.from_row({**row, "index": ""}) is None
+    assert TelemetrySample.from_row({"timestamp": "timestamp", "index": "index"}) is None
+    # naive ISO and nvidia-smi's slash format are taken as UTC
+    assert parse_timestamp("2026-12-02 11:38:46") == parse_timestamp("2026/12/02 11:38:46")
+    assert parse_timestamp("2026-12-02T11:38:46+00:00") == s.timestamp
+
+
+def test_read_telemetry_tsv_tolerates_truncation_and_missing_file(tmp_path):
+    assert read_telemetry_tsv(tmp_path / "nope.tsv") == []
+    lines = ["\t".join(TELEMETRY_COLUMNS)]
+    for i in range(3):
+        lines.append("\t".join([iso(T0 + i), "0", "1980", "2619", "50", "400", "90"]))
+    lines.append("\t".join(TELEMETRY_COLUMNS))  # sampler restarted: header again
+    lines.append("garbage line")
+    path = tmp_path / "telemetry.tsv"
+    # killed mid-write: "19" of "1980" must not become a 19 MHz sample
+    path.write_text("\n".join(lines) + "\n" + "\t".join([iso(T0 + 3), "0", "19"]))
+    got = read_telemetry_tsv(path)
+    assert [s.timestamp for s in got] == [T0, T0 + 1, T0 + 2]
+    assert all(s.sm_clock_mhz == 1980 for s in got)
+    path.write_text("\n".join(lines[:2]) + "\n" + "\t".join([iso(T0 + 9), "0", "1500", "2619",
+                                                              "50", "400", "90"]))
+    assert [s.sm_clock_mhz for s in read_telemetry_tsv(path)] == [1980]
+    path.write_text("")
+    assert read_telemetry_tsv(path) == []
+
+
+def test_campaign_median_clock_uses_busy_samples():
+    idle = steady(0, 50, clock=345.0, util=0.0)
+    busy = steady(50, 60, clock=1980.0) + steady(60, 63, clock=1755.0)
+    assert campaign_median_clock(idle + busy) == 1980.0
+    assert campaign_median_clock(idle) == 345.0  # nothing busy: all samples
+    assert campaign_median_clock([]) is None
+
+
+def test_flag_cells_throttle_temperature_power_and_no_samples():
+    samples = (
+        # device 0: clean cell, idle compile phase first (low clock and power, util 0)
+        steady(0, 5, clock=345.0, power=70.0, util=0.0) + steady(5, 30)
+        # device 1 at the same time: throttled to 1200 MHz for a few seconds
+        + steady(0, 10, index="1") + steady(10, 14, index="1", clock=1200.0)
+        + steady(14, 30, index="1")
+        # device 0 later: heating cell and a power step
+        + [sample(T0 + 40 + i, temp=50.0 + i, power=300.0) for i in range(15)]
+        + [sample(T0 + 60 + i, power=300.0 if i < 5 else 420.0) for i in range(10)]
+    )
+    windows = [
+        CellWindow(label="mm/r01/A", device="0", start=T0 + 0.4, end=T0 + 30),
+        CellWindow(label="mm/r01/B", device="cuda:1", start=T0 + 0.4, end=T0 + 30),
+        CellWindow(label="mm/r02/A", device="0", start=T0 + 40, end=T0 + 55),
+        CellWindow(label="mm/r02/B", device="0", start=T0 + 60, end=T0 + 70),
+        CellWindow(label="mm/r03/A", device="2", start=T0, end=T0 + 30),
+        CellWindow(label="any device", device=None, start=T0 + 10, end=T0 + 12),
+    ]
+    got = flag_cells(windows, samples)
+    assert [f.label for f in got] == [w.label for w in windows]
+    by = {f.label: f.flags for f in got}
+    assert by["mm/r01/A"] == ()  # the idle compile phase is not throttling
+    assert by["mm/r01/B"] == ("sm_clock_low(1200<0.75*1980)",)
+    assert by["mm/r02/A"] == ("temp_rise(+14C>10C)",)
+    assert by["mm/r02/B"] == ("power_rise(+40%>25%)",)
+    assert by["mm/r03/A"] == ("no_samples",)
+    assert by["any device"] == ("sm_clock_low(1200<0.75*1980)",)
+    # bounds are parameters
+    relaxed = flag_cells(windows, samples, clock_fraction=0.5, max_temp_rise_c=20,
+                         max_power_rise_pct=50)
+    assert all(f.flags in ((), ("no_samples",)) for f in relaxed)
+
+
+def test_flag_cells_notes_only_idle_samples_and_never_raises_on_empty():
+    idle = steady(0, 10, clock=345.0, util=0.0)
+    [flag] = flag_cells([CellWindow(label="c", device="0", start=T0, end=T0 + 9)], idle)
+    assert flag.flags == ("no_busy_samples",)
+    [flag] = flag_cells([CellWindow(label="c", device=None, start=T0, end=T0 + 9)], [])
+    assert flag.flags == ("no_samples",) and flag.text == "no_samples"
+
+
+def test_window_edges_follow_whole_second_stamps():
+    # A sample stamped 11:00:05 was taken in [05, 06): it belongs to a cell that
+    # started at 05.7, but one stamped 11:00:04 does not.
+    samples = [sample(T0 + 4, clock=1000.0), sample(T0 + 5, clock=1100.0),
+               sample(T0 + 6, clock=1980.0)] + steady(7, 20)
+    [f] = flag_cells([CellWindow(label="c", device="0", start=T0 + 5.7, end=T0 + 6.5)], samples)
+    assert f.flags == ("sm_clock_low(1100<0.75*1980)",)
+    assert "," not in CellFlag(label="x", flags=f.flags).flags[0]
+    assert CellFlag(label="x", flags=("a", "b")).text == "a,b"
+
+
+def test_reading_and_flagging_end_to_end(tmp_path):
+    path = tmp_path / "telemetry.tsv"
+    rows = ["\t".join(TELEMETRY_COLUMNS)]
+    for i in range(20):
+        clock = "990" if 8 <= i < 10 else "1980"
+        rows.append("\t".join([iso(T0 + i), "0", clock, "2619", "55", "400", "80"]))
+    path.write_text("\n".join(rows) + "\n")
+    samples = read_telemetry_tsv(path)
+    flags = flag_cells([CellWindow(label="a", device="0", start=T0, end=T0 + 5),
+                        CellWindow(label="b", device="0", start=T0 + 6, end=T0 + 12)], samples)
+    assert [f.flags for f in flags] == [(), ("sm_clock_low(990<0.75*1980)",)]
+
+
+@pytest.mark.parametrize("device", ["0", "cuda:0", "00", "0,3"])
+def test_device_spellings_match_the_sampler_index(device):
+    samples = steady(0, 5, clock=1000.0) + steady(5, 30)
+    [f] = flag_cells([CellWindow(label="c", device=device, start=T0, end=T0 + 3)], samples)
+    assert f.flags == ("sm_clock_low(1000<0.75*1980)",)
