@@ -1,0 +1,680 @@
+"""Report models: plain JSON-able dicts built from cells and campaign folders.
+
+Three kinds, one outer form (documented in docs/report-json.md)::
+
+    {"schema": 1, "kind": "pair" | "rounds" | "screen", "title": str,
+     "caliber": {...}, "caliber_problems": [...], "caliber_warnings": [...],
+     "rows": [...], "summary": {...}, "notes": [...]}
+
+Every builder compares the caliber of the cells it is about to compare before
+reading a single latency; a mismatch raises :class:`CaliberMismatchError`
+unless the caller allows it, in which case the problems travel in the model.
+
+Renderers (the zl-report package, or the plain fallback in ``zl report``) only
+read these dicts; nothing here formats for a screen.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+import attrs
+
+from zl_core import caliber
+from zl_core.errors import BadInputError, CaliberMismatchError
+from zl_core.pairing import (
+    FALLBACK,
+    MIXED_TIMER,
+    OK,
+    Pair,
+    count_classes,
+    pair_rows,
+    shape_label,
+)
+from zl_core.rows import FALLBACK_MARKER, CellRows, read_cell
+
+SCHEMA = 1
+KINDS = ("pair", "rounds", "screen")
+VERDICT_KINDS = {"faster": "FASTER", "slower": "SLOWER", "inconclusive": "INCONCLUSIVE"}
+DEFAULT_THRESHOLD_PCT = 1.0
+NOISE_FLOOR = "noise floor"
+DIRECT_NOTE = ("direct-timed rows measure the host's launch path as much as the kernel: on sub-ms "
+               "kernels they vary 2-3x between identical runs; read them as a noisier instrument")
+DRIFT_RULE = ("a verdict depends on drift when dropping the rounds with a flagged cell (either side) "
+              "changes it, or leaves fewer than 2 rounds to decide it")
+_ROUND_DIR = re.compile(r"^r(\d+)$")
+#: drift.flag_cells notes that mean "no telemetry to judge", not "drifted".
+UNJUDGED_FLAGS = ("no_samples", "no_busy_samples")
+
+
+# --------------------------------------------------------------------------- shared pieces
+
+
+def caliber_section(identities: Mapping[str, Mapping | None]) -> dict:
+    """The compared fields: values common to every cell, fields that differ, and per cell."""
+    cells = {label: (caliber.caliber_of(ident) if ident else None)
+             for label, ident in identities.items()}
+    present = [c for c in cells.values() if c is not None]
+    common, differs = {}, []
+    for field in caliber.ALL_FIELDS:
+        values = {_show(c.get(field)) for c in present}
+        if len(values) == 1:
+            common[field] = present[0].get(field)
+        elif values:
+            differs.append(field)
+    return {"fields": list(caliber.ALL_FIELDS), "common": common, "differs": differs,
+            "cells": cells}
+
+
+def _show(value: object) -> str:
+    return "<missing>" if value is None or value == "" else str(value)
+
+
+def check_caliber(identities: Mapping[str, Mapping | None], *, allow_mismatch: bool
+                  ) -> caliber.CaliberCheck:
+    check = caliber.compare(identities)
+    if check.problems and not allow_mismatch:
+        raise CaliberMismatchError(list(check.problems))
+    return check
+
+
+def _jsonable(obj: object) -> dict:
+    if hasattr(obj, "to_json"):
+        return obj.to_json()
+    if attrs.has(type(obj)):
+        return attrs.asdict(obj)
+    return dict(vars(obj))
+
+
+def _median(values: Iterable[float]) -> float | None:
+    values = [v for v in values if v is not None and math.isfinite(v)]
+    return statistics.median(values) if values else None
+
+
+def _model(kind: str, title: str, section: dict, check: caliber.CaliberCheck, rows: list,
+           summary: dict, notes: list[str], **extra: object) -> dict:
+    return _clean({"schema": SCHEMA, "kind": kind, "title": title, **extra, "caliber": section,
+                   "caliber_problems": list(check.problems),
+                   "caliber_warnings": list(check.warnings),
+                   "rows": rows, "summary": summary, "notes": notes})
+
+
+def _clean(value: object) -> object:
+    """Strict JSON: NaN/inf become null, tuples lists, paths strings."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def _require_dir(path: Path, what: str) -> Path:
+    path = Path(path)
+    if not path.is_dir():
+        raise BadInputError(f"{what} {path} does not exist or is not a directory")
+    return path
+
+
+def _pair_row(pair: Pair) -> dict:
+    a, b = pair.a, pair.b
+    row = {
+        "op": (a or b).op, "dtype": pair.dtype, "size_detail": pair.size_detail,
+        "occurrence": pair.occurrence, "shape": shape_label(pair.key), "class": pair.cls,
+        "reason": pair.reason,
+        "a_latency_ms": a.gems_latency_ms if a else None,
+        "b_latency_ms": b.gems_latency_ms if b else None,
+        "delta_pct": pair.delta_pct,
+        "a_timer": a.timer if a else None, "b_timer": b.timer if b else None,
+        "a_fallback": bool(a and a.fallback), "b_fallback": bool(b and b.fallback),
+        "a_status": a.status if a else None, "b_status": b.status if b else None,
+        "a_speedup": a.speedup if a else None, "b_speedup": b.speedup if b else None,
+    }
+    return row
+
+
+def _delta_summary(pairs: Sequence[Pair]) -> dict:
+    deltas = [p.delta_pct for p in pairs if p.delta_pct is not None]
+    return {"n": len(deltas), "median_pct": _median(deltas),
+            "min_pct": min(deltas) if deltas else None, "max_pct": max(deltas) if deltas else None}
+
+
+def _cell_notes(label: str, cell: CellRows) -> list[str]:
+    notes = [f"{label}: {n}" for n in cell.notes]
+    fallbacks = cell.markers.get(FALLBACK_MARKER, 0)
+    if fallbacks:
+        notes.append(f"{label}: {fallbacks} graph-capture fallback(s) "
+                     f"({FALLBACK_MARKER}); those rows are kept apart")
+    replay = cell.markers.get("AUTOTUNE_REPLAY_FALLBACK", 0)
+    if replay:
+        notes.append(f"{label}: {replay} autotune replay fallback(s): configs not fully pinned")
+    return notes
+
+
+# --------------------------------------------------------------------------- pair
+
+
+def build_pair(a_dir: Path, b_dir: Path, *, allow_mismatch: bool = False,
+               threshold_pct: float | None = None) -> dict:
+    """One A cell against one B cell: deltas per shape, no verdict (one pair has no noise)."""
+    a_dir, b_dir = _require_dir(a_dir, "cell A"), _require_dir(b_dir, "cell B")
+    if (a_dir / "campaign.json").is_file() or (b_dir / "campaign.json").is_file():
+        raise BadInputError("--ab takes two cell directories, not campaign folders; "
+                            "report a campaign with 'zl report CAMPAIGN_DIR'")
+    identities = {"A": caliber.read_identity(a_dir), "B": caliber.read_identity(b_dir)}
+    check = check_caliber(identities, allow_mismatch=allow_mismatch)
+    threshold = DEFAULT_THRESHOLD_PCT if threshold_pct is None else threshold_pct
+    cell_a, cell_b = read_cell(a_dir), read_cell(b_dir)
+    pairs = pair_rows(cell_a.rows, cell_b.rows)
+    ok = [p for p in pairs if p.cls == OK]
+    fallback = [p for p in pairs if p.cls == FALLBACK]
+    notes = _cell_notes("A", cell_a) + _cell_notes("B", cell_b)
+    notes.append("one pair has no noise estimate, so it carries no verdict; "
+                 "run A/B rounds (zl ab) for a verdict")
+    timers = sorted({p.timer for p in ok if p.timer})
+    if "direct" in timers or fallback:
+        notes.append(DIRECT_NOTE)
+    okd = [p.delta_pct for p in ok if p.delta_pct is not None]
+    summary = {
+        "a": str(a_dir), "b": str(b_dir),
+        "sources": {"A": cell_a.source, "B": cell_b.source},
+        "rows_a": len(cell_a.rows), "rows_b": len(cell_b.rows),
+        "counts": count_classes(pairs),
+        "timers": timers,
+        "comparable": _delta_summary(ok),
+        "fallback": _delta_summary(fallback),
+        "threshold_pct": threshold,
+        "beyond_threshold": {"b_faster": sum(1 for d in okd if d > threshold),
+                             "b_slower": sum(1 for d in okd if d < -threshold)},
+        "markers": {"A": cell_a.markers, "B": cell_b.markers},
+        "verdict": None,
+    }
+    op = next((r.op for r in (*cell_a.rows, *cell_b.rows) if r.op), "")
+    return _model("pair", f"A/B pair{' ' + op if op else ''}: {a_dir} vs {b_dir}",
+                  caliber_section(identities), check, [_pair_row(p) for p in pairs], summary,
+                  notes)
+
+
+# --------------------------------------------------------------------------- rounds
+
+
+@attrs.frozen(kw_only=True)
+class _OpCells:
+    op: str
+    control: bool
+    rounds: tuple[int, ...]  # complete rounds (both sides present), ascending
+    problem: str  # non-empty: this op gets no report, and why
+    skipped: str  # non-empty: SWITCH_NO_IR_DIFF (or similar) skip, and why
+    notes: tuple[str, ...]
+
+
+def _label(op: str, round_no: int, side: str) -> str:
+    return f"{op} r{round_no:02d}/{side}"
+
+
+def _op_name(spec: str) -> str:
+    return str(spec).split(":", 1)[0]
+
+
+def _true(value: object) -> bool:
+    return str(value).strip().lower() in ("1", "true", "yes")
+
+
+def _status_by_cell(status_rows: list[dict]) -> dict[tuple[str, int, str], dict]:
+    """The last status row of every (op, round, side); a rerun cell replaces its row."""
+    out = {}
+    for row in status_rows:
+        try:
+            out[(row["op"], int(row["round"]), row["side"])] = row
+        except (KeyError, ValueError):
+            continue
+    return out
+
+
+def _op_cells(campaign: Path, meta: dict, op: str, control: bool,
+              status: dict[tuple[str, int, str], dict]) -> _OpCells:
+    op_dir = campaign / op
+    found: dict[int, set[str]] = {}
+    if op_dir.is_dir():
+        for child in op_dir.iterdir():
+            m = _ROUND_DIR.match(child.name)
+            if m and child.is_dir():
+                found[int(m.group(1))] = {s for s in ("A", "B") if (child / s).is_dir()}
+    failures = []
+    notes = []
+    for (s_op, rnd, side), row in sorted(status.items()):
+        if s_op != op:
+            continue
+        if _true(row.get("timed_out")):
+            failures.append(f"r{rnd:02d}/{side} timed out (rc={row.get('rc')})")
+        elif str(row.get("rc", "0")).strip() != "0":
+            failures.append(f"r{rnd:02d}/{side} failed (rc={row.get('rc')})")
+        replay = str(row.get("replay_fallback", "0")).strip()
+        if replay not in ("", "0"):
+            notes.append(f"r{rnd:02d}/{side}: {replay} autotune replay fallback(s): "
+                         "configs not fully pinned")
+    complete = tuple(sorted(r for r, sides in found.items() if sides == {"A", "B"}))
+    partial = sorted(r for r, sides in found.items() if sides != {"A", "B"})
+    problem = skipped = ""
+    if failures:
+        problem = "a cell failed: " + "; ".join(failures)
+    elif not found:
+        problem = "no cells (never ran)"
+    elif partial:
+        problem = (f"round(s) {', '.join(f'r{r:02d}' for r in partial)} incomplete "
+                   "(one side missing: campaign interrupted?)")
+    if not problem:
+        skipped = _no_ir_diff(campaign, meta, op, control, complete, status)
+    if not problem and not skipped:
+        planned = meta.get("rounds")
+        if isinstance(planned, int) and len(complete) < planned:
+            problem = f"only {len(complete)} of {planned} rounds complete"
+        elif len(complete) < 2:
+            problem = f"{len(complete)} complete round(s); a verdict needs at least 2"
+    return _OpCells(op=op, control=control, rounds=complete, problem=problem, skipped=skipped,
+                    notes=tuple(notes))
+
+
+def _no_ir_diff(campaign: Path, meta: dict, op: str, control: bool, complete: tuple[int, ...],
+                status: dict) -> str:
+    """Why the op was skipped as SWITCH_NO_IR_DIFF, or "".
+
+    The A/B engine stops such an op after round 1; the report recognises it by a
+    flag in status.tsv or, failing that, by the evidence itself: only round 1,
+    not a control, and identical non-empty TTGIR fingerprints on both sides.
+    """
+    flagged = any(s_op == op and "SWITCH_NO_IR_DIFF" in str(row.get("flags", ""))
+                  for (s_op, _, _), row in status.items())
+    if flagged:
+        return "SWITCH_NO_IR_DIFF: identical TTGIR after round 1"
+    if control or meta.get("aa") or meta.get("allow_no_ir_diff") or complete != (1,):
+        return ""
+    from zl_core.ttgir_layout import TTGIR_DIR, summarize
+
+    fa = summarize(campaign / op / "r01" / "A" / TTGIR_DIR).fingerprint
+    fb = summarize(campaign / op / "r01" / "B" / TTGIR_DIR).fingerprint
+    if fa is not None and fa == fb:
+        return "SWITCH_NO_IR_DIFF: identical TTGIR after round 1"
+    return ""
+
+
+def _drift_flags(campaign: Path, meta: dict, status: dict[tuple[str, int, str], dict],
+                 identities: Mapping[str, Mapping | None]) -> tuple[dict[str, list[str]], bool]:
+    """Flags per cell label: status.tsv's flags column plus telemetry-window flagging."""
+    flags: dict[str, list[str]] = {}
+    for (op, rnd, side), row in status.items():
+        for flag in str(row.get("flags") or "").split(","):
+            flag = flag.strip()
+            if flag and flag != "SWITCH_NO_IR_DIFF":
+                flags.setdefault(_label(op, rnd, side), []).append(flag)
+    telemetry = campaign / "telemetry.tsv"
+    if not telemetry.is_file():
+        return flags, False
+    from zl_core import drift
+
+    windows = []
+    for (op, rnd, side), row in status.items():
+        try:
+            start, end = float(row["start"]), float(row["end"])
+        except (KeyError, ValueError):
+            continue
+        label = _label(op, rnd, side)
+        device = meta.get("device")
+        if device in (None, ""):
+            device = (identities.get(label) or {}).get("device")
+        windows.append(drift.CellWindow(label=label, device=None if device is None else str(device),
+                                        start=start, end=end))
+    samples = drift.read_telemetry_tsv(telemetry)
+    for cell_flag in drift.flag_cells(windows, samples):
+        for flag in cell_flag.flags or ():
+            if flag not in flags.setdefault(cell_flag.label, []):
+                flags[cell_flag.label].append(flag)
+    return {k: v for k, v in flags.items() if v}, True
+
+
+def _split_flags(flags: dict[str, list[str]]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """(drift flags, notes): "no_samples"-style flags say nothing could be judged."""
+    drifted, unjudged = {}, {}
+    for label, items in flags.items():
+        real = [f for f in items if f not in UNJUDGED_FLAGS]
+        if real:
+            drifted[label] = real
+        elif items:
+            unjudged[label] = items
+    return drifted, unjudged
+
+
+def build_rounds(campaign: Path, *, meta: dict | None = None, allow_mismatch: bool = False,
+                 threshold_pct: float | None = None) -> dict:
+    """Per shape and per operator verdicts over the rounds of an A/B campaign."""
+    from zl_core import stats
+    from zl_core.campaign import read_campaign
+    from zl_core.status import read_status
+
+    campaign = _require_dir(campaign, "campaign")
+    meta = meta if meta is not None else read_campaign(campaign)
+    if threshold_pct is None:
+        threshold_pct = meta.get("threshold_pct")
+    threshold = float(DEFAULT_THRESHOLD_PCT if threshold_pct is None else threshold_pct)
+    status = _status_by_cell(read_status(campaign))
+    ops = [_op_name(s) for s in meta.get("ops") or []]
+    controls = set(meta.get("controls") or [])
+    if meta.get("aa"):
+        controls.update(ops)
+    ops += [c for c in sorted(controls) if c not in ops]
+
+    plans = [_op_cells(campaign, meta, op, op in controls, status) for op in ops]
+    reported = [p for p in plans if not p.problem and not p.skipped]
+
+    identities: dict[str, dict | None] = {}
+    problems, warnings = [], []
+    for plan in reported:
+        idents = {_label(plan.op, r, s): caliber.read_identity(campaign / plan.op / f"r{r:02d}" / s)
+                  for r in plan.rounds for s in ("A", "B")}
+        identities.update(idents)
+        check = caliber.compare(idents)
+        problems += check.problems
+        warnings += check.warnings
+    check = caliber.CaliberCheck(problems=tuple(problems), warnings=tuple(warnings))
+    if check.problems and not allow_mismatch:
+        raise CaliberMismatchError(list(check.problems))
+
+    all_flags, telemetry = _drift_flags(campaign, meta, status, identities)
+    flags, unjudged = _split_flags(all_flags)
+    rows: list[dict] = []
+    operators: list[dict] = []
+    control_shapes = []
+    notes: list[str] = []
+    for plan in reported:
+        op_rows, op_summary, main_stats = _rounds_op(campaign, plan, threshold, flags, stats)
+        rows += op_rows
+        operators.append(op_summary)
+        if plan.control:
+            control_shapes += main_stats
+
+    controls_summary = None
+    if controls:
+        called, total, rate = stats.false_positive_rate(control_shapes)
+        controls_summary = {
+            "ops": sorted(controls), "aa": bool(meta.get("aa")), "called": called,
+            "total": total, "rate": rate,
+            "text": f"false-positive rate on this campaign's controls: {called}/{total}",
+        }
+    drift_summary = _drift_summary(flags, unjudged, telemetry, rows, operators)
+    summary = {
+        "campaign": str(campaign), "switch": meta.get("switch"),
+        "a_value": meta.get("a_value"), "b_value": meta.get("b_value"),
+        "a_env": meta.get("a_env"), "b_env": meta.get("b_env"),
+        "rounds": meta.get("rounds"), "threshold_pct": threshold,
+        "operators": operators,
+        "no_report": [{"op": p.op, "reason": p.problem} for p in plans if p.problem],
+        "skipped": [{"op": p.op, "reason": p.skipped} for p in plans if p.skipped],
+        "controls": controls_summary,
+        "drift": drift_summary,
+    }
+    if any(o["timer"] == "direct" for o in operators):
+        notes.append(DIRECT_NOTE)
+    title = f"A/B rounds {meta.get('switch') or ''}: {campaign.name}".replace("  ", " ")
+    return _model("rounds", title, caliber_section(identities), check, rows, summary, notes)
+
+
+def _rounds_op(campaign: Path, plan: _OpCells, threshold: float, flags: dict[str, list[str]],
+               stats) -> tuple[list[dict], dict, list]:
+    """Shape rows and the operator summary of one operator with complete rounds."""
+    per_round: dict[int, dict[tuple, Pair]] = {}
+    notes = list(plan.notes)
+    order: list[tuple] = []
+    for r in plan.rounds:
+        cells = {s: read_cell(campaign / plan.op / f"r{r:02d}" / s) for s in ("A", "B")}
+        for s, cell in cells.items():
+            notes += _cell_notes(f"r{r:02d}/{s}", cell)
+        pairs = pair_rows(cells["A"].rows, cells["B"].rows)
+        per_round[r] = {p.key: p for p in pairs}
+        order += [p.key for p in pairs if p.key not in order]
+
+    flagged_rounds = {r for r in plan.rounds
+                      if any(_label(plan.op, r, s) in flags for s in ("A", "B"))}
+    rows: list[dict] = []
+    main: list[tuple[dict, object]] = []
+    rounds = list(plan.rounds)
+    for key in order:
+        got = [per_round[r].get(key) for r in rounds]
+        classes = [p.cls if p else "missing" for p in got]
+        row = {"op": plan.op, "control": plan.control, "dtype": key[0], "size_detail": key[1],
+               "occurrence": key[2], "shape": shape_label(key),
+               "rounds": [f"r{r:02d}" for r in rounds],
+               "a_ms": [p.a.gems_latency_ms if p and p.a else None for p in got],
+               "b_ms": [p.b.gems_latency_ms if p and p.b else None for p in got],
+               "deltas_pct": [p.delta_pct if p else None for p in got],
+               "segment": "incomplete", "timer": None, "verdict": None, "counted": False,
+               "stats": None, "reason": "", "drift_rounds": sorted(f"r{r:02d}" for r in flagged_rounds),
+               "drift_check": None}
+        timers = {p.timer for p in got if p}
+        if all(c == OK for c in classes) and len(timers) == 1:
+            row["segment"], row["timer"], row["counted"] = "main", timers.pop(), True
+        elif all(c == FALLBACK for c in classes):
+            row["segment"], row["timer"] = "fallback", "direct"
+            row["reason"] = "fell back to direct timing on both sides in every round; kept apart"
+        else:
+            row["reason"] = "; ".join(
+                f"r{r:02d}: {p.reason if p else 'no row on either side'}"
+                for r, p in zip(rounds, got) if p is None or p.cls != OK) or "timer changed between rounds"
+        if row["segment"] in ("main", "fallback"):
+            a = [p.a.gems_latency_ms for p in got]
+            b = [p.b.gems_latency_ms for p in got]
+            shape = stats.shape_stats(a, b, threshold_pct=threshold)
+            row["stats"] = _jsonable(shape)
+            row["verdict"] = shape.verdict
+            if row["segment"] == "main":
+                main.append((row, shape))
+                row["drift_check"] = _drift_check(stats, a, b, rounds, flagged_rounds, shape,
+                                                  threshold)
+        rows.append(row)
+
+    shapes = [s for _, s in main]
+    round_medians = []
+    for i, r in enumerate(rounds):
+        med = _median(row["deltas_pct"][i] for row, _ in main)
+        if med is not None:
+            round_medians.append(med)
+    verdict = stats.operator_verdict(shapes, round_median_deltas=round_medians)
+    spreads = [v for s in shapes for v in (s.a_spread_pct, s.b_spread_pct) if v is not None]
+    main_timers = sorted({row["timer"] for row, _ in main if row["timer"]})
+    op_verdict = _jsonable(verdict)
+    summary = {
+        "op": plan.op, "control": plan.control, "rounds": len(rounds),
+        "verdict": verdict.verdict, "text": verdict.text,
+        "operator": op_verdict,
+        "round_median_deltas_pct": dict(zip([f"r{r:02d}" for r in rounds], round_medians))
+        if len(round_medians) == len(rounds) else {},
+        "median_side_noise_pct": _median(spreads),
+        "sign_changed_shapes": verdict.sign_changed_shapes,
+        "n_shapes": len(rows), "counted_shapes": len(main),
+        "fallback_shapes": sum(1 for r in rows if r["segment"] == "fallback"),
+        "incomplete_shapes": sum(1 for r in rows if r["segment"] == "incomplete"),
+        "timer": "/".join(main_timers) or None,
+        "flagged_rounds": sorted(f"r{r:02d}" for r in flagged_rounds),
+        "drift_check": _op_drift_check(stats, main, flagged_rounds, rounds, verdict.verdict,
+                                       threshold),
+        "notes": sorted(set(notes), key=notes.index),
+    }
+    return rows, summary, shapes
+
+
+def _drift_check(stats, a: list[float], b: list[float], rounds: list[int], flagged: set[int],
+                 shape, threshold: float) -> dict | None:
+    """The shape's verdict without its flagged rounds (None when none are flagged)."""
+    mine = [r for r in rounds if r in flagged]
+    if not mine:
+        return None
+    keep = [i for i, r in enumerate(rounds) if r not in flagged]
+    if len(keep) < 2:
+        return {"without_flagged": None, "depends": True,
+                "why": f"only {len(keep)} unflagged round(s) left"}
+    again = stats.shape_stats([a[i] for i in keep], [b[i] for i in keep], threshold_pct=threshold)
+    return {"without_flagged": again.verdict, "depends": again.verdict != shape.verdict,
+            "why": ""}
+
+
+def _op_drift_check(stats, main: list[tuple[dict, object]], flagged: set[int], rounds: list[int],
+                    verdict: str, threshold: float) -> dict | None:
+    if not flagged or not main:
+        return None
+    keep = [i for i, r in enumerate(rounds) if r not in flagged]
+    if len(keep) < 2:
+        return {"without_flagged": None, "depends": True,
+                "why": f"only {len(keep)} unflagged round(s) left"}
+    shapes = [stats.shape_stats([row["a_ms"][i] for i in keep], [row["b_ms"][i] for i in keep],
+                                threshold_pct=threshold) for row, _ in main]
+    medians = []
+    for i in keep:
+        med = _median(row["deltas_pct"][i] for row, _ in main)
+        if med is not None:
+            medians.append(med)
+    again = stats.operator_verdict(shapes, round_median_deltas=medians).verdict
+    return {"without_flagged": again, "depends": again != verdict, "why": ""}
+
+
+def _drift_summary(flags: dict[str, list[str]], unjudged: dict[str, list[str]], telemetry: bool,
+                   rows: list[dict], operators: list[dict]) -> dict:
+    dependent_shapes = [
+        {"op": r["op"], "shape": r["shape"], "verdict": r["verdict"],
+         "without_flagged": r["drift_check"]["without_flagged"], "why": r["drift_check"]["why"]}
+        for r in rows if r.get("drift_check") and r["drift_check"]["depends"]]
+    dependent_ops = [
+        {"op": o["op"], "verdict": o["verdict"],
+         "without_flagged": o["drift_check"]["without_flagged"], "why": o["drift_check"]["why"]}
+        for o in operators if o.get("drift_check") and o["drift_check"]["depends"]]
+    return {
+        "telemetry": telemetry,
+        "flagged_cells": [{"label": k, "flags": v} for k, v in sorted(flags.items())],
+        "ops_with_flagged_cells": sorted({k.split(" ", 1)[0] for k in flags}),
+        "unjudged_cells": [{"label": k, "flags": v} for k, v in sorted(unjudged.items())],
+        "dependent_shapes": dependent_shapes,
+        "dependent_operators": dependent_ops,
+        "rule": DRIFT_RULE,
+    }
+
+
+# --------------------------------------------------------------------------- screen
+
+
+def build_screen(campaign: Path, *, meta: dict | None = None, allow_mismatch: bool = False,
+                 threshold_pct: float | None = None) -> dict:
+    """Per operator IR verdicts of a screen, with the pair's delta range where it means something."""
+    from zl_core.campaign import read_campaign
+    from zl_core.screen import read_screen
+    from zl_core.screening import MEASURED, NO_IR_DIFF, VERDICTS
+
+    campaign = _require_dir(campaign, "campaign")
+    meta = meta if meta is not None else read_campaign(campaign)
+    compile_only = bool(meta.get("compile_only"))
+    entries = read_screen(campaign)
+    compared = [e for e in entries if e.get("verdict") in (*MEASURED, "NO_TRITON")]
+
+    identities: dict[str, dict | None] = {}
+    problems, warnings = [], []
+    for entry in compared:
+        op = str(entry.get("op"))
+        idents = {f"{op} {s}": caliber.read_identity(campaign / op / s) for s in ("A", "B")}
+        identities.update(idents)
+        check = caliber.compare(idents)
+        problems += check.problems
+        warnings += check.warnings
+    check = caliber.CaliberCheck(problems=tuple(problems), warnings=tuple(warnings))
+    if check.problems and not allow_mismatch:
+        raise CaliberMismatchError(list(check.problems))
+
+    rows, notes = [], []
+    for entry in entries:
+        op, verdict = str(entry.get("op")), str(entry.get("verdict"))
+        row = {k: entry.get(k) for k in (
+            "op", "op_file", "dtypes", "verdict", "rows_a", "rows_b", "kernels_a", "kernels_b",
+            "convert_layouts_a", "convert_layouts_b", "ttgir_files_a", "ttgir_files_b",
+            "timed_out", "notes")}
+        row["delta"] = None
+        if not compile_only and verdict in MEASURED:
+            cell_a, cell_b = read_cell(campaign / op / "A"), read_cell(campaign / op / "B")
+            pairs = pair_rows(cell_a.rows, cell_b.rows)
+            ok = [p for p in pairs if p.cls == OK]
+            counts = count_classes(pairs)
+            delta = _delta_summary(ok)
+            delta["label"] = NOISE_FLOOR if verdict == NO_IR_DIFF else "A/B delta (one pair)"
+            delta["timers"] = sorted({p.timer for p in ok if p.timer})
+            delta["kept_apart"] = counts[FALLBACK] + counts[MIXED_TIMER]
+            row["delta"] = delta if delta["n"] else None
+            if not delta["n"]:
+                notes.append(f"{op}: no comparable rows (same timer, no fallback) to give a range")
+        rows.append(row)
+
+    counts = {v: sum(1 for r in rows if r["verdict"] == v) for v in VERDICTS}
+    if compile_only:
+        notes.insert(0, "IR-only screen (compile_only): verdicts come from generated code alone; "
+                     "no latencies were measured")
+    summary = {
+        "campaign": str(campaign), "switch": meta.get("switch"),
+        "a_value": meta.get("a_value"), "b_value": meta.get("b_value"),
+        "a_env": meta.get("a_env"), "b_env": meta.get("b_env"),
+        "compile_only": compile_only, "target": meta.get("target"),
+        "counts": counts,
+        "ir_changed": [r["op"] for r in rows if r["verdict"] == "IR_CHANGED"],
+        "threshold_pct": threshold_pct,
+    }
+    title = f"screen {meta.get('switch') or ''}: {campaign.name}".replace("  ", " ")
+    return _model("screen", title, caliber_section(identities), check, rows, summary, notes)
+
+
+# --------------------------------------------------------------------------- entry points
+
+
+def build(path: Path, *, allow_mismatch: bool = False, threshold_pct: float | None = None) -> dict:
+    """The report of a campaign folder, its kind read from campaign.json."""
+    from zl_core.campaign import CAMPAIGN_NAME, read_campaign
+
+    path = Path(path)
+    if not path.exists():
+        raise BadInputError(f"{path} does not exist; give a campaign folder "
+                            "(or two cell folders with --ab A_DIR B_DIR)")
+    if not (path / CAMPAIGN_NAME).is_file():
+        if any((path / n).is_file() for n in ("run_identity.json", "results.json", "run.log")):
+            raise BadInputError(f"{path} is a single cell; compare two cells with "
+                                "'zl report --ab A_DIR B_DIR'")
+        raise BadInputError(f"{path} has no {CAMPAIGN_NAME}; give a screen or A/B campaign "
+                            "folder (or two cells with --ab A_DIR B_DIR)")
+    meta = read_campaign(path)
+    kind = meta.get("kind")
+    if kind == "screen":
+        return build_screen(path, meta=meta, allow_mismatch=allow_mismatch,
+                            threshold_pct=threshold_pct)
+    if kind == "ab":
+        return build_rounds(path, meta=meta, allow_mismatch=allow_mismatch,
+                            threshold_pct=threshold_pct)
+    raise BadInputError(f"{path / CAMPAIGN_NAME}: unknown kind {kind!r}; expected screen or ab")
+
+
+def gate_hits(model: Mapping, kinds: Iterable[str]) -> list[str]:
+    """Where the verdicts named by ``--fail-on`` occur (operator and shape level).
+
+    Controls are left out: a verdict on an A/A control is a false positive to
+    be counted, not a finding. Pair and screen reports carry no such verdicts.
+    """
+    wanted = set()
+    for kind in kinds:
+        wanted.update(VERDICT_KINDS.values() if kind == "any" else {VERDICT_KINDS[kind]})
+    hits = []
+    if model.get("kind") != "rounds":
+        return hits
+    for op in model["summary"].get("operators", []):
+        if not op.get("control") and op.get("verdict") in wanted:
+            hits.append(f"{op['op']}: {op['verdict']}")
+    for row in model.get("rows", []):
+        if not row.get("control") and row.get("verdict") in wanted:
+            hits.append(f"{row['op']} {row['shape']}: {row['verdict']}")
+    return hits

@@ -1,0 +1,370 @@
+"""From a report model to a document of blocks every output format can draw.
+
+The model (``zl_core.report``) says what was found; this module decides what a
+reader sees and in which order. The renderers (text, Markdown, HTML) only draw
+blocks, so the three forms can never disagree about content.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import attrs
+
+SIGN_NOTE = "delta = (A / B - 1) x 100 on gems latency; positive = B faster"
+VERDICT_TONES = {"FASTER": "good", "SLOWER": "bad", "MIXED": "warn", "INCONCLUSIVE": "warn",
+                 "NO_CHANGE": None, "IR_CHANGED": "warn", "NO_IR_DIFF": None,
+                 "NO_TRITON": "muted", "NO_ROWS": "bad", "TIMEOUT": "bad", "FAILED": "bad"}
+
+
+@attrs.frozen(kw_only=True)
+class Heading:
+    text: str
+    level: int = 2
+
+
+@attrs.frozen(kw_only=True)
+class Para:
+    text: str
+    tone: str | None = None  # good | bad | warn | muted
+
+
+@attrs.frozen(kw_only=True)
+class Bullets:
+    items: tuple[str, ...]
+    tone: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Table:
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    align: str  # one of "l"/"r" per column
+    tones: tuple[str | None, ...] = ()  # per row
+
+
+@attrs.frozen(kw_only=True)
+class PlotItem:
+    label: str
+    points: tuple[float, ...] = ()  # individual observations (per-round deltas)
+    low: float | None = None  # interval drawn as a bar
+    high: float | None = None
+    mid: float | None = None  # the summary mark (median)
+    tone: str | None = None
+    hollow: bool = False  # kept apart (fallback, mixed timer)
+
+
+@attrs.frozen(kw_only=True)
+class Plot:
+    title: str
+    items: tuple[PlotItem, ...]
+    x_label: str = "delta % (positive = B faster)"
+    threshold: float | None = None  # shaded +/- band
+
+
+Block = Heading | Para | Bullets | Table | Plot
+
+
+@attrs.frozen(kw_only=True)
+class Document:
+    title: str
+    blocks: tuple[Block, ...]
+
+
+# --------------------------------------------------------------------------- formatting
+
+
+def pct(value: object, *, signed: bool = True, digits: int = 2) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "-"
+    return f"{float(value):+.{digits}f}%" if signed else f"{float(value):.{digits}f}%"
+
+
+def ms(value: object) -> str:
+    return "-" if value is None else f"{float(value):.6f}"
+
+
+def span(low: object, high: object) -> str:
+    if low is None or high is None:
+        return "-"
+    return f"{pct(low)} .. {pct(high)}"
+
+
+def _finite(values: Sequence[object]) -> tuple[float, ...]:
+    return tuple(float(v) for v in values
+                 if isinstance(v, (int, float)) and math.isfinite(float(v)))
+
+
+# --------------------------------------------------------------------------- shared sections
+
+
+def _caliber_blocks(model: Mapping) -> list[Block]:
+    cal = model.get("caliber") or {}
+    common = cal.get("common") or {}
+    shown = " ".join(f"{k}={v}" for k, v in common.items() if v not in (None, ""))
+    blocks: list[Block] = [Para(text=f"caliber: {shown or '(no identities)'}", tone="muted")]
+    differs = [f for f in cal.get("differs") or [] if f != "autotune_mode"]
+    if differs:
+        blocks.append(Para(text="caliber fields that differ between cells: " + ", ".join(differs),
+                           tone="warn"))
+    if model.get("caliber_problems"):
+        blocks.append(Para(text="Measured under different conditions; shown only because "
+                           "--allow-caliber-mismatch was given:", tone="bad"))
+        blocks.append(Bullets(items=tuple(model["caliber_problems"]), tone="bad"))
+    if model.get("caliber_warnings"):
+        blocks.append(Bullets(items=tuple(f"warning: {w}" for w in model["caliber_warnings"]),
+                              tone="warn"))
+    return blocks
+
+
+def _switch_line(summary: Mapping) -> str | None:
+    switch = summary.get("switch")
+    if not switch:
+        return None
+    a, b = summary.get("a_value"), summary.get("b_value")
+    if a is None and b is None:
+        return f"switch {switch}"
+    return f"switch {switch}: A={a} B={b}"
+
+
+def _notes(model: Mapping) -> list[Block]:
+    notes = model.get("notes") or []
+    return [Heading(text="Notes", level=2), Bullets(items=tuple(notes))] if notes else []
+
+
+# --------------------------------------------------------------------------- pair
+
+
+def _pair(model: Mapping) -> list[Block]:
+    s = model["summary"]
+    blocks: list[Block] = [
+        Para(text=f"A: {s['a']} ({s['sources']['A'] or 'no rows'}, {s['rows_a']} rows)"),
+        Para(text=f"B: {s['b']} ({s['sources']['B'] or 'no rows'}, {s['rows_b']} rows)"),
+        Para(text=SIGN_NOTE, tone="muted"),
+        *_caliber_blocks(model),
+    ]
+    rows, tones, items = [], [], []
+    for r in model["rows"]:
+        timer = r["a_timer"] if r["a_timer"] == r["b_timer"] else f"{r['a_timer']}/{r['b_timer']}"
+        mark = "fallback" if (r["a_fallback"] or r["b_fallback"]) else ""
+        rows.append((r["shape"], ms(r["a_latency_ms"]), ms(r["b_latency_ms"]), pct(r["delta_pct"]),
+                     str(timer or "?"), mark, r["class"] if r["class"] == "ok" else r["reason"]))
+        tones.append(None if r["class"] == "ok" else "muted")
+        if r["delta_pct"] is not None:
+            items.append(PlotItem(label=r["shape"], points=(r["delta_pct"],), mid=r["delta_pct"],
+                                  hollow=r["class"] != "ok"))
+    blocks.append(Table(headers=("shape", "A ms", "B ms", "delta", "timer", "fallback", "pairing"),
+                        rows=tuple(rows), align="lrrrlll", tones=tuple(tones)))
+    c, f = s["comparable"], s["fallback"]
+    if c["n"]:
+        blocks.append(Para(text=f"{c['n']} comparable rows (same timer, no fallback): median "
+                           f"{pct(c['median_pct'])}, range {span(c['min_pct'], c['max_pct'])}; "
+                           f"{s['beyond_threshold']['b_faster']} beyond +{s['threshold_pct']:g}%, "
+                           f"{s['beyond_threshold']['b_slower']} beyond -{s['threshold_pct']:g}%."))
+    else:
+        blocks.append(Para(text="no comparable rows (same timer, no fallback, SUCCESS on both sides)",
+                           tone="warn"))
+    if f["n"]:
+        blocks.append(Para(text=f"{f['n']} rows fell back to direct timing on both sides, kept apart: "
+                           f"median {pct(f['median_pct'])}, range {span(f['min_pct'], f['max_pct'])}.",
+                           tone="warn"))
+    counts = {k: v for k, v in s["counts"].items() if v and k != "ok"}
+    if counts:
+        blocks.append(Para(text="not pooled: " + ", ".join(f"{v} {k}" for k, v in counts.items()),
+                           tone="muted"))
+    if items:
+        blocks.append(Plot(title="per-shape delta (hollow: kept apart)", items=tuple(items),
+                           threshold=s.get("threshold_pct")))
+    return blocks
+
+
+# --------------------------------------------------------------------------- rounds
+
+
+def _rounds(model: Mapping) -> list[Block]:
+    s = model["summary"]
+    head = [x for x in (_switch_line(s),
+                        f"rounds: {s.get('rounds')}", f"threshold: +/-{s['threshold_pct']:g}%") if x]
+    blocks: list[Block] = [Para(text="; ".join(head)), Para(text=SIGN_NOTE, tone="muted"),
+                           *_caliber_blocks(model)]
+    ops = s.get("operators") or []
+    if ops:
+        blocks.append(Table(
+            headers=("operator", "verdict", "median of medians", "per-round medians",
+                     "side noise", "sign-changed", "shapes", "timer"),
+            rows=tuple((o["op"] + (" (control)" if o["control"] else ""), o["verdict"],
+                        pct((o.get("operator") or {}).get("median_of_medians_pct")),
+                        _range((o.get("operator") or {}).get("range_of_round_medians")),
+                        pct(o.get("median_side_noise_pct"), signed=False),
+                        str(o.get("sign_changed_shapes")),
+                        f"{o['counted_shapes']}/{o['n_shapes']}", _timer(o.get("timer")))
+                       for o in ops),
+            align="llrrrrrl", tones=tuple(VERDICT_TONES.get(o["verdict"]) for o in ops)))
+    for op in ops:
+        blocks += _rounds_op(model, op)
+    if s.get("no_report"):
+        blocks.append(Heading(text="No report", level=2))
+        blocks.append(Bullets(items=tuple(f"{x['op']}: {x['reason']}" for x in s["no_report"]),
+                              tone="bad"))
+    if s.get("skipped"):
+        blocks.append(Heading(text="Skipped", level=2))
+        blocks.append(Bullets(items=tuple(f"{x['op']}: {x['reason']}" for x in s["skipped"])))
+    if s.get("controls"):
+        c = s["controls"]
+        blocks.append(Heading(text="Controls (A/A)", level=2))
+        blocks.append(Para(text=c["text"] + (f" ({pct(c['rate'] * 100, signed=False, digits=1)})"
+                                             if c.get("rate") is not None else ""),
+                           tone="warn" if c.get("called") else None))
+    blocks += _drift(s.get("drift") or {})
+    return blocks
+
+
+def _range(value: object) -> str:
+    if not value:
+        return "-"
+    lo, hi = value
+    return span(lo, hi)
+
+
+def _timer(value: object) -> str:
+    if isinstance(value, list):
+        return "/".join(value)
+    return str(value or "-")
+
+
+def _rounds_op(model: Mapping, op: Mapping) -> list[Block]:
+    name = op["op"]
+    blocks: list[Block] = [
+        Heading(text=f"{name}{' (control)' if op['control'] else ''}: {op['verdict']}", level=2),
+        Para(text=op["text"], tone=VERDICT_TONES.get(op["verdict"])),
+    ]
+    detail = (f"{op['rounds']} rounds; median side noise "
+              f"{pct(op.get('median_side_noise_pct'), signed=False)}; "
+              f"{op.get('sign_changed_shapes')} sign-changed shape(s)")
+    if op.get("fallback_shapes"):
+        detail += f"; {op['fallback_shapes']} shape(s) fell back to direct timing (kept apart)"
+    if op.get("incomplete_shapes"):
+        detail += f"; {op['incomplete_shapes']} shape(s) without a usable pair in every round"
+    blocks.append(Para(text=detail))
+    if op.get("drift_check"):
+        dc = op["drift_check"]
+        text = (f"drift-flagged rounds {', '.join(op['flagged_rounds'])}: verdict without them "
+                f"{dc['without_flagged'] or '-'}" + (f" ({dc['why']})" if dc.get("why") else ""))
+        blocks.append(Para(text=text, tone="warn" if dc["depends"] else "muted"))
+    rows, tones, items = [], [], []
+    for r in (x for x in model["rows"] if x["op"] == name):
+        st = r.get("stats") or {}
+        rows.append((r["shape"], r["segment"], str(r.get("timer") or "-"),
+                     pct(st.get("median_delta_pct")),
+                     span(st.get("ci_low_pct"), st.get("ci_high_pct")),
+                     span(st.get("min_delta_pct"), st.get("max_delta_pct")),
+                     f"{st['sign_agree']}/{st['n']}" if st else "-",
+                     (f"{pct(st.get('a_spread_pct'), signed=False)} / "
+                      f"{pct(st.get('b_spread_pct'), signed=False)}") if st else "-",
+                     r.get("verdict") or r.get("reason") or "-"))
+        tones.append(VERDICT_TONES.get(r.get("verdict")) if r["segment"] == "main" else "muted")
+        if st:
+            items.append(PlotItem(label=r["shape"], points=_finite(st.get("deltas") or ()),
+                                  low=st.get("ci_low_pct"), high=st.get("ci_high_pct"),
+                                  mid=st.get("median_delta_pct"),
+                                  tone=VERDICT_TONES.get(r.get("verdict")),
+                                  hollow=r["segment"] != "main"))
+    if rows:
+        blocks.append(Table(headers=("shape", "segment", "timer", "median", "CI", "per-round range",
+                                     "sign agree", "spread A / B", "verdict"),
+                            rows=tuple(rows), align="lllrrrrrl", tones=tuple(tones)))
+    if items:
+        threshold = model["summary"].get("threshold_pct")
+        blocks.append(Plot(title=f"{name}: per-round deltas, CI and median per shape",
+                           items=tuple(items), threshold=threshold))
+    if op.get("notes"):
+        blocks.append(Bullets(items=tuple(op["notes"]), tone="muted"))
+    return blocks
+
+
+def _drift(d: Mapping) -> list[Block]:
+    if not d or not (d.get("telemetry") or d.get("flagged_cells")):
+        return []
+    blocks: list[Block] = [Heading(text="Drift", level=2)]
+    if not d.get("flagged_cells"):
+        blocks.append(Para(text="telemetry: no cell flagged for clock, temperature or power drift"))
+    else:
+        blocks.append(Bullets(items=tuple(f"{c['label']}: {', '.join(c['flags'])}"
+                                          for c in d["flagged_cells"]), tone="warn"))
+        dep = [f"{x['op']}: {x['verdict']} -> {x['without_flagged'] or '-'} without flagged rounds"
+               for x in d.get("dependent_operators") or []]
+        dep += [f"{x['op']} {x['shape']}: {x['verdict']} -> {x['without_flagged'] or '-'}"
+                + (f" ({x['why']})" if x.get("why") else "")
+                for x in d.get("dependent_shapes") or []]
+        if dep:
+            blocks.append(Para(text="verdicts that depend on flagged cells:", tone="bad"))
+            blocks.append(Bullets(items=tuple(dep), tone="bad"))
+        else:
+            blocks.append(Para(text="no verdict depends on the flagged cells"))
+    if d.get("unjudged_cells"):
+        blocks.append(Para(text=f"{len(d['unjudged_cells'])} cell(s) had no busy telemetry "
+                           "samples to judge", tone="muted"))
+    blocks.append(Para(text=f"rule: {d.get('rule', '')}", tone="muted"))
+    return blocks
+
+
+# --------------------------------------------------------------------------- screen
+
+
+def _screen(model: Mapping) -> list[Block]:
+    s = model["summary"]
+    head = [x for x in (_switch_line(s),
+                        f"IR-only (compile_only, target {s.get('target')})" if s.get("compile_only")
+                        else None) if x]
+    blocks: list[Block] = []
+    if head:
+        blocks.append(Para(text="; ".join(head)))
+    if not s.get("compile_only"):
+        blocks.append(Para(text=SIGN_NOTE, tone="muted"))
+    blocks += _caliber_blocks(model)
+    rows, tones, items = [], [], []
+    for r in model["rows"]:
+        d = r.get("delta")
+        cells = [r["op"], r["verdict"], _ab(r, "kernels"), _ab(r, "convert_layouts")]
+        if not s.get("compile_only"):
+            cells.insert(2, _ab(r, "rows"))
+            cells.append(f"{d['label']}: {span(d['min_pct'], d['max_pct'])}" if d else "")
+        cells.append(str(r.get("notes") or ""))
+        rows.append(tuple(cells))
+        tones.append(VERDICT_TONES.get(r["verdict"]))
+        if d:
+            items.append(PlotItem(label=f"{r['op']} ({d['label']})", low=d["min_pct"],
+                                  high=d["max_pct"], mid=d["median_pct"],
+                                  tone=VERDICT_TONES.get(r["verdict"])))
+    if s.get("compile_only"):
+        headers, align = ("operator", "verdict", "kernels A/B", "converts A/B", "notes"), "lllll"
+    else:
+        headers = ("operator", "verdict", "rows A/B", "kernels A/B", "converts A/B",
+                   "delta range", "notes")
+        align = "lllllll"
+    blocks.append(Table(headers=headers, rows=tuple(rows), align=align, tones=tuple(tones)))
+    counts = ", ".join(f"{v} {k}" for k, v in s["counts"].items() if v)
+    blocks.append(Para(text=f"verdicts: {counts or 'none'}"))
+    if s.get("ir_changed"):
+        blocks.append(Para(text="next: A/B rounds for " + " ".join(s["ir_changed"])
+                           + " (zl ab takes the IR_CHANGED operators of this screen)"))
+    if items:
+        blocks.append(Plot(title="delta range of the screen pair per operator", items=tuple(items)))
+    return blocks
+
+
+def _ab(row: Mapping, stem: str) -> str:
+    return f"{row.get(stem + '_a', '-')}/{row.get(stem + '_b', '-')}"
+
+
+# --------------------------------------------------------------------------- entry
+
+
+def document(model: Mapping) -> Document:
+    kind = model.get("kind")
+    build = {"pair": _pair, "rounds": _rounds, "screen": _screen}.get(kind)
+    if build is None:
+        raise ValueError(f"unknown report kind {kind!r}; expected pair, rounds or screen")
+    return Document(title=str(model.get("title") or kind),
+                    blocks=tuple(build(model)) + tuple(_notes(model)))

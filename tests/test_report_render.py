@@ -1,0 +1,133 @@
+"""Rendering report models: JSON schema, self-contained HTML, Markdown, and the fallback text."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import sys
+
+import pytest
+from zl_core import cli
+from zl_core.report import build_pair
+
+IDENTITY = {
+    "backend": "cuda", "device": "0", "device_name": "NVIDIA H200", "timer": "graph",
+    "bench_level": "core", "shape_mode": "upstream", "tuner_cache": "isolated",
+    "direct_repeat": 1, "triton_version": "3.6.0", "torch_version": "2.11.0",
+    "compile_only": False, "target": None,
+}
+TOP_KEYS = {"schema", "kind", "title", "caliber", "caliber_problems", "caliber_warnings", "rows",
+            "summary", "notes"}
+ROW_KEYS = {"op", "dtype", "size_detail", "occurrence", "shape", "class", "reason", "a_latency_ms",
+            "b_latency_ms", "delta_pct", "a_timer", "b_timer", "a_fallback", "b_fallback",
+            "a_status", "b_status", "a_speedup", "b_speedup"}
+
+
+def zl(argv, monkeypatch):
+    present = tuple(c for c in cli.COMMANDS if importlib.util.find_spec(f"zl_core.cli.{c}"))
+    monkeypatch.setattr(cli, "COMMANDS", present)
+    return cli.main([str(a) for a in argv])
+
+
+@pytest.fixture
+def cells(tmp_path):
+    out = []
+    for side, ms in (("A", [1.1, 2.0, 0.0]), ("B", [1.0, 2.2, 1.0])):
+        d = tmp_path / side
+        d.mkdir()
+        mode = "record" if side == "A" else "replay"
+        (d / "run_identity.json").write_text(json.dumps({**IDENTITY, "autotune_mode": mode}))
+        rows = [{"op": "mm", "dtype": "float16", "size_detail": f"[{2 ** i}] <b>&", "status":
+                 "SUCCESS" if v else "FAILED", "torch_latency_ms": 1.0, "gems_latency_ms": v or None,
+                 "speedup": 1.0, "timer": "graph", "fallback": False, "error": None}
+                for i, v in enumerate(ms)]
+        (d / "results.json").write_text(json.dumps({"schema": 1, "rows": rows}))
+        out.append(d)
+    return out
+
+
+def _no_nan(text):
+    raise AssertionError(f"non-standard JSON constant {text}")
+
+
+def test_json_form_has_the_documented_keys_and_is_strict_json(cells, monkeypatch, capsys):
+    assert zl(["report", "--ab", *cells, "--json"], monkeypatch) == 0
+    model = json.loads(capsys.readouterr().out, parse_constant=_no_nan)
+    assert set(model) == TOP_KEYS
+    assert model["schema"] == 1 and model["kind"] == "pair"
+    assert set(model["caliber"]) == {"fields", "common", "differs", "cells"}
+    assert set(model["caliber"]["cells"]) == {"A", "B"}
+    assert all(set(r) == ROW_KEYS for r in model["rows"])
+    assert {"counts", "comparable", "fallback", "verdict"} <= set(model["summary"])
+    assert [r["class"] for r in model["rows"]] == ["ok", "ok", "failed"]
+
+
+def test_format_json_equals_json_flag(cells, monkeypatch, capsys):
+    zl(["report", "--ab", *cells, "--json"], monkeypatch)
+    a = capsys.readouterr().out
+    zl(["report", "--ab", *cells, "--format", "json"], monkeypatch)
+    assert json.loads(capsys.readouterr().out) == json.loads(a)
+
+
+def test_html_is_self_contained_with_inline_svg(cells, tmp_path, monkeypatch):
+    out = tmp_path / "r.html"
+    assert zl(["report", "--ab", *cells, "--format", "html", "--out", out], monkeypatch) == 0
+    page = out.read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<svg" in page and "<style>" in page
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", page, re.IGNORECASE)
+    assert "http://" not in page and "https://" not in page
+    assert "<script" not in page.lower() and "<link" not in page.lower()
+    assert "@import" not in page and "url(" not in page
+    # user text is escaped, never markup
+    assert "<b>&" not in page and "&lt;b&gt;&amp;" in page
+
+
+def test_markdown_has_a_pipe_table(cells, monkeypatch, capsys):
+    assert zl(["report", "--ab", *cells, "--format", "md"], monkeypatch) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# A/B pair mm")
+    assert "| shape | A ms | B ms | delta |" in out and "|:---|---:|" in out
+
+
+def test_core_renders_plain_text_without_zl_report(cells, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "zl_report", None)  # as if not installed
+    assert zl(["report", "--ab", *cells], monkeypatch) == 0
+    assert "+10.00%" in capsys.readouterr().out
+    assert zl(["report", "--ab", *cells, "--format", "html"], monkeypatch) == 2
+    assert "pip install zl-report" in capsys.readouterr().err
+
+
+def test_zl_core_does_not_import_zl_report_at_import():
+    code = ("import sys, zl_core.report, zl_core.cli.report, zl_core.rows, zl_core.pairing; "
+            "print('zl_report' in sys.modules)")
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
+
+
+def test_render_api_rejects_unknown_format(cells):
+    zl_report = pytest.importorskip("zl_report")
+    with pytest.raises(ValueError):
+        zl_report.render(build_pair(*cells), "pdf")
+    assert zl_report.render(build_pair(*cells), "text").startswith("A/B pair mm")
+
+
+def test_json_and_format_conflict_is_a_usage_error(cells, monkeypatch, capsys):
+    assert zl(["report", "--ab", *cells, "--json", "--format", "md"], monkeypatch) == 2
+    assert "--json" in capsys.readouterr().err
+
+
+def test_colour_text_keeps_bracketed_size_details(cells):
+    """rich must not read "[torch.Size(...)]" as markup and swallow it."""
+    pytest.importorskip("rich")
+    zl_report = pytest.importorskip("zl_report")
+    for d in cells:
+        data = json.loads((d / "results.json").read_text())
+        data["rows"][0]["size_detail"] = "[torch.Size([64, 64]), 1]"
+        (d / "results.json").write_text(json.dumps(data))
+    text = zl_report.render(build_pair(*cells), "text", color=True)
+    assert "\x1b[" in text
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    assert "[torch.Size([64, 64]), 1]" in plain
