@@ -155,3 +155,17 @@ def test_ab_rounds_pin_to_round_one_and_stop_identical_ir(fake_host, tmp_path):
             if expected == "replay":
                 assert ident["replay_source"] == record
     assert not list(campaign.glob("pointwise/r02"))
+
+
+def test_adaptive_rounds_stop_once_every_shape_is_decided(fake_host, tmp_path):
+    from zl_core import stats
+
+    backend, provider, sides = setup(fake_host)
+    plan = RoundsPlan(rounds=None, max_rounds=10, allow_no_ir_diff=False, threshold_pct=1.0)
+    campaign, runs = run_ab(fake_host, provider, backend, "0", sides, [OpSpec.parse("gemm")], [],
+                            settings(), plan, tmp_path, telemetry_interval=0, aa=False, screen=None)
+    # The fake's 5% slowdown is exact, so the first round count that can decide at
+    # 95% (the exact order-statistic minimum) ends the campaign, well before 10.
+    assert runs[0].state == "done"
+    assert runs[0].rounds_done == stats.min_rounds_for(0.95) < 10
+    assert "decided" in runs[0].reason or "every" in runs[0].reason

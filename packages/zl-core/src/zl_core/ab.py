@@ -124,33 +124,21 @@ def _run_operator(host, provider, backend, device, sides, settings, plan, campai
 
 
 def round_latencies(op_dir: Path, rounds: int) -> dict[tuple, tuple[list[float], list[float]]]:
-    """Per shape key (dtype, size_detail, occurrence): A and B latencies of complete rounds.
+    """Per shape key: A and B gems latencies of each round, comparable pairs only.
 
-    Only rows that succeeded on both sides of the same round, with the same timer
-    and no capture fallback, are used: fallback rows are a different instrument.
+    Pairs that fell back from graph capture, or whose sides used different timers,
+    are a different instrument and are left out (see :mod:`zl_core.pairing`).
     """
+    from zl_core.pairing import OK, pair_rows
     from zl_core.rows import read_rows
 
     series: dict[tuple, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
     for r in range(1, rounds + 1):
-        sides = {}
-        for side in ("A", "B"):
-            counts: dict[tuple, int] = defaultdict(int)
-            keyed = {}
-            for row in read_rows(op_dir / f"r{r:02d}" / side):
-                base = (row.dtype, row.size_detail)
-                key = (*base, counts[base])
-                counts[base] += 1
-                keyed[key] = row
-            sides[side] = keyed
-        for key, a in sides["A"].items():
-            b = sides["B"].get(key)
-            if (b is None or a.status != "SUCCESS" or b.status != "SUCCESS" or a.fallback
-                    or b.fallback or a.timer != b.timer or not a.gems_latency_ms
-                    or not b.gems_latency_ms):
-                continue
-            series[key][0].append(float(a.gems_latency_ms))
-            series[key][1].append(float(b.gems_latency_ms))
+        round_dir = op_dir / f"r{r:02d}"
+        for pair in pair_rows(read_rows(round_dir / "A"), read_rows(round_dir / "B")):
+            if pair.cls == OK:
+                series[pair.key][0].append(float(pair.a.gems_latency_ms))
+                series[pair.key][1].append(float(pair.b.gems_latency_ms))
     return dict(series)
 
 
