@@ -169,3 +169,16 @@ def test_adaptive_rounds_stop_once_every_shape_is_decided(fake_host, tmp_path):
     assert runs[0].state == "done"
     assert runs[0].rounds_done == stats.min_rounds_for(0.95) < 10
     assert "decided" in runs[0].reason or "every" in runs[0].reason
+
+
+def test_backend_is_chosen_by_the_vendor_tool_that_sees_devices(fake_host):
+    from zl_core import Backend, hookimpl
+    from zl_core.cli._common import resolve_backend
+
+    class SharedTorchVendor:  # like ROCm on an NVIDIA box: no tool, torch.cuda shared
+        @hookimpl
+        def zl_backends(self):
+            return [Backend(name="othergpu", torch_namespace="cuda")]
+
+    fake_host.register(SharedTorchVendor(), name="other")
+    assert resolve_backend(fake_host, None).name == "fakegpu"

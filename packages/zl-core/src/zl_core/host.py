@@ -128,9 +128,10 @@ class PluginHost:
         found: dict[str, RegisteredBackend] = {}
         self._problems = []
         # Call each implementation separately so the answer can be traced to its
-        # package; pluggy's order is last-registered-first, so iterate reversed to
-        # let later registrations override earlier ones.
-        for impl in reversed(self._pm.hook.zl_backends.get_hookimpls()):
+        # package. get_hookimpls() lists them in registration order (pluggy *calls*
+        # them last-registered-first), so a later registration overwrites an earlier
+        # one of the same name, as it would win a firstresult hook.
+        for impl in self._pm.hook.zl_backends.get_hookimpls():
             package, version = self._origin.get(impl.plugin_name, ("?", ""))
             try:
                 answer = impl.function() or ()
@@ -183,10 +184,20 @@ class PluginHost:
             if value is not None and value.strip():
                 # Inside a visibility mask devices are renumbered from 0.
                 return [str(i) for i, _ in enumerate(v for v in value.split(",") if v.strip())]
-        answer = self._pm.hook.zl_enumerate_devices(backend=backend, explicit=explicit)
+        answer = self.probe_devices(backend)
         if answer is not None:
-            return [str(d) for d in answer]
+            return answer
         return [str(i) for i in range(_torch_device_count(backend))]
+
+    def probe_devices(self, backend: Backend) -> list[str] | None:
+        """Devices the vendor's own tool reports, or None when it has no answer.
+
+        Unlike :meth:`enumerate_devices` this never falls back to the torch
+        namespace, which several backends may share (ROCm's torch is torch.cuda),
+        so it can tell which vendor's hardware is really present.
+        """
+        answer = self._pm.hook.zl_enumerate_devices(backend=backend, explicit=None)
+        return None if answer is None else [str(d) for d in answer]
 
     def device_identity(self, backend: Backend, device: str | None = None) -> dict[str, str]:
         answer = self._pm.hook.zl_device_identity(backend=backend, device=device)

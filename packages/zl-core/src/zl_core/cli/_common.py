@@ -88,9 +88,11 @@ def resolve_backend(host: PluginHost, name: str | None, *, compile_target: str |
         return backends[0]
     if compile_target:
         return host.get_backend(compile_target.split(":", 1)[0])
-    with_devices = [b for b in backends if host.enumerate_devices(b)]
-    if len(with_devices) == 1:
-        return with_devices[0]
+    # Ask each vendor's own tool first: torch namespaces are shared between
+    # backends (ROCm builds expose torch.cuda), so a torch count cannot tell them apart.
+    probed = [b for b in backends if host.probe_devices(b)]
+    if len(probed) == 1:
+        return probed[0]
     names = ", ".join(b.name for b in backends)
     raise UsageError(f"several backends are installed ({names}); pick one with --backend "
                      f"or ${BACKEND_ENV}")

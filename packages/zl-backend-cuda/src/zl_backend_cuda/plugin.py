@@ -1,0 +1,143 @@
+"""The CUDA backend: NVIDIA GPUs through torch.cuda, described to zl through its hooks.
+
+Every hook answers for ``cuda`` only and returns None for any other backend, so a
+plugin registered later can override one answer without forking this module.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+from zl_core import Backend, hookimpl
+
+BACKEND = Backend(
+    name="cuda",
+    aliases=("nvidia", "nv"),
+    visibility_env_keys=("CUDA_VISIBLE_DEVICES",),
+    torch_namespace="cuda",
+    flaggems_vendor="nvidia",
+    graph_capture=True,
+    # FlagTree's default (NVIDIA+AMD) build compiles the RemoveLayoutConversions
+    # enhancement in and reads this switch at compile time ("0"/"1").
+    default_switch="FLAGTREE_RLC_ENHANCE",
+    description="NVIDIA GPUs (CUDA)",
+)
+
+SMI = "nvidia-smi"
+TOOL_TIMEOUT_S = 15
+TELEMETRY_QUERY = "index,clocks.sm,clocks.mem,temperature.gpu,power.draw,utilization.gpu"
+TELEMETRY_COLUMNS = ("index", "sm_clock_mhz", "mem_clock_mhz", "temp_c", "power_w", "util_pct")
+
+# Wording of errors after which the device context is dead (CUDA "sticky" errors),
+# the kernel itself is wrong, or the operator cannot run at all (out of memory): a
+# fallback latency would report a broken kernel as a measurement. Matched as
+# lower-case substrings of "<ExcType>: <message>".
+# "device-side assert triggered" is matched whole: torch appends "Compile with
+# `TORCH_USE_CUDA_DSA` to enable device-side assertions." to every CUDA error, so a
+# looser "device-side assert" would make each capture refusal fatal.
+FATAL_MARKERS = (
+    "illegal memory access",
+    "cudaerrorillegaladdress",
+    "an illegal instruction",
+    "misaligned address",
+    "device-side assert triggered",
+    "unspecified launch failure",
+    "uncorrectable ecc",
+    "out of memory",
+)
+# No poisoning wording for CUDA. Measured on an H200 with torch 2.11: a refused
+# capture (.item(), synchronize, nonzero, unique inside torch.cuda.graph) raises
+# "operation failed due to a previous error during capture" (its __context__ says
+# "operation not permitted when stream is capturing"), and the very next kernel on
+# the same context runs fine -- the capture is discarded, the context survives.
+# Such errors are recoverable, which is the host's default when we answer None.
+
+
+def _mine(backend: Backend) -> bool:
+    return backend.name == BACKEND.name
+
+
+def _smi(args: list[str]) -> str | None:
+    """stdout of one nvidia-smi call, or None when it is absent, fails or hangs."""
+    if shutil.which(SMI) is None:
+        return None
+    try:
+        proc = subprocess.run([SMI, *args], capture_output=True, text=True,
+                              timeout=TOOL_TIMEOUT_S, stdin=subprocess.DEVNULL, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def _clean(value: str) -> str:
+    """nvidia-smi writes "[N/A]" or "[Not Supported]" where a sensor has no value."""
+    value = value.strip()
+    return "" if value.startswith("[") or value.upper() == "N/A" else value
+
+
+@hookimpl
+def zl_backends() -> list[Backend]:
+    return [BACKEND]
+
+
+@hookimpl
+def zl_enumerate_devices(backend: Backend) -> list[str] | None:
+    if not _mine(backend):
+        return None
+    out = _smi(["--query-gpu=index", "--format=csv,noheader"])
+    if out is None:
+        return None
+    indices = [line.strip() for line in out.splitlines() if line.strip().isdigit()]
+    return indices or None
+
+
+@hookimpl
+def zl_device_identity(backend: Backend, device: str | None) -> dict[str, str] | None:
+    if not _mine(backend):
+        return None
+    if device is None:
+        # nvidia-smi ignores CUDA_VISIBLE_DEVICES; its -i takes the mask's first
+        # entry as is (an index or a GPU-... UUID both work there).
+        visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")]
+        device = visible[0] if visible and visible[0] else "0"
+    out = _smi(["--query-gpu=name,uuid,driver_version", "--format=csv,noheader", "-i", str(device)])
+    if not out or not out.strip():
+        return None
+    fields = [f.strip() for f in out.strip().splitlines()[0].split(",")]
+    if len(fields) != 3:
+        return None
+    name, uuid, driver = (_clean(f) for f in fields)
+    return {"device_name": name, "device_uuid": uuid, "driver_version": driver}
+
+
+@hookimpl
+def zl_classify_capture_error(backend: Backend, exc: BaseException) -> str | None:
+    if not _mine(backend):
+        return None
+    text = f"{type(exc).__name__}: {exc}".lower()
+    if any(marker in text for marker in FATAL_MARKERS):
+        return "fatal"
+    return None
+
+
+@hookimpl
+def zl_telemetry_command(backend: Backend, device: str | None) -> list[str] | None:
+    if not _mine(backend):
+        return None
+    argv = [SMI, f"--query-gpu={TELEMETRY_QUERY}", "--format=csv,noheader,nounits"]
+    return argv + ["-i", str(device)] if device not in (None, "") else argv
+
+
+@hookimpl
+def zl_parse_telemetry(backend: Backend, raw: str) -> list[dict[str, str]] | None:
+    if not _mine(backend):
+        return None
+    rows = []
+    for line in raw.splitlines():
+        fields = [f.strip() for f in line.split(",")]
+        if len(fields) != len(TELEMETRY_COLUMNS) or not fields[0].isdigit():
+            continue  # "No devices were found", warnings, blank lines
+        rows.append(dict(zip(TELEMETRY_COLUMNS, (_clean(f) for f in fields), strict=True)))
+    return rows

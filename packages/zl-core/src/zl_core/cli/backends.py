@@ -1,0 +1,77 @@
+"""``zl backends``: every backend found, who registered it, and what failed to load."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from zl_core.host import PluginHost, plugin_host
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("backends", help="list installed backends and plugins that failed to load",
+                       description="List every backend found through the 'zl' entry points: its "
+                                   "aliases, the package that registered it, its capabilities, and "
+                                   "every plugin that failed to load or was disabled, with the reason.")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(handler=run)
+
+
+def collect(host: PluginHost) -> dict[str, Any]:
+    """The listing as plain data (the ``--json`` document)."""
+    backends = []
+    for backend in host.backends():
+        origin = host.backend_origin(backend)
+        backends.append({
+            "name": backend.name,
+            "aliases": list(backend.aliases),
+            "package": origin.package,
+            "version": origin.version,
+            "description": backend.description,
+            "capabilities": backend.capabilities,
+        })
+    plugins = [{"name": r.name, "package": r.package, "version": r.version,
+                "status": r.status, "reason": r.reason} for r in host.plugins]
+    return {"backends": backends, "plugins": plugins, "problems": host.problems}
+
+
+def _capability_text(caps: dict[str, Any]) -> str:
+    parts = [f"graph_capture={'yes' if caps['graph_capture'] else 'no'}"]
+    if caps.get("capture_deny"):
+        parts.append(f"capture_deny={','.join(caps['capture_deny'])}")
+    for key in ("flaggems_vendor", "torch_namespace", "default_switch"):
+        parts.append(f"{key}={caps.get(key) or '-'}")
+    parts.append(f"visibility={','.join(caps['visibility_env_keys']) or '-'}")
+    return "  ".join(parts)
+
+
+def render(listing: dict[str, Any]) -> list[str]:
+    lines = []
+    if not listing["backends"]:
+        lines.append("no backend is installed; pip install a zl-backend-* package "
+                     "(e.g. zl-backend-cuda)")
+    for b in listing["backends"]:
+        aliases = f" (aliases: {', '.join(b['aliases'])})" if b["aliases"] else ""
+        origin = f"{b['package']} {b['version']}".strip()
+        lines.append(f"{b['name']}{aliases}  [{origin}]" + (f"  {b['description']}" if b["description"] else ""))
+        lines.append(f"    {_capability_text(b['capabilities'])}")
+    broken = [p for p in listing["plugins"] if p["status"] != "loaded"]
+    if broken:
+        lines.append("")
+        lines.append("plugins not loaded:")
+        for p in broken:
+            origin = f"{p['package']} {p['version']}".strip()
+            lines.append(f"  {p['name']} [{origin}] {p['status']}: {p['reason']}")
+    for problem in listing["problems"]:
+        lines.append(f"note: {problem}")
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    listing = collect(plugin_host())
+    if args.json:
+        print(json.dumps(listing, indent=2))
+    else:
+        print("\n".join(render(listing)))
+    return 0

@@ -1,0 +1,54 @@
+"""``zl telemetry``: sample a backend's clocks, temperature, power and utilisation as TSV."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from time import sleep
+
+from zl_core import telemetry
+from zl_core.cli import _common
+from zl_core.host import plugin_host
+
+DEFAULT_INTERVAL_S = 5.0
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("telemetry", help="sample device clocks, temperature, power and use as TSV",
+                       description="Run the backend's telemetry sampler every --interval seconds "
+                                   "and print one tab-separated row per device. A missing or "
+                                   "failing sampler is reported on stderr and is not an error.")
+    p.add_argument("--backend", help=f"backend name or alias (default: ${_common.BACKEND_ENV}, "
+                                     "or the only one installed)")
+    p.add_argument("--device", help="device to sample (default: the one the backend's visibility "
+                                    "variable names, else every device)")
+    p.add_argument("--interval", type=_common.positive_float, default=DEFAULT_INTERVAL_S,
+                   metavar="SECONDS", help=f"seconds between samples (default {DEFAULT_INTERVAL_S:g})")
+    p.add_argument("--once", action="store_true", help="take one sample and exit")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    host = plugin_host()
+    backend = _common.resolve_backend(host, args.backend)
+    device = telemetry.sampler_device(backend, args.device)
+    try:
+        rows, reason = telemetry.sample_once(host, backend, device)
+        if not rows:
+            # Nothing to show: say why, and leave stdout empty so that no file
+            # ever looks sampled when it is not.
+            print(f"zl telemetry: {reason}", file=sys.stderr)
+            return 0
+        print(telemetry.HEADER)
+        while True:
+            for line in telemetry.format_rows(rows, telemetry.utc_timestamp()):
+                print(line)
+            sys.stdout.flush()
+            if args.once:
+                return 0
+            sleep(args.interval)
+            rows, reason = telemetry.sample_once(host, backend, device)
+            if not rows:  # a transient failure mid-run: note it and keep sampling
+                print(f"zl telemetry: {reason}", file=sys.stderr)
+    except KeyboardInterrupt:
+        return 0

@@ -1,0 +1,92 @@
+"""Device telemetry through a backend's sampler: one sample, the same columns everywhere.
+
+Telemetry is evidence, never a gate: every failure becomes a reason string, and the
+caller decides whether to print it. ``zl telemetry`` and the campaign sampler both
+build on :func:`sample_once`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+
+from zl_core.backend import Backend
+from zl_core.host import TELEMETRY_COLUMNS, PluginHost
+
+COLUMNS = ("timestamp", *TELEMETRY_COLUMNS)
+HEADER = "\t".join(COLUMNS)
+DEFAULT_TIMEOUT_S = 10.0
+
+
+def utc_timestamp(now: _dt.datetime | None = None) -> str:
+    """ISO-8601 in UTC to the second, e.g. ``2026-09-10T07:41:12Z``."""
+    now = now or _dt.datetime.now(_dt.timezone.utc)
+    return now.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def sampler_device(backend: Backend, device: str | None,
+                   environ: Mapping[str, str] | None = None) -> str | None:
+    """The device to pin the sampler to: ``device`` if given, else the backend's
+    visibility variable when it names exactly one device. A list of devices gives
+    None -- sample them all rather than silently pick the first."""
+    if device not in (None, ""):
+        return str(device)
+    environ = os.environ if environ is None else environ
+    for key in backend.visibility_env_keys:
+        listed = [d.strip() for d in environ.get(key, "").split(",") if d.strip()]
+        if listed:
+            return listed[0] if len(listed) == 1 else None
+    return None
+
+
+def _first_line(text: str, limit: int = 200) -> str:
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def sample_once(host: PluginHost, backend: Backend, device: str | None,
+                timeout: float = DEFAULT_TIMEOUT_S) -> tuple[list[dict[str, str]], str]:
+    """Run the backend's sampler once and parse it.
+
+    :return: ``(rows, "")`` with one row per device in :data:`TELEMETRY_COLUMNS`
+        (values are strings, empty where the tool reports nothing), or
+        ``([], reason)`` when there is no sampler, it is not installed, fails,
+        hangs, or prints nothing the backend's parser understands.
+    """
+    argv = host.telemetry_command(backend, device)
+    if not argv:
+        return [], f"backend {backend.name} declares no telemetry sampler"
+    tool = argv[0]
+    if shutil.which(tool) is None:
+        return [], f"telemetry sampler {tool!r} is not on PATH"
+    try:
+        proc = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL, check=False)
+    except subprocess.TimeoutExpired:
+        return [], f"telemetry sampler {tool} gave no answer within {timeout:g}s"
+    except OSError as exc:
+        return [], f"telemetry sampler {tool} could not start: {exc}"
+    if proc.returncode != 0:
+        detail = _first_line(proc.stderr) or _first_line(proc.stdout) or "no output"
+        return [], f"telemetry sampler {' '.join(argv)} exited {proc.returncode}: {detail}"
+    try:
+        rows = host.parse_telemetry(backend, proc.stdout)
+    except Exception as exc:  # noqa: BLE001 -- a broken parser must not take a campaign down
+        return [], f"the {backend.name} telemetry parser failed: {type(exc).__name__}: {exc}"
+    if not rows:
+        seen = _first_line(proc.stdout) or "nothing"
+        return [], (f"telemetry sampler {tool} printed nothing the {backend.name} parser "
+                    f"understands (first line: {seen!r})")
+    return rows, ""
+
+
+def format_rows(rows: Sequence[Mapping[str, str]], timestamp: str) -> list[str]:
+    """TSV lines (no header) for one sample, all rows stamped with ``timestamp``."""
+    lines = []
+    for row in rows:
+        values = [timestamp, *(str(row.get(col, "")) for col in TELEMETRY_COLUMNS)]
+        lines.append("\t".join(v.replace("\t", " ").replace("\n", " ") for v in values))
+    return lines

@@ -1,0 +1,148 @@
+"""The plugin host: registration, names and aliases, entry-point loading, disabling."""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import uuid
+
+import pytest
+from zl_core import Backend, PluginHost, hookimpl
+from zl_core.errors import UnknownBackendError
+
+
+class Accel:
+    """An in-test vendor plugin answering for its own backend only."""
+
+    def __init__(self, name="accel", aliases=("acc",), keys=("ACCEL_VISIBLE_DEVICES",)):
+        self.backend = Backend(name=name, aliases=aliases, visibility_env_keys=keys)
+
+    @hookimpl
+    def zl_backends(self):
+        return [self.backend]
+
+
+def _host(*plugins):
+    host = PluginHost()
+    for i, plugin in enumerate(plugins):
+        host.register(plugin, name=f"p{i}", package=f"pkg-{i}", version="1.0")
+    return host
+
+
+def test_registered_backend_is_listed_with_its_origin():
+    host = _host(Accel())
+    (backend,) = host.backends()
+    assert backend.name == "accel"
+    origin = host.backend_origin(backend)
+    assert (origin.package, origin.version, origin.plugin) == ("pkg-0", "1.0", "p0")
+
+
+def test_unregister_removes_the_backend():
+    host = _host(Accel())
+    host.unregister("p0")
+    assert host.backends() == []
+
+
+def test_aliases_resolve_case_insensitively_to_the_canonical_backend():
+    host = _host(Accel(), Accel(name="other", aliases=("oth", "o2"), keys=("OTHER_VISIBLE",)))
+    assert host.get_backend("ACC").name == "accel"
+    assert host.get_backend(" o2 ").name == "other"
+    assert host.get_backend("Other").name == "other"
+
+
+def test_unknown_backend_fails_closed_listing_every_name_and_alias():
+    host = _host(Accel(), Accel(name="other", aliases=("oth",), keys=("OTHER_VISIBLE",)))
+    with pytest.raises(UnknownBackendError) as info:
+        host.get_backend("cuda")  # no silent CUDA fallback
+    message = str(info.value)
+    assert "'cuda'" in message
+    for name in ("accel", "acc", "other", "oth"):
+        assert name in message
+    assert "\n" not in message
+
+
+def test_unknown_backend_with_nothing_installed_says_so():
+    with pytest.raises(UnknownBackendError, match="none are installed"):
+        PluginHost().get_backend("musa")
+
+
+def test_later_registration_overrides_a_backend_and_says_so():
+    host = _host(Accel(aliases=("old",)), Accel(aliases=("new",)))
+    assert host.get_backend("accel").aliases == ("new",)
+    assert any("overrides" in p for p in host.problems)
+
+
+# -- entry points ----------------------------------------------------------------
+
+
+def _module(tmp_path, monkeypatch, body: str) -> str:
+    """Write an importable module and return its (unique) name."""
+    name = f"zl_test_plugin_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{name}.py").write_text(body)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return name
+
+
+GOOD_PLUGIN = """
+from zl_core import Backend, hookimpl
+
+@hookimpl
+def zl_backends():
+    return [Backend(name="goodacc", aliases=("ga",), visibility_env_keys=("GOOD_VISIBLE",))]
+"""
+
+
+def _ep(name: str, module: str) -> md.EntryPoint:
+    return md.EntryPoint(name=name, value=module, group="zl")
+
+
+def test_a_plugin_that_fails_to_import_is_reported_and_the_others_load(tmp_path, monkeypatch):
+    good = _module(tmp_path, monkeypatch, GOOD_PLUGIN)
+    broken = _module(tmp_path, monkeypatch, "raise ImportError('libvendor.so: cannot open shared object file')\n")
+    host = PluginHost.load([_ep("broken", broken), _ep("good", good)])
+
+    assert [b.name for b in host.backends()] == ["goodacc"]
+    records = {r.name: r for r in host.plugins}
+    assert records["good"].status == "loaded"
+    assert records["broken"].status == "failed"
+    assert records["broken"].reason == "ImportError: libvendor.so: cannot open shared object file"
+
+
+def test_an_entry_point_naming_a_missing_module_is_reported(tmp_path, monkeypatch):
+    good = _module(tmp_path, monkeypatch, GOOD_PLUGIN)
+    host = PluginHost.load([_ep("ghost", "zl_no_such_module_anywhere"), _ep("good", good)])
+    assert host.get_backend("ga").name == "goodacc"
+    (ghost,) = [r for r in host.plugins if r.name == "ghost"]
+    assert ghost.status == "failed"
+    assert "ModuleNotFoundError" in ghost.reason
+
+
+def test_a_plugin_whose_hook_raises_is_reported_and_the_others_still_list(tmp_path, monkeypatch):
+    good = _module(tmp_path, monkeypatch, GOOD_PLUGIN)
+    raising = _module(tmp_path, monkeypatch, (
+        "from zl_core import hookimpl\n"
+        "@hookimpl\n"
+        "def zl_backends():\n"
+        "    raise RuntimeError('driver not loaded')\n"))
+    host = PluginHost.load([_ep("raising", raising), _ep("good", good)])
+    assert [b.name for b in host.backends()] == ["goodacc"]
+    assert any("driver not loaded" in p for p in host.problems)
+
+
+def test_zl_disable_plugins_skips_by_entry_point_name(tmp_path, monkeypatch):
+    good = _module(tmp_path, monkeypatch, GOOD_PLUGIN)
+    other = _module(tmp_path, monkeypatch, GOOD_PLUGIN.replace("goodacc", "otheracc").replace('"ga"', '"oa"'))
+    monkeypatch.setenv("ZL_DISABLE_PLUGINS", " Good , unrelated")
+    host = PluginHost.load([_ep("good", good), _ep("other", other)])
+    assert [b.name for b in host.backends()] == ["otheracc"]
+    (record,) = [r for r in host.plugins if r.name == "good"]
+    assert record.status == "disabled"
+    assert "ZL_DISABLE_PLUGINS" in record.reason
+
+
+def test_installed_vendor_packages_register_through_their_entry_points():
+    host = PluginHost.load()
+    names = {b.name for b in host.backends()}
+    assert {"cuda", "musa", "rocm", "ascend"} <= names
+    for name in ("cuda", "musa", "rocm", "ascend"):
+        origin = host.backend_origin(host.get_backend(name))
+        assert (origin.package, origin.version) == (f"zl-backend-{name}", "0.1.0")
