@@ -1,0 +1,341 @@
+"""The built-in suite provider: zl's own Triton operators under FlagGems' protocol.
+
+Device cells run ``python -m pytest ... benchmark/test_<op>.py::test_<op>`` from
+the suite folder shipped in this package (the folder of this module), with the
+same zl pytest plugins as FlagGems cells. Compile-only cells run
+``python -m zl_flaggems.compile_only --op <op> --target <target>``, which needs
+neither a device nor torch.
+
+The suite is installed inside site-packages, so its cells are isolated from the
+user's pytest configuration (``-c`` our ``pytest.ini``, ``--rootdir``, an empty
+``PYTEST_ADDOPTS``) and write no bytecode or cache next to it.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from zl_core.errors import PreflightError
+from zl_core.provider import CellCommand, CellRequest, OpInfo, Provider
+
+SUITE_DIR = Path(__file__).resolve().parent
+BENCH_DIR = "benchmark"
+INI_NAME = "pytest.ini"
+LEVELS = ("core", "comprehensive")
+
+# Runs in the cell's interpreter: can it import what the cell needs?
+_PROBE = """\
+import importlib, importlib.util, json, sys
+out = {"python": sys.executable, "missing": [], "errors": {}}
+for name in sys.argv[1:]:
+    try:
+        if name.startswith("?"):
+            if importlib.util.find_spec(name[1:]) is None:
+                out["missing"].append(name[1:])
+        else:
+            mod = importlib.import_module(name)
+            out[name] = getattr(mod, "__version__", None)
+    except Exception as exc:
+        out["missing"].append(name.lstrip("?"))
+        out["errors"][name.lstrip("?")] = (type(exc).__name__ + ": " + str(exc)).splitlines()[0]
+print("ZL_PROBE " + json.dumps(out))
+"""
+
+
+def package_version() -> str:
+    """The zl-flaggems version: the suite's 'commit' is the package that ships it."""
+    try:
+        import importlib.metadata as md
+
+        return md.version("zl-flaggems")
+    except Exception:  # noqa: BLE001 - not installed as a distribution (PYTHONPATH checkout)
+        from zl_flaggems import __version__
+
+        return __version__
+
+
+def _literal(tree: ast.Module, name: str) -> tuple[str, ...]:
+    """A module-level ``NAME = ("a", "b")`` of a benchmark file, without importing it."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name
+                                                for t in node.targets):
+            try:
+                value = ast.literal_eval(node.value)
+            except ValueError:
+                return ()
+            return tuple(str(v) for v in value) if isinstance(value, (tuple, list)) else ()
+    return ()
+
+
+def _op_marks(func: ast.FunctionDef) -> list[str]:
+    """Names of ``@pytest.mark.<name>`` decorators."""
+    marks = []
+    for deco in func.decorator_list:
+        target = deco.func if isinstance(deco, ast.Call) else deco
+        if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Attribute)
+                and target.value.attr == "mark"):
+            marks.append(target.attr)
+    return marks
+
+
+def read_benchmark_file(path: Path) -> list[OpInfo]:
+    """The operators of one ``test_<file>.py``: each ``def test_<op>`` marked ``<op>``."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except (OSError, SyntaxError, ValueError):
+        return []
+    dtypes, kinds = _literal(tree, "DTYPES"), _literal(tree, "KINDS")
+    op_file = path.stem[len("test_"):]
+    ops = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
+            op = node.name[len("test_"):]
+            if op in _op_marks(node):
+                ops.append(OpInfo(op=op, op_file=op_file, dtypes=dtypes, kinds=kinds))
+    return ops
+
+
+class BuiltinSuiteProvider(Provider):
+    """zl's own Triton operators (mm, mm_f32, softmax, layer_norm, add, sum, gelu)."""
+
+    name = "builtin"
+    description = "zl's built-in Triton operators, FlagGems benchmark protocol (no checkout needed)"
+    supports_compile_only = True
+    interpreter_timeout_s = 300.0
+
+    def __init__(self) -> None:
+        self._probe_cache: dict[tuple, dict] = {}
+
+    # -- where the suite is ----------------------------------------------------------
+
+    def root(self, source: str | None) -> Path:
+        """The suite folder (parent of ``benchmark/``): ``source`` or the packaged one."""
+        return Path(source).expanduser().resolve() if source else SUITE_DIR
+
+    def list_ops(self, source: str | None) -> list[OpInfo]:
+        bench = self.root(source) / BENCH_DIR
+        if not bench.is_dir():
+            return []
+        ops = [op for path in sorted(bench.glob("test_*.py")) for op in read_benchmark_file(path)]
+        return sorted(ops, key=lambda o: (o.op, o.op_file))
+
+    # -- preflight ---------------------------------------------------------------------
+
+    def preflight(self, request: CellRequest) -> None:
+        root = self._check_suite(request.source)
+        if request.level not in LEVELS:
+            raise PreflightError("bench_level", f"level {request.level!r} is not one of "
+                                 f"{', '.join(LEVELS)}")
+        path, func = self._node_parts(request, root)
+        self._check_function(path, func, request)
+        if request.compile_only:
+            self._check_compile_only(request)
+        else:
+            self._check_shape_file(request)
+            self._check_replay(request)
+        self._check_interpreter(request)
+
+    def _check_suite(self, source: str | None) -> Path:
+        root = self.root(source)
+        missing = [n for n in (BENCH_DIR, INI_NAME) if not (root / n).exists()]
+        if missing:
+            raise PreflightError("suite_dir", f"{root} is not a built-in suite folder (missing "
+                                 f"{' and '.join(missing)}); drop --source or reinstall zl-flaggems")
+        return root
+
+    def _node(self, request: CellRequest) -> str:
+        if request.test_node:
+            return request.test_node
+        return f"{BENCH_DIR}/test_{request.op.op_file}.py::test_{request.op.op}"
+
+    def _node_parts(self, request: CellRequest, root: Path) -> tuple[Path, str]:
+        node = self._node(request)
+        if node.startswith("-") or any(c in node for c in "\n\r\0"):
+            raise PreflightError("benchmark_file", f"malformed test node {node!r}; "
+                                 "use benchmark/test_<file>.py::test_<function>")
+        file_half, _, rest = node.partition("::")
+        path = Path(file_half)
+        path = path if path.is_absolute() else root / path
+        if not path.is_file():
+            known = ", ".join(o.op for o in self.list_ops(str(root) if root != SUITE_DIR else None))
+            raise PreflightError("benchmark_file", f"benchmark file does not exist: {path}; "
+                                 f"built-in operators: {known}")
+        func = rest.split("::")[-1].split("[", 1)[0] if rest else ""
+        return path, func
+
+    def _check_function(self, path: Path, func: str, request: CellRequest) -> None:
+        if not func:
+            return
+        names = [f"test_{o.op}" for o in read_benchmark_file(path)]
+        if func not in names:
+            found = ", ".join(names) or "none"
+            raise PreflightError("test_function", f"no 'def {func}' marked as its operator in "
+                                 f"{path} (found: {found})")
+
+    def _check_compile_only(self, request: CellRequest) -> None:
+        from zl_flaggems.builtin.kernels import OPS
+        from zl_flaggems.compile_only import CompileOnlyError, parse_target
+
+        if request.op.op not in OPS:
+            raise PreflightError("compile_specs", f"operator {request.op.op!r} has no compile specs; "
+                                 f"compile-only operators: {', '.join(OPS)}")
+        try:
+            parse_target(request.target or "cuda:90")
+        except CompileOnlyError as exc:
+            raise PreflightError("target", str(exc)) from None
+        if request.shape_file is not None and request.shapes != "upstream":
+            raise PreflightError("shape_file", "compile-only cells compile the suite's fixed "
+                                 "COMPILE_SPECS and take no shape file; drop --shape-file")
+        if request.replay_from is not None:
+            raise PreflightError("replay_dir", "compile-only cells autotune nothing (every config "
+                                 "is compiled); drop --replay-from")
+
+    def _shape_file(self, request: CellRequest) -> Path | None:
+        if request.shapes == "upstream" or request.shape_file is None:
+            return None
+        return Path(request.shape_file).expanduser().resolve()
+
+    def _check_shape_file(self, request: CellRequest) -> None:
+        path = self._shape_file(request)
+        if path is None:
+            return
+        if not path.is_file():
+            raise PreflightError("shape_file", f"shape file does not exist: {path}")
+        try:
+            import yaml
+
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except Exception as exc:  # noqa: BLE001 - any parse problem is this check's failure
+            first = " ".join(str(exc).split())[:200]
+            raise PreflightError("shape_file", f"shape file is not valid YAML: {path}: {first}") from None
+        if not isinstance(data, dict):
+            raise PreflightError("shape_file", f"shape file {path} must map op or class names to "
+                                 "{shapes: [...], shape_desc: ...}")
+
+    def _check_replay(self, request: CellRequest) -> None:
+        if request.replay_from is None:
+            if request.autotune_mode == "replay":
+                raise PreflightError("replay_dir", "autotune mode replay needs the cell to replay "
+                                     "from (--replay-from <cell dir>)")
+            return
+        src = Path(request.replay_from)
+        if not src.is_dir():
+            raise PreflightError("replay_dir", f"replay run directory does not exist: {src}")
+        if not (src / "autotune_records").is_dir():
+            raise PreflightError("replay_dir", f"{src} has no autotune_records/; replay from a "
+                                 "cell that ran with autotune mode record")
+
+    def _check_interpreter(self, request: CellRequest) -> dict:
+        """Can the cell's python import what the cell imports? Names the python if not."""
+        python = request.python
+        shown = python if os.path.isabs(python) else f"{python} ({shutil.which(python) or 'not on PATH'})"
+        if request.compile_only:
+            needs, wanted = ["triton", "?zl_flaggems.compile_only", "?zl_core"], "triton"
+        else:
+            modules = self._plan(request).modules
+            needs = ["triton", "torch", *(f"?{m}" for m in modules)]
+            wanted = "triton + torch"
+        env = {**os.environ, **request.env}
+        key = (python, env.get("PYTHONPATH"), tuple(needs))
+        if key in self._probe_cache:
+            return self._probe_cache[key]
+        try:
+            cwd = str(request.out_dir) if Path(request.out_dir).is_dir() else None
+            proc = subprocess.run([python, "-c", _PROBE, *needs], env=env, cwd=cwd, check=False,
+                                  capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                                  timeout=self.interpreter_timeout_s)
+        except FileNotFoundError:
+            raise PreflightError("interpreter", f"python interpreter not found: {shown}; pass "
+                                 f"--python <interpreter with {wanted}>") from None
+        except subprocess.TimeoutExpired:
+            raise PreflightError("interpreter", f"{shown} did not finish importing {wanted} within "
+                                 f"{self.interpreter_timeout_s:.0f}s") from None
+        except OSError as exc:
+            raise PreflightError("interpreter", f"cannot run {shown}: {exc}") from None
+        probe = None
+        for line in proc.stdout.splitlines():
+            if line.startswith("ZL_PROBE "):
+                try:
+                    probe = json.loads(line[len("ZL_PROBE "):])
+                except ValueError:
+                    probe = None
+        if proc.returncode != 0 or probe is None:
+            lines = [ln.strip() for ln in (proc.stderr or proc.stdout).splitlines() if ln.strip()]
+            last = lines[-1] if lines else f"exit status {proc.returncode}"
+            raise PreflightError("interpreter", f"{shown} cannot run the import probe: {last}")
+        if probe.get("missing"):
+            detail = "; ".join(f"{m} ({probe['errors'][m]})" if m in probe.get("errors", {}) else m
+                               for m in probe["missing"])
+            raise PreflightError("interpreter", f"{shown} cannot import {detail}; the built-in "
+                                 f"suite needs {wanted} and zl-flaggems in that interpreter")
+        self._probe_cache[key] = probe
+        return probe
+
+    # -- the command ---------------------------------------------------------------------
+
+    def _plan(self, request: CellRequest):
+        from zl_flaggems import plugin_order
+
+        try:
+            from zl_core import plugin_host
+
+            host = plugin_host()
+        except Exception:  # noqa: BLE001 - planning without compat plugins still works
+            host = None
+        return plugin_order.plan(request.backend, host=host, autotune_mode=request.autotune_mode,
+                                 timer=request.timer)
+
+    def _shape_mode(self, request: CellRequest) -> str:
+        path = self._shape_file(request)
+        return f"file:{path}" if path is not None and not request.compile_only else "builtin"
+
+    def cell_command(self, request: CellRequest) -> CellCommand:
+        root = self.root(request.source)
+        identity: dict[str, object] = {
+            "provider": self.name,
+            "provider_commit": package_version(),
+            "shape_mode": self._shape_mode(request),
+            "bench_level": request.level,
+            "suite_dir": str(root),
+        }
+        if request.compile_only:
+            target = request.target or "cuda:90"
+            argv = [request.python, "-m", "zl_flaggems.compile_only", "--op", request.op.op,
+                    "--target", target]
+            if request.op.dtypes:
+                argv += ["--dtypes", ",".join(request.op.dtypes)]
+            identity.update({"timer": "none", "compile_only": True, "target": target})
+            return CellCommand(argv=tuple(argv), cwd=Path(request.out_dir),
+                               env={"ZL_PROVIDER": self.name}, identity=identity)
+
+        from zl_flaggems import plugin_order
+
+        plan = self._plan(request)
+        node = self._node(request)
+        argv = [request.python, "-m", "pytest", "-p", "no:cacheprovider",
+                "-c", str(root / INI_NAME), "--rootdir", str(root), "-s",
+                *plugin_order.pytest_args(plan.modules),
+                node, "--level", request.level, "--mode", "kernel"]
+        for dtype in request.op.dtypes:
+            argv += ["--dtypes", dtype]
+        shape_file = self._shape_file(request)
+        if shape_file is not None:
+            argv += ["--shape_file", str(shape_file)]
+        identity.update({"timer": plan.timer, "test_node": node, "plugins": list(plan.modules)})
+        if plan.notes:
+            identity["plan_notes"] = list(plan.notes)
+        env = {
+            "ZL_PROVIDER": self.name,
+            "ZL_SHAPE_MODE": self._shape_mode(request),
+            "ZL_SHAPE_FILE": str(shape_file) if shape_file else "",
+            "ZL_BENCH_LEVEL": request.level,
+            # The suite sits in site-packages: no bytecode there, and no user addopts.
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTEST_ADDOPTS": "",
+        }
+        return CellCommand(argv=tuple(argv), cwd=root, env=env, identity=identity)
