@@ -16,7 +16,7 @@ import attrs
 from zl_core.backend import Backend
 from zl_core.opspec import OpSpec
 
-AUTOTUNE_MODES = ("record", "replay", "uncontrolled")
+AUTOTUNE_MODES = ("record", "replay", "uncontrolled", "none")  # none: compile-only
 TIMERS = ("auto", "graph", "direct", "none")
 
 
