@@ -1,0 +1,93 @@
+"""The ordered ``-p`` plugin list of a cell, planned from backend capabilities.
+
+Order matters: compat plugins first (they rewrite collection-time markers);
+then vendor (sets ``GEMS_VENDOR`` before FlagGems is imported), seed, shapes,
+autotune, ttgir, timing, foreign, and results last (it reads what the others
+recorded).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+PACKAGE = "zl_flaggems.plugins"
+VENDOR = f"{PACKAGE}.vendor"
+SEED = f"{PACKAGE}.seed"
+SHAPES = f"{PACKAGE}.shapes"
+AUTOTUNE = f"{PACKAGE}.autotune"
+TTGIR = f"{PACKAGE}.ttgir"
+TIMING = f"{PACKAGE}.timing"
+FOREIGN = f"{PACKAGE}.foreign"
+RESULTS = f"{PACKAGE}.results"
+
+GRAPH_ON = ("graph", "cuda_graph", "1", "true", "yes", "on", "always")
+GRAPH_OFF = ("direct", "0", "false", "no", "off", "never")
+
+
+@attrs.frozen(kw_only=True)
+class PluginPlan:
+    modules: tuple[str, ...]
+    timer: str  # resolved: "graph" | "direct" | "none"
+    notes: tuple[str, ...] = ()
+
+
+def resolve_timer(requested: str | None, backend: Any) -> tuple[str, str | None]:
+    """``(timer, note)``: ``auto`` → graph when the backend can capture, else direct.
+
+    Asking for graph on a backend without graph capture gives direct and a note;
+    capture is a declared capability, never guessed from the backend's name.
+    """
+    value = (requested or "auto").strip().lower()
+    can_capture = bool(getattr(backend, "graph_capture", False))
+    name = getattr(backend, "name", "?")
+    if value == "none":
+        return "none", None
+    if value in GRAPH_OFF:
+        return "direct", None
+    if value in GRAPH_ON:
+        if can_capture:
+            return "graph", None
+        return "direct", f"timer=graph ignored on backend={name} (no graph capture); using timer=direct"
+    if value != "auto":
+        return ("graph" if can_capture else "direct"), f"unknown timer {requested!r}; treated as auto"
+    return ("graph" if can_capture else "direct"), None
+
+
+def plan(backend: Any, *, host: Any = None, autotune_mode: str = "uncontrolled",
+         timer: str = "auto", ttgir: bool = True) -> PluginPlan:
+    """The ``-p`` modules for one cell of ``backend``, in load order."""
+    notes: list[str] = []
+    modules: list[str] = []
+    if host is not None and backend is not None:
+        try:
+            modules.extend(host.compat_plugins(backend))
+        except Exception as exc:  # noqa: BLE001 - a broken vendor hook is reported, not fatal
+            notes.append(f"compat plugins of backend={getattr(backend, 'name', '?')} unavailable: {exc}")
+    modules += [VENDOR, SEED, SHAPES]
+    if (autotune_mode or "uncontrolled") in ("record", "replay"):
+        modules.append(AUTOTUNE)
+    if ttgir and bool(getattr(backend, "triton_hooks", True)):
+        modules.append(TTGIR)
+    elif ttgir:
+        notes.append(f"backend={getattr(backend, 'name', '?')} declares no Triton hooks; TTGIR is not dumped")
+    resolved, note = resolve_timer(timer, backend)
+    if note:
+        notes.append(note)
+    if resolved != "none":
+        modules.append(TIMING)
+    modules += [FOREIGN, RESULTS]
+    unique: list[str] = []
+    for m in modules:
+        if m not in unique:
+            unique.append(m)
+    return PluginPlan(modules=tuple(unique), timer=resolved, notes=tuple(notes))
+
+
+def pytest_args(modules: tuple[str, ...] | list[str]) -> list[str]:
+    """``["-p", m1, "-p", m2, ...]``."""
+    out: list[str] = []
+    for m in modules:
+        out += ["-p", m]
+    return out

@@ -1,0 +1,74 @@
+"""pytest plugin: fixed random seeds (``ZL_SEED``, default 0) at start and before each test.
+
+Seeds Python's ``random``, numpy when installed, torch's CPU generator and every
+device generator of the backend's torch namespace. Input tensors are then the
+same on both sides of a comparison.
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+import sys
+from typing import Any
+
+from zl_flaggems import cellenv
+
+PLUGIN = "seed"
+
+
+def seed_value() -> int:
+    return cellenv.env_int("ZL_SEED", 0, minimum=0)
+
+
+def seed_all(seed: int) -> list[str]:
+    """Seed every generator found; returns the names seeded."""
+    seeded = ["random"]
+    random.seed(seed)
+    numpy = sys.modules.get("numpy")
+    if numpy is None:
+        try:
+            numpy = importlib.import_module("numpy")
+        except Exception:  # noqa: BLE001 - numpy is optional
+            numpy = None
+    if numpy is not None:
+        try:
+            numpy.random.seed(seed)
+            seeded.append("numpy")
+        except Exception:  # noqa: BLE001, S110
+            pass
+    torch = sys.modules.get("torch")
+    if torch is None:
+        try:
+            torch = importlib.import_module("torch")
+        except Exception:  # noqa: BLE001 - torch-less processes (tests) still get random/numpy
+            torch = None
+    if torch is not None:
+        try:
+            torch.manual_seed(seed)
+            seeded.append("torch")
+        except Exception as exc:  # noqa: BLE001
+            cellenv.note(PLUGIN, f"torch.manual_seed failed: {cellenv.one_line(exc)}")
+        backend = cellenv.backend(PLUGIN)
+        name = getattr(backend, "torch_namespace", "") if backend is not None else ""
+        namespace = getattr(torch, name, None) if name else None
+        seed_devices = getattr(namespace, "manual_seed_all", None)
+        if callable(seed_devices):
+            try:
+                seed_devices(seed)
+                seeded.append(f"torch.{name}")
+            except Exception as exc:  # noqa: BLE001
+                cellenv.note(PLUGIN, f"torch.{name}.manual_seed_all failed: {cellenv.one_line(exc)}")
+    return seeded
+
+
+def pytest_configure(config: Any) -> None:
+    cellenv.bind_config(config)
+    seed = seed_value()
+    seeded = seed_all(seed)
+    cellenv.merge_identity(PLUGIN, {"seed": seed})
+    cellenv.note(PLUGIN, f"seed={seed} ({', '.join(seeded)})")
+
+
+def pytest_runtest_setup(item: Any) -> None:
+    seed_all(seed_value())

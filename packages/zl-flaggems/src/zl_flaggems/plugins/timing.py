@@ -1,0 +1,401 @@
+"""pytest plugin: time benchmark calls by graph replay where the backend can, else directly.
+
+FlagGems' kernel mode looks up ``triton.testing.do_bench`` at call time, so the
+plugin replaces that attribute. Only a *measurement* call is routed: one that is
+not nested inside another (an autotuner benchmarking configs inside ``fn``
+reaches the original), and that asks for a single number (no ``quantiles``, not
+``return_mode="all"``: that is how Triton's autotuner calls it).
+
+Graph timing (timer ``graph``: ``ZL_TIMER=graph``, or ``auto`` on a backend that
+declares ``graph_capture``) goes through Triton's device interface
+(``triton.runtime.driver.active.get_device_interface()``: ``torch.cuda``,
+``torch.musa``, ...) rather than ``torch.cuda`` by name: warm up on a side
+stream, estimate one call, capture N calls into one graph under a scratch RNG
+state, replay 10 times, median of replay time / N.
+
+When capture fails the error is classified by the backend plugin
+(``zl_classify_capture_error``; every exception in the chain, worst wins):
+
+* fatal: the kernel is broken; re-raised, no latency is recorded;
+* poisoned: the attempt broke the device context; ``BENCHMARK_CAPTURE_POISONED``
+  is printed and the cell stops (non-zero exit) at the end of the test;
+* recoverable: ``BENCHMARK_DIRECT_NO_CUDAGRAPH op=.. phase=.. error=..`` and this
+  call is timed directly; its row is marked as a fallback.
+
+Ops in the backend's ``capture_deny`` (pytest function name minus ``test_``) are
+never attempted (``phase=denylist``). Direct timing takes the median of
+``ZL_DIRECT_REPEAT`` calls of the original ``do_bench``.
+
+Every routed call is appended to :data:`TIMING_LOG` with its row and timer; the
+results plugin reads it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import statistics
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import pytest
+
+from zl_flaggems import cellenv, markers
+from zl_flaggems.plugin_order import resolve_timer
+from zl_flaggems.rowclock import CLOCK
+
+PLUGIN = "timing"
+REPLAYS = 10
+ESTIMATE_CALLS = 5
+WARMUP_CALLS = (5, 200)  # bounds on warm-up calls before capture
+MAX_GRAPH_CALLS = 1000  # bounds capture time and graph memory for tiny kernels
+POISONED_EXIT = int(pytest.ExitCode.INTERRUPTED)
+_SEVERITY = {"recoverable": 0, "poisoned": 1, "fatal": 2}
+
+
+@attrs.frozen(kw_only=True)
+class TimedCall:
+    """One measurement call as it was timed."""
+
+    row: int  # rowclock sequence number when the call ran (0 = before any row)
+    op: str
+    timer: str  # "graph" | "direct"
+    fallback: bool  # meant for graph, timed directly
+    phase: str | None = None  # where the graph attempt failed, or "denylist"
+    error: str | None = None
+    repeat: int = 1  # direct calls whose median this is
+
+
+#: Every routed call of this process, in order (read by the results plugin).
+TIMING_LOG: list[TimedCall] = []
+
+
+class CaptureFailure(Exception):
+    """A graph-timing attempt failed in ``phase``; ``error`` is the original exception."""
+
+    def __init__(self, phase: str, error: BaseException):
+        super().__init__(f"{phase}: {error}")
+        self.phase = phase
+        self.error = error
+
+
+class Poisoned(Exception):
+    """Raised for every call after a poisoning capture error: nothing more runs on that context."""
+
+
+# -- graph timing through the device interface --------------------------------------
+
+
+def graph_class(di: Any) -> Any:
+    """The device interface's graph class: ``CUDAGraph``, else any ``*Graph`` class."""
+    cls = getattr(di, "CUDAGraph", None)
+    if isinstance(cls, type):
+        return cls
+    for name in sorted(dir(di)):
+        if name.endswith("Graph") and isinstance(getattr(di, name, None), type):
+            return getattr(di, name)
+    return None
+
+
+@contextlib.contextmanager
+def scratch_rng(di: Any):
+    """Run under a copy of each default generator's state and restore it afterwards, so
+    an aborted capture cannot leave the process's generators unusable. A no-op where
+    the interface has no graph-safe generator API."""
+    saved: list[tuple[Any, Any]] = []
+    try:
+        for gen in list(getattr(di, "default_generators", None) or ()):
+            get_state = getattr(gen, "graphsafe_get_state", None)
+            set_state = getattr(gen, "graphsafe_set_state", None)
+            if not callable(get_state) or not callable(set_state):
+                continue
+            state = get_state()
+            set_state(state.clone_state())
+            saved.append((gen, state))
+    except Exception:  # noqa: BLE001 - an API we cannot drive: run with the real state
+        for gen, state in saved:
+            with contextlib.suppress(Exception):
+                gen.graphsafe_set_state(state)
+        saved = []
+    try:
+        yield
+    finally:
+        for gen, state in saved:
+            with contextlib.suppress(Exception):
+                gen.graphsafe_set_state(state)
+
+
+def _reset_grads(grad_to_none: Any, detach: bool = False) -> None:
+    if grad_to_none is None:
+        return
+    for x in grad_to_none:
+        if detach:
+            x.detach_()
+            x.requires_grad_(True)
+        x.grad = None
+
+
+def summarize(times: list[float], quantiles: Any, return_mode: str) -> Any:
+    """Triton's own summary when available (same semantics), else a local one."""
+    try:
+        from triton.testing import _summarize_statistics
+
+        return _summarize_statistics(times, quantiles, return_mode)
+    except ImportError:
+        pass
+    if return_mode == "all":
+        return times
+    return {"min": min, "max": max, "mean": statistics.mean}.get(return_mode, statistics.median)(times)
+
+
+def graph_bench(fn: Callable, di: Any, *, warmup: float = 25, rep: float = 100,
+                grad_to_none: Any = None, return_mode: str = "median") -> Any:
+    """Time ``fn`` by capturing it into one graph and replaying it.
+
+    Raises :class:`CaptureFailure` naming the phase (sync, warmup, capture, replay).
+    """
+    phase = "sync"
+    try:
+        di.synchronize()  # inputs may still be in flight on the default stream
+        phase = "warmup"
+        graph_cls = graph_class(di)
+        if graph_cls is None or not callable(getattr(di, "graph", None)):
+            raise RuntimeError(f"device interface {getattr(di, '__name__', di)!r} has no graph API")
+        with di.stream(di.Stream()):
+            fn()  # absorbs JIT compilation and autotuning
+            _reset_grads(grad_to_none, detach=True)
+            di.synchronize()
+            start, end = di.Event(enable_timing=True), di.Event(enable_timing=True)
+            start.record()
+            for _ in range(ESTIMATE_CALLS):
+                fn()
+            end.record()
+            di.synchronize()
+            estimate = start.elapsed_time(end) / ESTIMATE_CALLS
+            n_warm = WARMUP_CALLS[1] if estimate <= 0 else int(warmup / estimate)
+            for _ in range(min(max(n_warm, WARMUP_CALLS[0]), WARMUP_CALLS[1])):
+                fn()
+            di.synchronize()
+            n_calls = MAX_GRAPH_CALLS if estimate <= 0 else max(1, int(rep / estimate))
+            n_calls = min(n_calls, MAX_GRAPH_CALLS)
+            phase = "capture"
+            with scratch_rng(di):
+                graph = graph_cls()
+                with di.graph(graph):
+                    for _ in range(n_calls):
+                        _reset_grads(grad_to_none)
+                        fn()
+                di.synchronize()
+                phase = "replay"
+                times: list[float] = []
+                for _ in range(REPLAYS):
+                    start, end = di.Event(enable_timing=True), di.Event(enable_timing=True)
+                    start.record()
+                    graph.replay()
+                    end.record()
+                    di.synchronize()
+                    times.append(float(start.elapsed_time(end)) / n_calls)
+                del graph
+    except CaptureFailure:
+        raise
+    except Exception as exc:
+        raise CaptureFailure(phase, exc) from exc
+    return summarize(times, None, return_mode)
+
+
+# -- routing ---------------------------------------------------------------------------
+
+
+def exception_chain(exc: BaseException, limit: int = 8) -> list[BaseException]:
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain and len(chain) < limit:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+@attrs.define
+class Timer:
+    """Routes measurement calls; built by the plugin, or directly by tests with fakes."""
+
+    original: Callable
+    mode: str  # resolved timer: "graph" | "direct"
+    backend: Any = None
+    classify: Callable[[Any, BaseException], str] | None = None
+    device_interface: Callable[[], Any] | None = None
+    repeat: int = 1
+    op: Callable[[], str] = lambda: ""
+    graph: Callable[..., Any] = graph_bench
+    log: list = attrs.field(factory=list)
+    poisoned: str | None = None
+    _local: threading.local = attrs.field(factory=threading.local)
+
+    def do_bench(self, fn: Callable, warmup: Any = 25, rep: Any = 100, grad_to_none: Any = None,
+                 quantiles: Any = None, return_mode: str = "mean", **extra: Any) -> Any:
+        kwargs = dict(warmup=warmup, rep=rep, grad_to_none=grad_to_none, quantiles=quantiles,
+                      return_mode=return_mode, **extra)
+        if getattr(self._local, "depth", 0) > 0 or quantiles is not None or return_mode == "all":
+            return self.original(fn, **kwargs)  # a tuner's call, or one inside a measurement
+        if self.poisoned is not None:
+            raise Poisoned(f"device context poisoned earlier in this cell: {self.poisoned}")
+        self._local.depth = getattr(self._local, "depth", 0) + 1
+        try:
+            return self._measure(fn, kwargs)
+        finally:
+            self._local.depth -= 1
+
+    def _measure(self, fn: Callable, kwargs: dict) -> Any:
+        op = self.op() or "<unknown>"
+        if self.mode != "graph":
+            return self._direct(fn, kwargs, op, fallback=False)
+        deny = getattr(self.backend, "capture_deny", frozenset()) if self.backend is not None else ()
+        if op in deny:
+            error = f"backend {getattr(self.backend, 'name', '?')} denies capture for this op"
+            markers.emit(markers.DIRECT_NO_CUDAGRAPH, ("op", op), ("phase", "denylist"), ("error", error))
+            return self._direct(fn, kwargs, op, fallback=True, phase="denylist", error=error)
+        try:
+            di = self.device_interface() if self.device_interface is not None else None
+            if di is None:
+                raise CaptureFailure("setup", RuntimeError("no device interface for graph capture"))
+            value = self.graph(fn, di, warmup=kwargs["warmup"], rep=kwargs["rep"],
+                               grad_to_none=kwargs["grad_to_none"], return_mode=kwargs["return_mode"])
+        except CaptureFailure as failure:
+            verdict, decisive = self._classify(failure.error)
+            line = cellenv.one_line(decisive)
+            if verdict == "fatal":
+                raise failure.error from None
+            if verdict == "poisoned":
+                self.poisoned = line
+                markers.emit(markers.CAPTURE_POISONED, ("op", op), ("error", line))
+                pytest.exit(f"graph capture poisoned the device context (op={op}): {line}",
+                            returncode=POISONED_EXIT)
+            markers.emit(markers.DIRECT_NO_CUDAGRAPH, ("op", op), ("phase", failure.phase), ("error", line))
+            self._settle()
+            return self._direct(fn, kwargs, op, fallback=True, phase=failure.phase, error=line)
+        self.log.append(TimedCall(row=CLOCK.seq, op=op, timer="graph", fallback=False))
+        return value
+
+    def _classify(self, exc: BaseException) -> tuple[str, BaseException]:
+        """Worst class over the exception chain; for recoverable, the root cause is shown."""
+        chain = exception_chain(exc)
+        best, decisive = "recoverable", chain[-1]
+        for e in chain:
+            try:
+                verdict = self.classify(self.backend, e) if self.classify and self.backend else "recoverable"
+            except Exception as hook_exc:  # noqa: BLE001
+                cellenv.note(PLUGIN, f"capture-error classifier failed: {cellenv.one_line(hook_exc)}")
+                verdict = "recoverable"
+            if _SEVERITY.get(verdict, 0) > _SEVERITY[best]:
+                best, decisive = verdict, e
+        return best, decisive
+
+    def _settle(self) -> None:
+        """Let an aborted capture finish before timing directly on the same device."""
+        try:
+            di = self.device_interface() if self.device_interface is not None else None
+            if di is not None:
+                di.synchronize()
+        except Exception:  # noqa: BLE001, S110 - the direct call reports real problems
+            pass
+
+    def _direct(self, fn: Callable, kwargs: dict, op: str, *, fallback: bool,
+                phase: str | None = None, error: str | None = None) -> Any:
+        n = max(1, self.repeat)
+        if n == 1:
+            value = self.original(fn, **kwargs)
+        else:
+            value = statistics.median(float(self.original(fn, **kwargs)) for _ in range(n))
+        self.log.append(TimedCall(row=CLOCK.seq, op=op, timer="direct", fallback=fallback,
+                                  phase=phase, error=error, repeat=n))
+        return value
+
+
+# -- plugin state and hooks ---------------------------------------------------------------
+
+_TIMER: Timer | None = None
+_current_op = ""
+
+
+def current_op() -> str:
+    return _current_op or cellenv.env("ZL_OP")
+
+
+def active_timer() -> Timer | None:
+    return _TIMER
+
+
+def _device_interface() -> Any:
+    import triton
+
+    return triton.runtime.driver.active.get_device_interface()
+
+
+def pytest_configure(config: Any) -> None:
+    cellenv.bind_config(config)
+    global _TIMER
+    if _TIMER is not None:
+        return
+    backend = cellenv.backend(PLUGIN)
+    mode, message = resolve_timer(cellenv.env("ZL_TIMER") or "auto", backend)
+    if message:
+        cellenv.note(PLUGIN, message)
+    repeat = cellenv.env_int("ZL_DIRECT_REPEAT", 1)
+    if mode == "none":
+        cellenv.merge_identity(PLUGIN, {"timer": "none"})
+        return
+    try:
+        from triton import testing
+    except Exception as exc:  # noqa: BLE001
+        cellenv.note(PLUGIN, f"cannot import triton.testing ({cellenv.one_line(exc)}); timing not controlled")
+        return
+
+    def classify(backend_: Any, exc: BaseException) -> str:
+        from zl_core import plugin_host
+
+        return plugin_host().classify_capture_error(backend_, exc)
+
+    timer = Timer(original=testing.do_bench, mode=mode, backend=backend, classify=classify,
+                  device_interface=_device_interface, repeat=repeat, op=current_op, log=TIMING_LOG)
+
+    def do_bench(fn: Callable, warmup: Any = 25, rep: Any = 100, grad_to_none: Any = None,
+                 quantiles: Any = None, return_mode: str = "mean", **extra: Any) -> Any:
+        return timer.do_bench(fn, warmup=warmup, rep=rep, grad_to_none=grad_to_none,
+                              quantiles=quantiles, return_mode=return_mode, **extra)
+
+    do_bench.__zl_timer__ = timer  # type: ignore[attr-defined]
+    do_bench.__wrapped__ = testing.do_bench  # type: ignore[attr-defined]
+    testing.do_bench = do_bench
+    _TIMER = timer
+    cellenv.merge_identity(PLUGIN, {"timer": mode, "direct_repeat": repeat})
+    cellenv.note(PLUGIN, f"timer={mode} direct_repeat={repeat}")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: Any) -> None:
+    global _current_op
+    _current_op = cellenv.op_of_item(item)
+
+
+def pytest_runtest_logfinish(nodeid: str, location: Any) -> None:
+    timer = _TIMER
+    if timer is not None and timer.poisoned is not None:
+        # The benchmark may have turned the exit into an ordinary test failure.
+        pytest.exit(f"graph capture poisoned the device context: {timer.poisoned}",
+                    returncode=POISONED_EXIT)
+
+
+def pytest_unconfigure(config: Any) -> None:
+    global _TIMER
+    timer = _TIMER
+    if timer is None:
+        return
+    try:
+        from triton import testing
+
+        if getattr(testing.do_bench, "__zl_timer__", None) is timer:
+            testing.do_bench = timer.original
+    except Exception:  # noqa: BLE001, S110
+        pass
+    _TIMER = None

@@ -1,0 +1,118 @@
+"""pytest plugin: pick FlagGems' vendor from the backend, record what the cell ran on.
+
+* Before any conftest is imported (FlagGems' benchmark conftest imports
+  ``flag_gems``), make sure ``GEMS_VENDOR`` is set from the backend unless the
+  user set one of FlagGems' vendor variables: FlagGems' own detection can
+  shell out to vendor tools with no timeout.
+* Once the benchmark modules are collected (so ``flag_gems`` is imported),
+  merge device name, torch / triton / flag_gems versions and FlagGems' vendor
+  into ``run_identity.json``. Identity problems print one note, never fail.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from typing import Any
+
+import pytest
+
+from zl_flaggems import cellenv
+
+PLUGIN = "vendor"
+_done = False
+
+
+def ensure_gems_vendor(backend: Any) -> str | None:
+    """Set ``GEMS_VENDOR`` from ``backend`` unless a vendor variable is already set."""
+    for key in cellenv.VENDOR_ENV_KEYS:
+        if os.environ.get(key, "").strip():
+            return os.environ[key].strip()
+    vendor = getattr(backend, "flaggems_vendor", "") if backend is not None else ""
+    if vendor:
+        os.environ["GEMS_VENDOR"] = vendor
+        return vendor
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: Any, parser: Any, args: Any) -> None:
+    ensure_gems_vendor(cellenv.backend(PLUGIN))
+
+
+def pytest_configure(config: Any) -> None:
+    cellenv.bind_config(config)
+    ensure_gems_vendor(cellenv.backend(PLUGIN))  # when loaded other than by -p
+
+
+def _version(module: Any) -> str | None:
+    value = getattr(module, "__version__", None)
+    return str(value) if value is not None else None
+
+
+def collect_identity(backend: Any) -> tuple[dict[str, Any], list[str]]:
+    """What the process runs on, plus notes about what could not be read."""
+    identity: dict[str, Any] = {}
+    problems: list[str] = []
+    torch = sys.modules.get("torch")
+    if torch is None:
+        try:
+            torch = importlib.import_module("torch")
+        except Exception as exc:  # noqa: BLE001
+            problems.append(f"torch: {cellenv.one_line(exc)}")
+    if torch is not None:
+        identity["torch_version"] = _version(torch)
+        namespace_name = getattr(backend, "torch_namespace", "") if backend is not None else ""
+        if namespace_name:
+            try:
+                extension = getattr(backend, "torch_extension", "")
+                if extension:
+                    importlib.import_module(extension)
+                namespace = getattr(torch, namespace_name)
+                identity["device_name"] = str(namespace.get_device_name(0))
+            except Exception as exc:  # noqa: BLE001
+                problems.append(f"device name via torch.{namespace_name}: {cellenv.one_line(exc)}")
+    triton = sys.modules.get("triton")
+    if triton is None:
+        try:
+            triton = importlib.import_module("triton")
+        except Exception as exc:  # noqa: BLE001
+            problems.append(f"triton: {cellenv.one_line(exc)}")
+    if triton is not None:
+        identity["triton_version"] = _version(triton)
+    gems = sys.modules.get("flag_gems")  # never imported here: the benchmark decides
+    if gems is not None:
+        identity["flag_gems_version"] = _version(gems)
+        identity["flaggems_vendor"] = getattr(gems, "vendor_name", None)
+        expected = getattr(backend, "flaggems_vendor", "") if backend is not None else ""
+        got = identity["flaggems_vendor"]
+        if expected and got and got != expected:
+            problems.append(f"flag_gems picked vendor {got!r} but backend "
+                            f"{getattr(backend, 'name', '?')} expects {expected!r} "
+                            f"(GEMS_VENDOR={os.environ.get('GEMS_VENDOR', '')!r})")
+    return identity, problems
+
+
+def record_identity() -> None:
+    global _done
+    if _done:
+        return
+    _done = True
+    backend = cellenv.backend(PLUGIN)
+    try:
+        identity, problems = collect_identity(backend)
+    except Exception as exc:  # noqa: BLE001 - identity must never fail the run
+        identity, problems = {}, [cellenv.one_line(exc)]
+    for problem in problems:
+        cellenv.note(PLUGIN, problem)
+    if identity:
+        cellenv.merge_identity(PLUGIN, identity)
+
+
+def pytest_collection_finish(session: Any) -> None:
+    record_identity()
+
+
+def pytest_sessionfinish(session: Any, exitstatus: Any) -> None:
+    record_identity()  # collection may have failed before collection_finish

@@ -1,0 +1,372 @@
+"""The FlagGems provider: benchmark cells run from a FlagGems checkout.
+
+A cell is ``<python> -m pytest ... benchmark/test_<op_file>.py::test_<op>`` run
+in the checkout with zl's pytest plugins loaded by ``-p``. Everything is passed
+as argv lists; an operator name never reaches a shell.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+from zl_core.errors import PreflightError
+from zl_core.provider import CellCommand, CellRequest, OpInfo, Provider
+
+from zl_flaggems import plugin_order
+from zl_flaggems.cellenv import VENDOR_ENV_KEYS
+
+_TEST_DEF = re.compile(r"^def\s+test_([A-Za-z0-9_]+)\s*\(", re.MULTILINE)
+LEVELS = ("core", "comprehensive")
+BENCH_DIR = "benchmark"
+PACKAGE_DIR = Path("src") / "flag_gems"
+
+# Runs inside the candidate interpreter: import what a cell needs and say what it got.
+_PROBE = """\
+import importlib.util, json, sys
+out = {"python": sys.executable}
+import triton
+out["triton"] = getattr(triton, "__version__", None)
+import flag_gems
+out["flag_gems"] = getattr(flag_gems, "__version__", None)
+out["vendor"] = getattr(flag_gems, "vendor_name", None)
+missing = []
+for name in sys.argv[1:]:
+    try:
+        if importlib.util.find_spec(name) is None:
+            missing.append(name)
+    except Exception:
+        missing.append(name)
+out["missing"] = missing
+print("ZL_PROBE " + json.dumps(out))
+"""
+
+
+def _benchmark_files(root: Path) -> list[Path]:
+    bench = root / BENCH_DIR
+    return sorted(p for p in bench.glob("test_*.py") if p.is_file()) if bench.is_dir() else []
+
+
+def _test_functions(path: Path) -> list[str]:
+    """Module-level ``def test_<name>`` functions of one file, by text (no import)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    return _TEST_DEF.findall(text)
+
+
+def _git_commit(root: Path, timeout: float = 10.0) -> str | None:
+    """HEAD of ``root`` when ``root`` itself is a git work tree's top level.
+
+    A FlagGems copy placed inside another repository (e.g. zl's own checkout)
+    must not report that repository's commit, hence the top-level comparison.
+    """
+    git = shutil.which("git")
+    if git is None:
+        return None
+    try:
+        proc = subprocess.run([git, "-C", str(root), "rev-parse", "--show-toplevel", "HEAD"],
+                              capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lines = proc.stdout.split()
+    if proc.returncode != 0 or len(lines) != 2:
+        return None
+    try:
+        if Path(lines[0]).resolve() != root.resolve():
+            return None
+    except OSError:
+        return None
+    return lines[1] if re.fullmatch(r"[0-9a-f]{40,64}", lines[1]) else None
+
+
+def provider_commit(root: Path) -> str | None:
+    """The checkout's commit: git HEAD, else the first word of a COMMIT file, else None."""
+    commit = _git_commit(root)
+    if commit:
+        return commit
+    marker = root / "COMMIT"
+    if marker.is_file():
+        try:
+            words = marker.read_text(encoding="utf-8", errors="replace").split()
+        except OSError:
+            return None
+        return words[0] if words else None
+    return None
+
+
+class FlagGemsProvider(Provider):
+    """Cells from a FlagGems checkout (``--flaggems-dir`` / ``FLAGGEMS_DIR``)."""
+
+    name = "flaggems"
+    description = "FlagGems benchmark suite from a checkout (benchmark/test_*.py)"
+    interpreter_timeout_s = 300.0
+    commit_timeout_s = 10.0
+
+    def __init__(self) -> None:
+        self._probe_cache: dict[tuple, dict] = {}
+
+    # -- listing ---------------------------------------------------------------
+
+    def list_ops(self, source: str | None) -> list[OpInfo]:
+        root = self._root(source)
+        if root is None:
+            return []
+        ops: list[OpInfo] = []
+        for path in _benchmark_files(root):
+            op_file = path.stem[len("test_"):]
+            for name in dict.fromkeys(_test_functions(path)):
+                ops.append(OpInfo(op=name, op_file=op_file))
+        return sorted(ops, key=lambda o: (o.op, o.op_file))
+
+    # -- preflight -------------------------------------------------------------
+
+    def preflight(self, request: CellRequest) -> None:
+        root = self._check_dir(request.source)
+        if request.compile_only:
+            raise PreflightError("compile_only", "FlagGems benchmarks need a device; "
+                                 "use --suite builtin for compile-only cells")
+        if request.level not in LEVELS:
+            raise PreflightError("bench_level", f"level {request.level!r} is not one of "
+                                 f"{', '.join(LEVELS)}")
+        node_file, node_func = self._node_parts(request, root)
+        self._check_function(root, node_file, node_func, request)
+        self._check_shape_file(request)
+        self._check_replay(request)
+        self._check_interpreter(request, root)
+
+    def _root(self, source: str | None) -> Path | None:
+        value = source or os.environ.get("FLAGGEMS_DIR", "").strip()
+        return Path(value).expanduser() if value else None
+
+    def _check_dir(self, source: str | None) -> Path:
+        root = self._root(source)
+        if root is None:
+            raise PreflightError("flaggems_dir", "no FlagGems checkout given; pass --flaggems-dir "
+                                 "or set FLAGGEMS_DIR to a FlagGems clone")
+        if not root.is_dir():
+            raise PreflightError("flaggems_dir", f"FlagGems directory does not exist: {root}; "
+                                 "pass --flaggems-dir <clone of flagos-ai/FlagGems>")
+        missing = [str(p) for p in (Path(BENCH_DIR), PACKAGE_DIR) if not (root / p).is_dir()]
+        if missing:
+            raise PreflightError("flaggems_dir", f"{root} is not a FlagGems checkout (missing "
+                                 f"{' and '.join(missing)}); point --flaggems-dir at the repository root")
+        return root.resolve()
+
+    def _node(self, request: CellRequest) -> str:
+        if request.test_node:
+            return request.test_node
+        return f"{BENCH_DIR}/test_{request.op.op_file}.py::test_{request.op.op}"
+
+    def _node_parts(self, request: CellRequest, root: Path) -> tuple[Path, str]:
+        """The node's file (checked to exist) and its function name (may be empty)."""
+        node = self._node(request)
+        if node.startswith("-") or any(c in node for c in "\n\r\0"):
+            raise PreflightError("benchmark_file", f"malformed test node {node!r}; "
+                                 "use benchmark/test_<file>.py::test_<function>")
+        file_half, _, rest = node.partition("::")
+        path = Path(file_half)
+        path = path if path.is_absolute() else root / path
+        if not path.is_file():
+            hint = ""
+            if not request.test_node:
+                stems = [p.stem[len("test_"):] for p in _benchmark_files(root)]
+                close = difflib.get_close_matches(request.op.op_file, stems, n=3, cutoff=0.6)
+                if close:
+                    hint = f"; close op files: {', '.join(close)} (spec op:op_file)"
+            raise PreflightError("benchmark_file", f"benchmark file does not exist: {path}{hint}")
+        func = rest.split("::")[-1].split("[", 1)[0] if rest else ""
+        return path, func
+
+    def _check_function(self, root: Path, path: Path, func: str, request: CellRequest) -> None:
+        if not func:
+            return
+        names = _test_functions(path)
+        if not func.startswith("test_"):
+            return  # a class or an unusual node: pytest reports it precisely
+        wanted = func[len("test_"):]
+        if wanted in names:
+            return
+        hints = []
+        close = difflib.get_close_matches(wanted, names, n=3, cutoff=0.5)
+        if close:
+            hints.append("close names in this file: " + ", ".join(close))
+        elsewhere = [p.stem[len("test_"):] for p in _benchmark_files(root)
+                     if p != path and wanted in _test_functions(p)]
+        if elsewhere:
+            hints.append(f"test_{wanted} is defined in " + ", ".join(
+                f"test_{f}.py (spec {wanted}:{f})" for f in elsewhere[:3]))
+        hint = "; " + "; ".join(hints) if hints else ""
+        raise PreflightError("test_function", f"no 'def test_{wanted}' in {path}{hint}")
+
+    def _shape_file(self, request: CellRequest) -> Path | None:
+        if request.shapes == "upstream" or request.shape_file is None:
+            return None
+        return Path(request.shape_file)
+
+    def _check_shape_file(self, request: CellRequest) -> None:
+        path = self._shape_file(request)
+        if path is None:
+            return
+        if not path.is_file():
+            raise PreflightError("shape_file", f"shape file does not exist: {path}")
+        try:
+            import yaml
+
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except Exception as exc:  # noqa: BLE001 - any parse problem is this check's failure
+            first = " ".join(str(exc).split())[:200]
+            raise PreflightError("shape_file", f"shape file is not valid YAML: {path}: {first}") from None
+        if not isinstance(data, dict):
+            raise PreflightError("shape_file", f"shape file {path} must map op or class names to "
+                                 "{shapes: [...], shape_desc: ...}")
+        bad = [str(k) for k, v in data.items()
+               if isinstance(v, dict) and "shapes" in v and not isinstance(v["shapes"], list)]
+        if bad:
+            raise PreflightError("shape_file", f"shape file {path}: 'shapes' must be a list under "
+                                 f"{', '.join(bad[:5])}")
+
+    def _check_replay(self, request: CellRequest) -> None:
+        if request.replay_from is None:
+            if request.autotune_mode == "replay":
+                raise PreflightError("replay_dir", "autotune mode replay needs the cell to replay "
+                                     "from (--replay-from <cell dir>)")
+            return
+        src = Path(request.replay_from)
+        if not src.is_dir():
+            raise PreflightError("replay_dir", f"replay run directory does not exist: {src}")
+        meta = src / "autotune_records" / "meta.json"
+        if not meta.is_file():
+            raise PreflightError("replay_dir", f"{src} has no autotune_records/meta.json; replay from "
+                                 "a cell that ran with autotune mode record")
+
+    # -- interpreter -------------------------------------------------------------
+
+    def cell_env(self, request: CellRequest, root: Path) -> dict[str, str]:
+        """Variables this provider adds to the cell (core adds its own ``ZL_*`` set)."""
+        existing = request.env.get("PYTHONPATH", os.environ.get("PYTHONPATH", ""))
+        paths = [str(root / "src"), str(root)] + [p for p in existing.split(os.pathsep) if p]
+        shape_file = self._shape_file(request)
+        env = {
+            "PYTHONPATH": os.pathsep.join(dict.fromkeys(paths)),
+            "ZL_PROVIDER": self.name,
+            "ZL_OP": request.op.op,
+            "ZL_OP_FILE": request.op.op_file,
+            "ZL_DTYPES": ",".join(request.op.dtypes),
+            "ZL_SHAPE_MODE": self._shape_mode(request),
+            # Empty means "FlagGems' own shapes" to the shapes plugin, even if a
+            # shape file was given alongside --shapes upstream.
+            "ZL_SHAPE_FILE": str(shape_file.resolve()) if shape_file else "",
+            "ZL_BENCH_LEVEL": request.level,
+        }
+        return env
+
+    def _vendor_env(self, request: CellRequest) -> dict[str, str]:
+        merged = {**os.environ, **request.env}
+        if any(merged.get(k) for k in VENDOR_ENV_KEYS) or not request.backend.flaggems_vendor:
+            return {}
+        return {"GEMS_VENDOR": request.backend.flaggems_vendor}
+
+    def _check_interpreter(self, request: CellRequest, root: Path) -> dict:
+        python = request.python
+        shown = python if os.path.isabs(python) else f"{python} ({shutil.which(python) or 'not on PATH'})"
+        modules = list(self._plan(request).modules)
+        env = {**os.environ, **request.env, **self._vendor_env(request),
+               "PYTHONPATH": self.cell_env(request, root)["PYTHONPATH"]}
+        key = (python, str(root), env.get("PYTHONPATH"), tuple(env.get(k, "") for k in VENDOR_ENV_KEYS),
+               tuple(modules))
+        if key in self._probe_cache:
+            return self._probe_cache[key]
+        try:
+            proc = subprocess.run([python, "-c", _PROBE, *modules], cwd=str(root), env=env,
+                                  capture_output=True, text=True, timeout=self.interpreter_timeout_s,
+                                  stdin=subprocess.DEVNULL, check=False)
+        except FileNotFoundError:
+            raise PreflightError("interpreter", f"python interpreter not found: {shown}; "
+                                 "pass --python <interpreter with torch, triton and flag_gems>") from None
+        except subprocess.TimeoutExpired:
+            raise PreflightError("interpreter", f"{shown} did not finish 'import triton, flag_gems' within "
+                                 f"{self.interpreter_timeout_s:.0f}s (cwd {root})") from None
+        except OSError as exc:
+            raise PreflightError("interpreter", f"cannot run {shown}: {exc}") from None
+        probe = None
+        for line in proc.stdout.splitlines():
+            if line.startswith("ZL_PROBE "):
+                try:
+                    probe = json.loads(line[len("ZL_PROBE "):])
+                except ValueError:
+                    probe = None
+        if proc.returncode != 0 or probe is None:
+            lines = [ln.strip() for ln in (proc.stderr or proc.stdout).splitlines() if ln.strip()]
+            last = lines[-1] if lines else f"exit status {proc.returncode}"
+            raise PreflightError("interpreter", f"{shown} cannot import triton + flag_gems "
+                                 f"(PYTHONPATH includes {root / 'src'}): {last}")
+        if probe.get("missing"):
+            raise PreflightError("interpreter", f"{shown} imports triton + flag_gems but not zl's cell "
+                                 f"plugins ({', '.join(probe['missing'])}); pip install zl-flaggems "
+                                 "into that interpreter")
+        self._probe_cache[key] = probe
+        return probe
+
+    # -- the command ---------------------------------------------------------------
+
+    def _plan(self, request: CellRequest) -> plugin_order.PluginPlan:
+        try:
+            from zl_core import plugin_host
+
+            host = plugin_host()
+        except Exception:  # noqa: BLE001 - planning without compat plugins still works
+            host = None
+        return plugin_order.plan(request.backend, host=host, autotune_mode=request.autotune_mode,
+                                 timer=request.timer)
+
+    def _shape_mode(self, request: CellRequest) -> str:
+        path = self._shape_file(request)
+        return f"file:{path.resolve()}" if path is not None else "upstream"
+
+    def _mode_flag(self, request: CellRequest) -> str:
+        # FlagGems' conftest renames --mode on kunlunxin (it clashes with a plugin there).
+        vendor = ({**os.environ, **request.env}.get("GEMS_VENDOR") or request.backend.flaggems_vendor)
+        return "--fg_mode" if (vendor or "").lower() == "kunlunxin" else "--mode"
+
+    def cell_command(self, request: CellRequest) -> CellCommand:
+        root = self._root(request.source)
+        if root is None:
+            raise PreflightError("flaggems_dir", "no FlagGems checkout given; pass --flaggems-dir "
+                                 "or set FLAGGEMS_DIR")
+        root = root.resolve()
+        plan = self._plan(request)
+        argv = [request.python, "-m", "pytest", "-p", "no:cacheprovider", "-s",
+                *plugin_order.pytest_args(plan.modules),
+                self._node(request),
+                "--level", request.level,
+                self._mode_flag(request), "kernel"]
+        for dtype in request.op.dtypes:
+            argv += ["--dtypes", dtype]
+        identity: dict[str, object] = {
+            "provider": self.name,
+            "provider_commit": provider_commit(root),
+            "shape_mode": self._shape_mode(request),
+            "bench_level": request.level,
+            "timer": plan.timer,
+            "test_node": self._node(request),
+            "plugins": list(plan.modules),
+        }
+        if plan.notes:
+            identity["plan_notes"] = list(plan.notes)
+        return CellCommand(argv=tuple(argv), cwd=root, env=self.cell_env(request, root),
+                           identity=identity)
+
+
+def probe_summary(probe: Mapping[str, object]) -> str:
+    """One line for logs: which python, which triton / flag_gems / vendor."""
+    return (f"python={probe.get('python')} triton={probe.get('triton')} "
+            f"flag_gems={probe.get('flag_gems')} vendor={probe.get('vendor')}")

@@ -1,0 +1,520 @@
+"""A fake FlagGems checkout for CPU tests of the zl_flaggems provider and plugins.
+
+``build(root)`` writes a tree with FlagGems' layout (``src/flag_gems``,
+``benchmark/{conftest,base,consts}.py``, ``core_shapes.yaml``, ``test_*.py``)
+whose benchmark API has FlagGems' public shape: ``Benchmark`` with ``op_name``,
+``shapes``, ``set_shapes`` (op name, then the class chain), ``get_input_iter``,
+``record_shapes``, ``unpack_to_args_kwargs`` and ``run()``, which times through
+``triton.testing.do_bench`` and prints a ``BenchmarkResult`` in FlagGems' table
+format. No torch: "tensors" are tiny objects with ``size()``, and the device is a
+fake Triton driver (``fakedevice.py``) whose clock advances by each kernel's cost,
+so Triton's real ``do_bench`` runs against it; a direct launch costs
+``LAUNCH_OVERHEAD`` more than the same launch replayed from a graph, so a row's
+latency tells which timer produced it.
+
+``fakegpu_plugin.py`` registers the backend ``fakegpu`` (FlagGems vendor
+``fakevendor``, graph capture on, ``capture_deny={"fakedenied"}``) with zl's plugin
+host; load it with ``-p fakegpu_plugin`` before zl's plugins.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+LAUNCH_OVERHEAD = 0.005
+
+FILES: dict[str, str] = {}
+
+FILES["src/flag_gems/__init__.py"] = '''
+import os
+vendor_name = os.environ.get("GEMS_VENDOR", "unset")
+device = "fakedev"
+__version__ = "0.0.fake"
+if os.environ.get("FAKE_FOREIGN"):
+    import flag_gems.runtime.backend._fakevendor.ops  # own vendor
+    import flag_gems.runtime.backend._fakevendorx  # another vendor sharing a prefix
+    import flag_gems.runtime.backend._nvidia.hopper  # another vendor, nested module
+'''
+for _pkg in ("runtime", "runtime/backend", "runtime/backend/_fakevendor", "runtime/backend/_fakevendorx",
+             "runtime/backend/_nvidia", "runtime/backend/_nvidia/hopper"):
+    FILES[f"src/flag_gems/{_pkg}/__init__.py"] = ""
+FILES["src/flag_gems/runtime/backend/_fakevendor/ops.py"] = ""
+
+FILES["fakegpu_plugin.py"] = '''
+from zl_core import Backend, hookimpl, plugin_host
+
+
+class FakeGpu:
+    @hookimpl
+    def zl_backends(self):
+        return [Backend(name="fakegpu", flaggems_vendor="fakevendor", graph_capture=True,
+                        capture_deny=("fakedenied",))]
+
+    @hookimpl
+    def zl_classify_capture_error(self, backend, exc):
+        if backend.name != "fakegpu":
+            return None
+        text = str(exc).lower()
+        if "kernel exploded" in text:
+            return "fatal"
+        if "context lost" in text:
+            return "poisoned"
+        return None
+
+
+plugin_host().register(FakeGpu(), name="fakegpu")
+'''
+
+FILES["fakedevice.py"] = f'''
+"""A fake Triton driver: events read a clock that launches advance."""
+import contextlib
+
+LAUNCH_OVERHEAD = {LAUNCH_OVERHEAD}
+
+
+class _State:
+    now = 0.0
+    capturing = None
+
+
+STATE = _State()
+
+
+def launch(cost, capture_error=None, fail=None):
+    if fail:
+        raise RuntimeError(fail)
+    if STATE.capturing is not None:
+        if capture_error:
+            raise RuntimeError(capture_error)
+        STATE.capturing.nodes.append(cost)
+    else:
+        STATE.now += cost + LAUNCH_OVERHEAD
+
+
+class Event:
+    def __init__(self, enable_timing=False):
+        self.t = None
+
+    def record(self, stream=None):
+        self.t = STATE.now
+
+    def elapsed_time(self, other):
+        return other.t - self.t
+
+
+class Stream:
+    pass
+
+
+class CUDAGraph:
+    def __init__(self):
+        self.nodes = []
+
+    def replay(self):
+        STATE.now += sum(self.nodes)
+
+
+class graph:
+    def __init__(self, g, **kwargs):
+        self.g = g
+
+    def __enter__(self):
+        STATE.capturing = self.g
+        return self.g
+
+    def __exit__(self, *exc):
+        STATE.capturing = None
+        return False
+
+
+class DeviceInterface:
+    __name__ = "fakedevice"
+    Event = Event
+    Stream = Stream
+    CUDAGraph = CUDAGraph
+    graph = graph
+
+    @staticmethod
+    def synchronize():
+        pass
+
+    @staticmethod
+    def stream(s):
+        return contextlib.nullcontext()
+
+
+class FakeDriver:
+    def get_device_interface(self):
+        return DeviceInterface
+
+    def get_empty_cache_for_benchmark(self):
+        return object()
+
+    def clear_cache(self, cache):
+        pass
+
+    def get_benchmarker(self):
+        from triton.testing import do_bench
+        return do_bench
+
+
+def install():
+    import triton.runtime
+    triton.runtime.driver.set_active(FakeDriver())
+'''
+
+FILES["pytest.ini"] = """
+[pytest]
+markers =
+    fake: fake ops
+"""
+
+FILES["benchmark/__init__.py"] = ""
+
+FILES["benchmark/conftest.py"] = '''
+import os
+from enum import Enum
+
+import flag_gems  # noqa: F401 - FlagGems' conftest imports it (vendor already chosen)
+import fakedevice
+
+fakedevice.install()
+
+
+class Config:
+    mode = "kernel"
+    level = "comprehensive"
+    dtypes = None
+    shape_file = os.path.join(os.path.dirname(__file__), "core_shapes.yaml")
+    warm_up = 2
+    repetition = 2
+
+
+def pytest_addoption(parser):
+    parser.addoption("--mode", default="kernel", choices=["kernel", "operator"])
+    parser.addoption("--level", default="comprehensive", choices=["core", "comprehensive"])
+    parser.addoption("--dtypes", action="append", default=None)
+    parser.addoption("--shape_file", default=Config.shape_file)
+
+
+def pytest_configure(config):
+    Config.mode = config.getoption("--mode")
+    Config.level = config.getoption("--level")
+    Config.dtypes = config.getoption("--dtypes")
+    Config.shape_file = config.getoption("--shape_file")
+'''
+
+FILES["benchmark/consts.py"] = '''
+from dataclasses import dataclass, field
+from typing import Any, List, Optional
+
+
+@dataclass
+class BenchmarkMetrics:
+    shape_detail: Any = None
+    latency_base: Optional[float] = None
+    latency: Optional[float] = None
+    speedup: Optional[float] = None
+    tflops: Optional[float] = None
+    gbps_base: Optional[float] = None
+    gbps: Optional[float] = None
+    error_msg: Optional[str] = None
+
+
+def _cell(value, digits):
+    return "N/A" if value is None else format(value, f".{digits}f")
+
+
+@dataclass
+class BenchmarkResult:
+    op_name: str
+    dtype: str
+    mode: str
+    level: str
+    result: List[BenchmarkMetrics] = field(default_factory=list)
+
+    def __str__(self):
+        title = (f"\\nOperator: {self.op_name}  Performance Test "
+                 f"(dtype={self.dtype}, mode={self.mode},level={self.level})\\n")
+        names = [format("Status", "<10")] + [format(n, ">20") for n in
+                 ("Torch Latency (ms)", "Gems Latency (ms)", "Gems Speedup")]
+        names.append(format("Size Detail", ">20") + "\\n")
+        header = " ".join(names)
+        lines = [title, header, "-" * len(header) + "\\n"]
+        for m in self.result:
+            status = "SUCCESS" if m.error_msg is None else "FAILED"
+            lines.append(format(status, "<10") + format(_cell(m.latency_base, 6), ">20")
+                         + format(_cell(m.latency, 6), ">20") + format(_cell(m.speedup, 3), ">20")
+                         + " " * 10 + f"{m.shape_detail if m.shape_detail is not None else 'N/A'}\\n")
+        return "".join(lines)
+'''
+
+FILES["benchmark/base.py"] = '''
+import math
+
+import pytest
+import triton
+import triton.testing  # noqa: F401
+import yaml
+
+import fakedevice
+from .conftest import Config
+from .consts import BenchmarkMetrics, BenchmarkResult
+
+
+class Size(tuple):
+    def __repr__(self):
+        return f"torch.Size([{', '.join(str(d) for d in self)}])"
+
+    __str__ = __repr__
+
+
+class Tensor:
+    def __init__(self, shape, dtype):
+        self.shape = Size(shape)
+        self.dtype = dtype
+
+    def size(self):
+        return self.shape
+
+
+def op_cost(base_cost, capture_error=None, fail=None):
+    """A fake operator: one kernel whose cost scales with the element count."""
+    def op(*args, **kwargs):
+        numel = 1
+        for a in args:
+            if isinstance(a, Tensor):
+                numel = max(numel, math.prod(a.shape))
+        fakedevice.launch(base_cost * numel / 4096.0, capture_error=capture_error, fail=fail)
+    return op
+
+
+class Benchmark:
+    DEFAULT_SHAPES = [(1024,)]
+    DEFAULT_SHAPE_DESC = "N"
+    DEFAULT_DTYPES = ["float16", "float32"]
+
+    def __init__(self, op_name, torch_op, dtypes=None, is_backward=False, **kwargs):
+        self.op_name = op_name
+        self.torch_op = torch_op
+        self.gems_op = kwargs.get("gems_op")
+        self.is_backward = is_backward
+        self.dtypes = dtypes or self.DEFAULT_DTYPES
+        self.shapes = self.DEFAULT_SHAPES
+        self.shape_desc = self.DEFAULT_SHAPE_DESC
+
+    def set_shapes(self, shape_file_path=None):
+        with open(shape_file_path) as fh:
+            table = yaml.safe_load(fh) or {}
+        entry = table.get(self.op_name)
+        if entry is None:
+            for klass in type(self).__mro__:
+                if klass.__name__ in table:
+                    entry = table[klass.__name__]
+                    break
+        if entry is None:
+            self.shapes = self.DEFAULT_SHAPES
+        else:
+            self.shapes = entry.get("shapes", self.DEFAULT_SHAPES)
+            self.shape_desc = entry.get("shape_desc", self.DEFAULT_SHAPE_DESC)
+        self.shapes = [tuple(s) for s in self.shapes]
+        if Config.level == "comprehensive":
+            self.shapes = list(dict.fromkeys(self.shapes + self.set_more_shapes()))
+
+    def set_more_shapes(self):
+        return []
+
+    def get_input_iter(self, dtype):
+        raise NotImplementedError
+
+    def record_shapes(self, *args, **kwargs):
+        def parse(x):
+            if isinstance(x, Tensor):
+                return x.size()
+            if isinstance(x, (int, float, str)):
+                return x
+            if isinstance(x, (list, tuple)):
+                return [parse(i) for i in x]
+            return None
+        parsed = [parse(a) for a in args]
+        parsed_kwargs = {k: parse(v) for k, v in kwargs.items()}
+        if parsed and parsed_kwargs:
+            return parsed, parsed_kwargs
+        return parsed if parsed else parsed_kwargs
+
+    def unpack_to_args_kwargs(self, input_tuple):
+        args, kwargs = [], {}
+        for item in input_tuple:
+            if isinstance(item, dict):
+                kwargs.update(item)
+            else:
+                args.append(item)
+        if self.is_backward:
+            raise AssertionError("zl must not unpack with is_backward on (it clones tensors)")
+        return args, kwargs
+
+    def get_latency(self, op, *args, **kwargs):
+        fn = lambda: op(*args, **kwargs)
+        return triton.testing.do_bench(fn, warmup=Config.warm_up, rep=Config.repetition,
+                                       return_mode="median")
+
+    def run(self):
+        dtypes = Config.dtypes or self.dtypes
+        self.set_shapes(Config.shape_file)
+        for dtype in dtypes:
+            metrics = []
+            for inp in self.get_input_iter(dtype):
+                m = BenchmarkMetrics()
+                try:
+                    args, kwargs = self.unpack_to_args_kwargs(inp)
+                    m.shape_detail = self.record_shapes(*args, **kwargs)
+                    m.latency_base = self.get_latency(self.torch_op, *args, **kwargs)
+                    m.latency = self.get_latency(self.gems_op, *args, **kwargs)
+                    m.speedup = m.latency_base / m.latency
+                except Exception as e:  # FlagGems turns every error into a test failure
+                    m.error_msg = str(e)
+                    pytest.fail(str(e))
+                finally:
+                    metrics.append(m)
+            result = BenchmarkResult(op_name=self.op_name, dtype=f"torch.{dtype}", mode=Config.mode,
+                                     level=Config.level, result=metrics)
+            print(result)
+
+
+class GenericBenchmark(Benchmark):
+    def __init__(self, *args, input_fn, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.input_fn = input_fn
+
+    def set_more_shapes(self):
+        return [(4096, 4096)]
+
+    def get_input_iter(self, dtype):
+        for shape in self.shapes:
+            yield from self.input_fn(shape, dtype)
+
+
+class BlasBenchmark(Benchmark):
+    DEFAULT_SHAPE_DESC = "B, M, N, K"
+
+    def get_input_iter(self, dtype):
+        for b, m, n, k in self.shapes:
+            yield Tensor((b, m, k), dtype), Tensor((b, k, n), dtype)
+
+
+def unary_input(shape, dtype):
+    yield Tensor(shape, dtype),
+
+
+def binary_input(shape, dtype):
+    yield Tensor(shape, dtype), Tensor(shape, dtype), {"alpha": 1}
+'''
+
+FILES["benchmark/core_shapes.yaml"] = """
+fakeadd:
+  shapes: [[64, 64], [1024]]
+  shape_desc: "M, N"
+BlasBenchmark:
+  shapes: [[2, 16, 16, 16]]
+  shape_desc: "B, M, N, K"
+Benchmark:
+  shapes: [[256]]
+"""
+
+FILES["benchmark/test_fake.py"] = '''
+import pytest
+
+from . import base
+
+
+@pytest.mark.fake
+def test_fakeadd():
+    base.GenericBenchmark(op_name="fakeadd", torch_op=base.op_cost(0.02), gems_op=base.op_cost(0.01),
+                          input_fn=base.binary_input).run()
+
+
+@pytest.mark.fake
+def test_fakemm():
+    class BmmBenchmark(base.BlasBenchmark):  # defined inside the test, as some FlagGems files do
+        def get_input_iter(self, dtype):
+            yield from super().get_input_iter(dtype)  # nested: must count each row once
+
+    BmmBenchmark(op_name="fakemm", torch_op=base.op_cost(0.04), gems_op=base.op_cost(0.03)).run()
+
+
+@pytest.mark.fake
+def test_fakerng():
+    base.GenericBenchmark(op_name="fakerng",
+                          torch_op=base.op_cost(0.02, capture_error="operation not permitted when stream is capturing"),
+                          gems_op=base.op_cost(0.01), input_fn=base.unary_input, dtypes=["float16"]).run()
+
+
+@pytest.mark.fake
+def test_fakedenied():
+    base.GenericBenchmark(op_name="fakedenied", torch_op=base.op_cost(0.02), gems_op=base.op_cost(0.01),
+                          input_fn=base.unary_input, dtypes=["float16"]).run()
+
+
+@pytest.mark.fake
+def test_fakefatal():
+    base.GenericBenchmark(op_name="fakefatal", torch_op=base.op_cost(0.02),
+                          gems_op=base.op_cost(0.01, capture_error="kernel exploded: illegal access"),
+                          input_fn=base.unary_input, dtypes=["float16"]).run()
+
+
+@pytest.mark.fake
+def test_fakepoison():
+    base.GenericBenchmark(op_name="fakepoison", torch_op=base.op_cost(0.02),
+                          gems_op=base.op_cost(0.01, capture_error="device context lost"),
+                          input_fn=base.unary_input, dtypes=["float16"]).run()
+
+
+def test_seedcheck():
+    import random
+    print(f"SEEDCHECK {random.random()!r}")
+
+
+def test_zafter():
+    """Runs after test_fakepoison in file order; must not run once the cell is poisoned."""
+    base.GenericBenchmark(op_name="zafter", torch_op=base.op_cost(0.02), gems_op=base.op_cost(0.01),
+                          input_fn=base.unary_input, dtypes=["float16"]).run()
+'''
+
+ZL_PLUGINS = ("vendor", "seed", "shapes", "timing", "foreign", "results")
+
+
+def build(root: Path) -> Path:
+    for rel, text in FILES.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text.lstrip("\n"), encoding="utf-8")
+    return root
+
+
+def run_cell(root: Path, cell: Path, node: str, *, extra_env: dict | None = None,
+             extra_args: tuple[str, ...] = (), plugins: tuple[str, ...] = ZL_PLUGINS,
+             timeout: float = 120.0) -> subprocess.CompletedProcess:
+    """Run one pytest cell on the fake checkout with zl's plugins, as a provider would."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("ZL_") and k not in ("GEMS_VENDOR", "FLAGGEMS_VENDOR", "GEMS_BACKEND",
+                                                    "FLAGGEMS_BACKEND", "PYTEST_ADDOPTS")}
+    env.update({
+        "PYTHONPATH": os.pathsep.join([str(root / "src"), str(root)] +
+                                      [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]),
+        "ZL_CELL_DIR": str(cell),
+        "ZL_BACKEND": "fakegpu",
+        "ZL_TIMER": "auto",
+        "ZL_OP": node.rsplit("::test_", 1)[-1],
+        "ZL_DISABLE_PLUGINS": "cuda,musa,rocm,ascend",
+    })
+    env.update(extra_env or {})
+    cell.mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-s", "-p", "fakegpu_plugin"]
+    for name in plugins:
+        argv += ["-p", f"zl_flaggems.plugins.{name}"]
+    argv += [node, "--level", "core", "--mode", "kernel", *extra_args]
+    return subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=timeout,
+                          check=False)

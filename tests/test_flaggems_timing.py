@@ -1,0 +1,385 @@
+"""Timing routing: graph capture through a device interface, classified fallbacks,
+the deny list, direct repeats, and which calls are routed at all."""
+
+from __future__ import annotations
+
+import contextlib
+import statistics
+
+import pytest
+from zl_core import Backend, PluginHost, hookimpl
+from zl_flaggems import markers
+from zl_flaggems.plugin_order import plan, resolve_timer
+from zl_flaggems.plugins import timing
+from zl_flaggems.rowclock import CLOCK
+
+GPU = Backend(name="fakegpu", graph_capture=True, capture_deny=("denied_op",))
+
+
+class Classifier:
+    """The backend plugin's wording: matched on the message, never a generic footer."""
+
+    @hookimpl
+    def zl_backends(self):
+        return [GPU]
+
+    @hookimpl
+    def zl_classify_capture_error(self, backend, exc):
+        if backend.name != "fakegpu":
+            return None
+        text = str(exc).lower()
+        if "illegal memory access" in text:
+            return "fatal"
+        if "unknown error" in text:
+            return "poisoned"
+        return None
+
+
+@pytest.fixture
+def host():
+    h = PluginHost()
+    h.register(Classifier(), name="fakegpu")
+    return h
+
+
+class FakeDI:
+    """A device interface whose clock advances by each captured or direct launch."""
+
+    def __init__(self, fail_phase=None, error=None):
+        self.now = 0.0
+        self.capturing = None
+        self.fail_phase = fail_phase
+        self.error = error or RuntimeError("operation not permitted when stream is capturing")
+        self.replays = 0
+        self.syncs = 0
+        di = self
+
+        class Event:
+            def __init__(self, enable_timing=False):
+                self.t = None
+
+            def record(self):
+                self.t = di.now
+
+            def elapsed_time(self, other):
+                return other.t - self.t
+
+        class CUDAGraph:
+            def __init__(self):
+                self.nodes = []
+
+            def replay(self):
+                if di.fail_phase == "replay":
+                    raise di.error
+                di.replays += 1
+                di.now += sum(self.nodes)
+
+        @contextlib.contextmanager
+        def graph(g):
+            di.capturing = g
+            try:
+                yield g
+            finally:
+                di.capturing = None
+
+        self.Event, self.CUDAGraph, self.graph = Event, CUDAGraph, graph
+        self.Stream = object
+
+    def stream(self, s):
+        return contextlib.nullcontext()
+
+    def synchronize(self):
+        self.syncs += 1
+
+    def kernel(self, cost):
+        def fn():
+            if self.capturing is not None:
+                if self.fail_phase == "capture":
+                    raise self.error
+                self.capturing.nodes.append(cost)
+            else:
+                if self.fail_phase == "warmup":
+                    raise self.error
+                self.now += cost + 0.5  # a direct launch pays host overhead
+        return fn
+
+
+class Original:
+    """Stands in for triton.testing.do_bench; returns queued values and logs its calls."""
+
+    def __init__(self, values=None):
+        self.values = list(values or [])
+        self.calls = []
+
+    def __call__(self, fn, **kwargs):
+        self.calls.append(kwargs)
+        return self.values.pop(0) if self.values else 1.0
+
+
+def make_timer(host, di=None, mode="graph", repeat=1, op="someop", original=None, backend=GPU):
+    return timing.Timer(original=original or Original(), mode=mode, backend=backend,
+                        classify=host.classify_capture_error,
+                        device_interface=(lambda: di) if di is not None else None,
+                        repeat=repeat, op=lambda: op, log=[])
+
+
+@pytest.fixture(autouse=True)
+def _clean_markers():
+    markers.reset()
+    yield
+    markers.reset()
+
+
+def test_graph_bench_times_the_replays_not_the_launches(host):
+    di = FakeDI()
+    timer = make_timer(host, di)
+    value = timer.do_bench(di.kernel(0.25), warmup=10, rep=10, return_mode="median")
+    assert value == pytest.approx(0.25)  # direct would include the 0.5 host overhead
+    assert di.replays == timing.REPLAYS
+    assert timer.log[-1].timer == "graph" and not timer.log[-1].fallback
+    assert timer.original.calls == []
+
+
+def test_graph_bench_caps_the_calls_per_graph():
+    di = FakeDI()
+    nodes = []
+    real = di.CUDAGraph
+
+    class Spy(real):
+        def __init__(self):
+            super().__init__()
+            nodes.append(self.nodes)
+
+    di.CUDAGraph = Spy
+    timing.graph_bench(di.kernel(1e-6), di, warmup=1, rep=1e6, return_mode="median")
+    assert len(nodes[0]) == timing.MAX_GRAPH_CALLS
+
+
+def test_recoverable_capture_error_falls_back_and_marks(host, capsys):
+    di = FakeDI(fail_phase="capture")
+    original = Original([0.7])
+    timer = make_timer(host, di, original=original, op="rand")
+    assert timer.do_bench(di.kernel(0.25), warmup=10, rep=10, return_mode="median") == 0.7
+    out = capsys.readouterr().out
+    line = [ln for ln in out.splitlines() if ln.startswith("BENCHMARK_DIRECT_NO_CUDAGRAPH")]
+    assert line == [("BENCHMARK_DIRECT_NO_CUDAGRAPH op=rand phase=capture "
+                     "error=RuntimeError: operation not permitted when stream is capturing")]
+    call = timer.log[-1]
+    assert (call.timer, call.fallback, call.phase) == ("direct", True, "capture")
+    assert markers.counts()["BENCHMARK_DIRECT_NO_CUDAGRAPH"] == 1
+    assert original.calls[0]["return_mode"] == "median"
+
+
+@pytest.mark.parametrize("phase", ["warmup", "replay"])
+def test_fallback_names_the_phase(host, capsys, phase):
+    di = FakeDI(fail_phase=phase)
+    timer = make_timer(host, di)
+    timer.do_bench(di.kernel(0.25), return_mode="median")
+    assert f"phase={phase} " in capsys.readouterr().out
+    assert timer.log[-1].phase == phase
+
+
+def test_fatal_capture_error_is_reraised_without_a_latency(host, capsys):
+    err = RuntimeError("CUDA error: an illegal memory access was encountered")
+    di = FakeDI(fail_phase="capture", error=err)
+    timer = make_timer(host, di)
+    with pytest.raises(RuntimeError) as info:
+        timer.do_bench(di.kernel(0.25), return_mode="median")
+    assert info.value is err
+    assert timer.log == [] and timer.original.calls == []
+    assert "BENCHMARK_" not in capsys.readouterr().out
+
+
+def test_fatal_found_anywhere_in_the_chain_wins(host):
+    di = FakeDI(fail_phase="capture")
+    inner = RuntimeError("an illegal memory access was encountered")
+
+    def fn():
+        if di.capturing is not None:
+            try:
+                raise inner
+            except RuntimeError:
+                raise RuntimeError("operation failed due to a previous error during capture")
+        di.now += 1
+
+    with pytest.raises(RuntimeError, match="previous error during capture"):
+        make_timer(host, di).do_bench(fn, return_mode="median")
+
+
+def test_poisoned_capture_prints_marker_and_exits(host, capsys):
+    di = FakeDI(fail_phase="capture", error=RuntimeError("MUSA error: unknown error"))
+    timer = make_timer(host, di, op="unique2")
+    with pytest.raises(pytest.exit.Exception) as info:
+        timer.do_bench(di.kernel(0.25), return_mode="median")
+    assert info.value.returncode == timing.POISONED_EXIT != 0
+    out = capsys.readouterr().out
+    assert "BENCHMARK_CAPTURE_POISONED op=unique2 error=RuntimeError: MUSA error: unknown error" in out
+    assert timer.poisoned is not None
+    # nothing more runs on that context
+    with pytest.raises(timing.Poisoned):
+        timer.do_bench(di.kernel(0.25), return_mode="median")
+    assert timer.original.calls == []
+
+
+def test_deny_list_skips_the_attempt(host, capsys):
+    attempts = []
+    timer = make_timer(host, FakeDI(), op="denied_op")
+    timer.graph = lambda *a, **k: attempts.append(1)
+    assert timer.do_bench(lambda: None, return_mode="median") == 1.0
+    assert attempts == []
+    assert "BENCHMARK_DIRECT_NO_CUDAGRAPH op=denied_op phase=denylist" in capsys.readouterr().out
+    assert timer.log[-1].fallback and timer.log[-1].phase == "denylist"
+
+
+def test_deny_key_is_the_function_name_not_a_prefix(host):
+    attempts = []
+    timer = make_timer(host, FakeDI(), op="denied_op2")
+    timer.graph = lambda *a, **k: attempts.append(1) or 0.1
+    timer.do_bench(lambda: None, return_mode="median")
+    assert attempts == [1]
+
+
+def test_direct_repeat_takes_the_median_of_n_calls(host):
+    original = Original([5.0, 1.0, 3.0, 100.0, 2.0])
+    timer = make_timer(host, mode="direct", repeat=5, original=original)
+    assert timer.do_bench(lambda: None, warmup=7, rep=9, return_mode="median") == 3.0
+    assert len(original.calls) == 5 and all(c["warmup"] == 7 and c["rep"] == 9 for c in original.calls)
+    assert timer.log[-1].repeat == 5 and timer.log[-1].timer == "direct" and not timer.log[-1].fallback
+
+
+def test_fallback_rows_use_the_direct_repeat_too(host):
+    di = FakeDI(fail_phase="capture")
+    original = Original([4.0, 1.0, 2.0])
+    timer = make_timer(host, di, repeat=3, original=original)
+    assert timer.do_bench(di.kernel(1.0), return_mode="median") == statistics.median([4.0, 1.0, 2.0])
+
+
+def test_tuner_calls_and_nested_calls_reach_the_original(host):
+    original = Original([0.1, 0.2, 0.3])
+    timer = make_timer(host, FakeDI(), original=original)
+    # Triton's autotuner asks for quantiles: not a measurement
+    assert timer.do_bench(lambda: None, quantiles=(0.5, 0.2, 0.8)) == 0.1
+    assert timer.do_bench(lambda: None, return_mode="all") == 0.2
+    # a do_bench inside the measured fn (autotuning on its first call) is not routed either
+    seen = []
+
+    class RunsFn:
+        depth = 0
+
+        def __call__(self, f, **kwargs):
+            seen.append(kwargs.get("return_mode"))
+            self.depth += 1
+            try:
+                if self.depth == 1:
+                    f()  # do_bench calls fn, whose tuner calls do_bench again
+                    return 0.9
+                return 0.4
+            finally:
+                self.depth -= 1
+
+    inner = []
+    timer.mode = "direct"
+    timer.original = RunsFn()
+    timer.log.clear()
+    assert timer.do_bench(lambda: inner.append(timer.do_bench(lambda: None, return_mode="median")),
+                          return_mode="median") == 0.9
+    assert inner == [0.4] and seen == ["median", "median"]
+    assert len(timer.log) == 1  # only the outer call is a measurement
+
+
+def test_rows_are_tagged_with_the_row_clock(host):
+    di = FakeDI()
+    timer = make_timer(host, di)
+    seq = CLOCK.begin("[torch.Size([4])]", "4")
+    timer.do_bench(di.kernel(1.0), return_mode="median")
+    assert timer.log[-1].row == seq
+
+
+def test_missing_graph_api_is_a_recoverable_fallback(host):
+    di = FakeDI()
+    di.CUDAGraph = None
+    timer = make_timer(host, di)
+    timer.do_bench(di.kernel(1.0), return_mode="median")
+    assert timer.log[-1].fallback and timer.log[-1].phase == "warmup"
+
+
+def test_graph_class_found_by_suffix():
+    class MUSAGraph:
+        pass
+
+    class Iface:
+        pass
+
+    Iface.MUSAGraph = MUSAGraph
+    assert timing.graph_class(Iface) is MUSAGraph
+
+
+def test_scratch_rng_restores_the_generator_state():
+    class State:
+        def __init__(self, v):
+            self.v = v
+
+        def clone_state(self):
+            return State(self.v)
+
+    class Gen:
+        def __init__(self):
+            self.state = State(1)
+
+        def graphsafe_get_state(self):
+            return self.state
+
+        def graphsafe_set_state(self, s):
+            self.state = s
+
+    class Iface:
+        default_generators = (Gen(),)
+
+    gen = Iface.default_generators[0]
+    original = gen.state
+    with pytest.raises(ValueError), timing.scratch_rng(Iface):
+        assert gen.state is not original and gen.state.v == 1
+        gen.state.v = 99  # the capture consumed/poisoned the scratch state
+        raise ValueError("capture aborted")
+    assert gen.state is original and original.v == 1
+
+
+def test_resolve_timer_is_a_capability_not_a_name():
+    no_graph = Backend(name="cuda", graph_capture=False)
+    assert resolve_timer("auto", GPU) == ("graph", None)
+    assert resolve_timer("auto", no_graph) == ("direct", None)
+    mode, note = resolve_timer("graph", no_graph)
+    assert mode == "direct" and "ignored" in note
+    assert resolve_timer("direct", GPU) == ("direct", None)
+    assert resolve_timer("none", GPU) == ("none", None)
+    assert resolve_timer("auto", None) == ("direct", None)
+
+
+def test_plan_order_and_capabilities(host):
+    class Compat:
+        @hookimpl
+        def zl_compat_plugins(self, backend):
+            return ["vendor_compat.mod"] if backend.name == "fakegpu" else []
+
+    host.register(Compat(), name="compat")
+    full = plan(GPU, host=host, autotune_mode="replay")
+    assert full.modules == ("vendor_compat.mod", "zl_flaggems.plugins.vendor", "zl_flaggems.plugins.seed",
+                            "zl_flaggems.plugins.shapes", "zl_flaggems.plugins.autotune",
+                            "zl_flaggems.plugins.ttgir", "zl_flaggems.plugins.timing",
+                            "zl_flaggems.plugins.foreign", "zl_flaggems.plugins.results")
+    no_hooks = Backend(name="x", triton_hooks=False)
+    small = plan(no_hooks, host=host, autotune_mode="uncontrolled", timer="none")
+    assert "zl_flaggems.plugins.ttgir" not in small.modules
+    assert "zl_flaggems.plugins.autotune" not in small.modules
+    assert "zl_flaggems.plugins.timing" not in small.modules and small.timer == "none"
+    assert small.modules[-1] == "zl_flaggems.plugins.results"
+
+
+def test_marker_error_is_the_first_line_of_the_message(host, capsys):
+    err = RuntimeError("CUDA error: operation not permitted when stream is capturing\n"
+                       "Search for `cudaErrorStreamCaptureUnsupported' in https://docs.nvidia.com/...\n"
+                       "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.")
+    di = FakeDI(fail_phase="capture", error=err)
+    make_timer(host, di, op="nonzero").do_bench(di.kernel(1.0), return_mode="median")
+    assert ("BENCHMARK_DIRECT_NO_CUDAGRAPH op=nonzero phase=capture error=RuntimeError: "
+            "CUDA error: operation not permitted when stream is capturing\n") in capsys.readouterr().out
