@@ -91,7 +91,7 @@ def run(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run the test suite in a fresh virtualenv (real Triton, no accelerator)."""
-    session.install("pytest", "hatchling", TRITON_FOR_TESTS)
+    session.install("pytest", "hatchling", "nox", TRITON_FOR_TESTS)
     session.install(*[f"-e{ROOT / 'packages' / name}" for name in PACKAGES])
     session.run("pytest", *(session.posargs or ["-q", "tests"]))
 

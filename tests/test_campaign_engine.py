@@ -182,3 +182,18 @@ def test_backend_is_chosen_by_the_vendor_tool_that_sees_devices(fake_host):
 
     fake_host.register(SharedTorchVendor(), name="other")
     assert resolve_backend(fake_host, None).name == "fakegpu"
+
+
+def test_no_device_anywhere_points_to_the_ir_only_screen(fake_host, monkeypatch):
+    from zl_core import Backend, hookimpl
+    from zl_core.cli import main
+
+    class NoHardware:
+        @hookimpl
+        def zl_backends(self):
+            return [Backend(name="othergpu")]
+
+    fake_host.register(NoHardware(), name="other")
+    monkeypatch.setattr(type(fake_host), "probe_devices", lambda self, b: [])
+    monkeypatch.setattr(type(fake_host), "enumerate_devices", lambda self, b, explicit=None: [])
+    assert main(["screen", "--ops", "gemm", "--suite", "fake"]) == 2

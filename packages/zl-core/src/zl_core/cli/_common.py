@@ -94,6 +94,11 @@ def resolve_backend(host: PluginHost, name: str | None, *, compile_target: str |
     if len(probed) == 1:
         return probed[0]
     names = ", ".join(b.name for b in backends)
+    if not probed and not any(host.enumerate_devices(b) for b in backends):
+        raise NoDeviceError(
+            f"no device found by any installed backend ({names}); to compare generated code "
+            "without a device run an IR-only screen: zl screen --compile-only --target cuda:90 "
+            "(nox -s screen -- --compile-only), or name a backend with --backend")
     raise UsageError(f"several backends are installed ({names}); pick one with --backend "
                      f"or ${BACKEND_ENV}")
 

@@ -1,0 +1,50 @@
+"""The design card's commands: nox sessions forward everything after `--` to zl,
+in the user's interpreter (never an isolated virtualenv)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+pytest.importorskip("nox")
+
+
+def nox(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, ZL_PYTHON=sys.executable, ZL_RUNS_ROOT=str(cwd / "runs"))
+    return subprocess.run([sys.executable, "-m", "nox", "-f", str(ROOT / "noxfile.py"), *args],
+                          cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_sessions_are_listed_with_descriptions(tmp_path):
+    out = nox("-l", cwd=tmp_path).stdout
+    for name in ("screen", "ab", "report", "tests"):
+        line = next(l for l in out.splitlines() if l.lstrip("*- ").startswith(name + " "))
+        assert "->" in line  # nox prints "name -> docstring"
+
+
+def test_screen_forwards_arguments_in_the_users_interpreter(tmp_path):
+    proc = nox("-s", "screen", "--", "--ops", "soft;max", cwd=tmp_path)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert f"{sys.executable} -m zl_core screen --ops" in out  # nox shell-quotes the echo
+    assert "malformed op name 'soft;max'" in out
+    assert not (tmp_path / "runs").exists()
+
+
+def test_ir_only_screen_runs_end_to_end_through_nox(tmp_path):
+    pytest.importorskip("triton")
+    proc = nox("-s", "screen", "--", "--ops", "mm", "add", "--switch", "DISABLE_MMA_V3",
+               "--compile-only", "--backend", "cuda", cwd=tmp_path)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert any("mm" in l and "IR_CHANGED" in l for l in out.splitlines())
+    assert any(l.strip().startswith("add") and "NO_IR_DIFF" in l for l in out.splitlines())
+    report = nox("-s", "report", "--", str(next((tmp_path / "runs").glob("screen_*"))), "--json",
+                 cwd=tmp_path)
+    assert report.returncode == 0, report.stdout + report.stderr
+    assert '"kind": "screen"' in report.stdout
