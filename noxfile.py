@@ -61,6 +61,9 @@ def ensure_zl(session: nox.Session, python: str) -> None:
 def forward(session: nox.Session, command: str) -> None:
     python = user_python()
     ensure_zl(session, python)
+    # nox runs sessions from the noxfile's folder; paths the user typed (and the
+    # default ./runs) mean the folder nox was invoked from.
+    session.chdir(session.invoked_from)
     session.run(python, "-m", "zl_core", command, *session.posargs, external=True)
 
 
