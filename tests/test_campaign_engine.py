@@ -155,6 +155,8 @@ def test_ab_rounds_pin_to_round_one_and_stop_identical_ir(fake_host, tmp_path):
             if expected == "replay":
                 assert ident["replay_source"] == record
     assert not list(campaign.glob("pointwise/r02"))
+    flagged = [s for s in read_status(campaign) if s["op"] == "pointwise"]
+    assert flagged and all(s["flags"] == "SWITCH_NO_IR_DIFF" for s in flagged)
 
 
 def test_adaptive_rounds_stop_once_every_shape_is_decided(fake_host, tmp_path):
@@ -197,3 +199,26 @@ def test_no_device_anywhere_points_to_the_ir_only_screen(fake_host, monkeypatch)
     monkeypatch.setattr(type(fake_host), "probe_devices", lambda self, b: [])
     monkeypatch.setattr(type(fake_host), "enumerate_devices", lambda self, b, explicit=None: [])
     assert main(["screen", "--ops", "gemm", "--suite", "fake"]) == 2
+
+
+def test_throttled_cells_are_flagged_in_status(tmp_path):
+    from zl_core.cell import CellOutcome
+    from zl_core.status import append_status, rewrite_flags, telemetry_flags
+
+    t0 = 1_800_000_000.0
+    for i, side in enumerate("AB"):
+        out = CellOutcome(cell_dir=tmp_path / "mm" / "r01" / side, rc=0, timed_out=False,
+                          elapsed_s=10, start=t0 + 20 * i, end=t0 + 20 * i + 10, markers={},
+                          success_rows=1, failed_rows=0)
+        out.cell_dir.mkdir(parents=True)
+        append_status(tmp_path, round_no=1, op="mm", side=side, switch_value=side, outcome=out)
+    lines = ["timestamp\tindex\tsm_clock_mhz\tmem_clock_mhz\ttemp_c\tpower_w\tutil_pct"]
+    for s in range(0, 40):  # side A's window runs at 1980 MHz, side B's throttles to 900
+        clock = 900 if 21 <= s <= 29 else 1980
+        lines.append(f"{t0 + s:.0f}\t0\t{clock}\t3201\t50\t400\t90")
+    (tmp_path / "telemetry.tsv").write_text("\n".join(lines) + "\n")
+    flags = telemetry_flags(tmp_path, "0")
+    assert list(flags) == [("mm", "1", "B")] and flags[("mm", "1", "B")][0].startswith("sm_clock_low")
+    assert rewrite_flags(tmp_path, flags) == 1
+    rows = {r["side"]: r["flags"] for r in read_status(tmp_path)}
+    assert rows["A"] == "" and rows["B"].startswith("sm_clock_low")

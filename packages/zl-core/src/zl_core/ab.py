@@ -21,6 +21,7 @@ from zl_core.host import PluginHost
 from zl_core.opspec import OpSpec
 from zl_core.provider import Provider
 from zl_core.screen import SideResult, run_side
+from zl_core.status import rewrite_flags, telemetry_flags
 from zl_core.switches import Sides
 
 SWITCH_NO_IR_DIFF = "SWITCH_NO_IR_DIFF"
@@ -75,6 +76,14 @@ def run_ab(host: PluginHost, provider: Provider, backend: Backend, device: str |
         progress.close()
     if sampler.note and sampler.samples == 0:
         print(sampler.note)
+    flags = telemetry_flags(campaign, device)
+    for run in runs:
+        if run.state == SWITCH_NO_IR_DIFF:
+            for side in ("A", "B"):
+                flags.setdefault((run.op.op, "1", side), []).append(SWITCH_NO_IR_DIFF)
+    marked = rewrite_flags(campaign, flags)
+    if marked:
+        print(f"status.tsv: {marked} cell(s) flagged (throttle/drift or {SWITCH_NO_IR_DIFF})")
     return campaign, runs
 
 

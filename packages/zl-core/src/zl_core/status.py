@@ -47,3 +47,56 @@ def read_status(campaign: Path) -> list[dict[str, str]]:
     with open(path, encoding="utf-8", errors="replace", newline="") as fh:
         rows = list(csv.DictReader(fh, delimiter="\t"))
     return [r for r in rows if all(r.get(c) is not None for c in COLUMNS)]
+
+
+def rewrite_flags(campaign: Path, flags: dict[tuple[str, str, str], list[str]]) -> int:
+    """Add flags to the ``flags`` column of finished cells, keyed (op, round, side).
+
+    Rewritten atomically once the campaign is over (cells append while it runs).
+    Returns how many rows gained a flag.
+    """
+    rows = read_status(campaign)
+    changed = 0
+    for row in rows:
+        extra = flags.get((row["op"], row["round"], row["side"]), [])
+        have = [f for f in row["flags"].split(",") if f]
+        new = [f for f in extra if f not in have]
+        if new:
+            row["flags"] = ",".join(have + new)
+            changed += 1
+    if not changed:
+        return 0
+    path = Path(campaign) / STATUS_NAME
+    tmp = path.with_suffix(".tsv.tmp")
+    with open(tmp, "w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=COLUMNS, delimiter="\t", lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    tmp.replace(path)
+    return changed
+
+
+def telemetry_flags(campaign: Path, device: str | None) -> dict[tuple[str, str, str], list[str]]:
+    """Throttle/drift flags of each finished cell from the campaign's telemetry.tsv."""
+    from zl_core import drift
+
+    samples = drift.read_telemetry_tsv(Path(campaign) / "telemetry.tsv")
+    if not samples:
+        return {}
+    windows, keys = [], {}
+    for row in read_status(campaign):
+        try:
+            start, end = float(row["start"]), float(row["end"])
+        except ValueError:
+            continue
+        if start <= 0:
+            continue  # never started (preflight failure)
+        label = f"{row['op']} r{row['round']} {row['side']}"
+        keys[label] = (row["op"], row["round"], row["side"])
+        windows.append(drift.CellWindow(label=label, device=device, start=start, end=end))
+    out: dict[tuple[str, str, str], list[str]] = {}
+    for flag in drift.flag_cells(windows, samples):
+        real = [f for f in flag.flags if not f.startswith(("no_samples", "no_busy_samples"))]
+        if real:
+            out[keys[flag.label]] = real
+    return out
