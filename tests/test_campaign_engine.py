@@ -222,3 +222,36 @@ def test_throttled_cells_are_flagged_in_status(tmp_path):
     assert rewrite_flags(tmp_path, flags) == 1
     rows = {r["side"]: r["flags"] for r in read_status(tmp_path)}
     assert rows["A"] == "" and rows["B"].startswith("sm_clock_low")
+
+
+def test_rounds_report_states_the_device_time_used(fake_host, tmp_path):
+    from zl_core.report import build_rounds
+
+    backend, provider, sides = setup(fake_host)
+    plan = RoundsPlan(rounds=None, max_rounds=8, allow_no_ir_diff=False, threshold_pct=1.0)
+    campaign, runs = run_ab(fake_host, provider, backend, "0", sides, [OpSpec.parse("gemm")], [],
+                            settings(), plan, tmp_path, telemetry_interval=0, aa=False, screen=None)
+    report = build_rounds(campaign)
+    used = report["summary"]["device_time"]
+    cells = [s for s in read_status(campaign) if s["op"] == "gemm"]
+    assert used["per_op"]["gemm"]["rounds"] == runs[0].rounds_done
+    assert used["total_s"] == pytest.approx(sum(float(s["elapsed_s"]) for s in cells), abs=0.2)
+    op = report["summary"]["operators"][0]
+    assert op["verdict"] == "SLOWER"  # the fake's switch makes B 5% slower on every shape
+
+
+def test_two_step_flow_through_the_cli(fake_host, tmp_path, capsys):
+    from zl_core.cli import main
+
+    root = str(tmp_path / "runs")
+    assert main(["screen", "--ops", "gemm", "pointwise", "--suite", "fake", "--runs-root", root]) == 0
+    capsys.readouterr()
+    # Step 2 takes the screen's IR_CHANGED ops and its switch without being told.
+    assert main(["ab", "--rounds", "2", "--suite", "fake", "--runs-root", root,
+                 "--telemetry-interval", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "using screen" in out and "gemm" in out and "switch FAKE_SWITCH A=0 B=1 (from the screen)" in out
+    campaign = next((tmp_path / "runs").glob("ab_*"))
+    assert {p.name for p in campaign.iterdir() if p.is_dir()} == {"gemm"}
+    # Two rounds cannot decide at 95%: --fail-on inconclusive gates with exit 5.
+    assert main(["report", str(campaign), "--fail-on", "inconclusive"]) == 5

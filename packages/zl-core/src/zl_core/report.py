@@ -82,6 +82,26 @@ def check_caliber(identities: Mapping[str, Mapping | None], *, allow_mismatch: b
     return check
 
 
+def check_caliber_groups(groups: Iterable[Mapping[str, Mapping | None]], *, allow_mismatch: bool
+                         ) -> tuple[dict[str, Mapping | None], caliber.CaliberCheck]:
+    """Compare each group of cells (one operator's) on its own and join the results.
+
+    Returns every identity by its label and the joined check; raises
+    :class:`CaliberMismatchError` on problems unless ``allow_mismatch``.
+    """
+    identities: dict[str, Mapping | None] = {}
+    problems, warnings = [], []
+    for group in groups:
+        identities.update(group)
+        check = caliber.compare(group)
+        problems += check.problems
+        warnings += check.warnings
+    check = caliber.CaliberCheck(problems=tuple(problems), warnings=tuple(warnings))
+    if check.problems and not allow_mismatch:
+        raise CaliberMismatchError(list(check.problems))
+    return identities, check
+
+
 def _jsonable(obj: object) -> dict:
     if hasattr(obj, "to_json"):
         return obj.to_json()
@@ -373,18 +393,10 @@ def build_rounds(campaign: Path, *, meta: dict | None = None, allow_mismatch: bo
     plans = [_op_cells(campaign, meta, op, op in controls, status) for op in ops]
     reported = [p for p in plans if not p.problem and not p.skipped]
 
-    identities: dict[str, dict | None] = {}
-    problems, warnings = [], []
-    for plan in reported:
-        idents = {_label(plan.op, r, s): caliber.read_identity(campaign / plan.op / f"r{r:02d}" / s)
-                  for r in plan.rounds for s in ("A", "B")}
-        identities.update(idents)
-        check = caliber.compare(idents)
-        problems += check.problems
-        warnings += check.warnings
-    check = caliber.CaliberCheck(problems=tuple(problems), warnings=tuple(warnings))
-    if check.problems and not allow_mismatch:
-        raise CaliberMismatchError(list(check.problems))
+    identities, check = check_caliber_groups(
+        ({_label(plan.op, r, s): caliber.read_identity(campaign / plan.op / f"r{r:02d}" / s)
+          for r in plan.rounds for s in ("A", "B")} for plan in reported),
+        allow_mismatch=allow_mismatch)
 
     all_flags, telemetry = _drift_flags(campaign, meta, status, identities)
     flags, unjudged = _split_flags(all_flags)
@@ -421,8 +433,27 @@ def build_rounds(campaign: Path, *, meta: dict | None = None, allow_mismatch: bo
     }
     if any(o["timer"] == "direct" for o in operators):
         notes.append(DIRECT_NOTE)
+    summary["device_time"] = _device_time(status)
+    notes.append(summary["device_time"]["text"])
     title = f"A/B rounds {meta.get('switch') or ''}: {campaign.name}".replace("  ", " ")
     return _model("rounds", title, caliber_section(identities), check, rows, summary, notes)
+
+
+def _device_time(status: dict[tuple[str, int, str], dict]) -> dict:
+    """Device time the campaign spent (sum of cell wall times) and rounds per operator."""
+    per_op: dict[str, dict] = {}
+    for (op, rnd, _side), row in status.items():
+        try:
+            elapsed = float(row.get("elapsed_s") or 0)
+        except ValueError:
+            elapsed = 0.0
+        entry = per_op.setdefault(op, {"seconds": 0.0, "rounds": 0})
+        entry["seconds"] += elapsed
+        entry["rounds"] = max(entry["rounds"], rnd)
+    total = sum(e["seconds"] for e in per_op.values())
+    parts = ", ".join(f"{op} {e['rounds']} round(s) {e['seconds']:.0f}s" for op, e in sorted(per_op.items()))
+    return {"total_s": round(total, 1), "per_op": per_op,
+            "text": f"device time used: {total:.0f}s of cell wall time ({parts})"}
 
 
 def _rounds_op(campaign: Path, plan: _OpCells, threshold: float, flags: dict[str, list[str]],
@@ -579,18 +610,10 @@ def build_screen(campaign: Path, *, meta: dict | None = None, allow_mismatch: bo
     entries = read_screen(campaign)
     compared = [e for e in entries if e.get("verdict") in (*MEASURED, "NO_TRITON")]
 
-    identities: dict[str, dict | None] = {}
-    problems, warnings = [], []
-    for entry in compared:
-        op = str(entry.get("op"))
-        idents = {f"{op} {s}": caliber.read_identity(campaign / op / s) for s in ("A", "B")}
-        identities.update(idents)
-        check = caliber.compare(idents)
-        problems += check.problems
-        warnings += check.warnings
-    check = caliber.CaliberCheck(problems=tuple(problems), warnings=tuple(warnings))
-    if check.problems and not allow_mismatch:
-        raise CaliberMismatchError(list(check.problems))
+    identities, check = check_caliber_groups(
+        ({f"{op} {s}": caliber.read_identity(campaign / op / s) for s in ("A", "B")}
+         for op in (str(e.get("op")) for e in compared)),
+        allow_mismatch=allow_mismatch)
 
     rows, notes = [], []
     for entry in entries:
