@@ -65,8 +65,9 @@ def run_ab(host: PluginHost, provider: Provider, backend: Backend, device: str |
     progress = Progress(2 * planned * len(runs), f"ab {sides.switch} on {campaign.name}")
     sampler = TelemetrySampler(host, backend, device, campaign / TELEMETRY_NAME, telemetry_interval)
     sampler.start()
-    if sampler.note:
-        progress.line(sampler.note)
+    start_note = sampler.note
+    if start_note:
+        progress.line(start_note)
     try:
         for run in runs:
             _run_operator(host, provider, backend, device, sides, settings, plan, campaign,
@@ -74,8 +75,8 @@ def run_ab(host: PluginHost, provider: Provider, backend: Backend, device: str |
     finally:
         sampler.stop()
         progress.close()
-    if sampler.note and sampler.samples == 0:
-        print(sampler.note)
+    if sampler.note and sampler.note != start_note and sampler.samples == 0:
+        print(sampler.note)  # the sampler ran but never produced a row: say why
     flags = telemetry_flags(campaign, device)
     for run in runs:
         if run.state == SWITCH_NO_IR_DIFF:
