@@ -140,6 +140,25 @@ def test_several_backends_and_no_choice_asks_for_one(tmp_path, monkeypatch, caps
     _site(tmp_path, monkeypatch, GOOD_TORCH.replace("return 2", "return 0"))
     assert main(["doctor"]) == 2
     out = capsys.readouterr().out
+    # No backend finds a device: say so, and how to go on without one.
+    assert "no device found by any installed backend" in out and "--backend" in out
+    assert "--compile-only" in out
+
+
+def test_several_backends_with_devices_asks_for_one(tmp_path, monkeypatch, capsys):
+    class Other:
+        @hookimpl
+        def zl_backends(self):
+            return [Backend(name="otherdev")]
+
+        @hookimpl
+        def zl_enumerate_devices(self, backend, explicit):
+            return ["0"] if backend.name == "otherdev" else None
+
+    _install(monkeypatch, Doc(devices=("0",)), Other())
+    _site(tmp_path, monkeypatch, GOOD_TORCH)
+    assert main(["doctor"]) == 2
+    out = capsys.readouterr().out
     assert "several backends are installed" in out and "--backend" in out
 
 

@@ -8,6 +8,7 @@ falls back (no sampler, recoverable capture errors, devices from torch).
 from __future__ import annotations
 
 from zl_core import Backend, hookimpl
+from zl_core.vendor_tools import classify_by_markers, run_tool
 
 BACKEND = Backend(
     name="example",
@@ -20,6 +21,10 @@ BACKEND = Backend(
     description="Example Corp accelerators (template)",
 )
 
+TOOL = "example-smi"
+TOOL_TIMEOUT_S = 15  # a hung vendor tool must not hang zl
+# Your runtime's own wording of errors after which a kernel is broken (lower case).
+FATAL_MARKERS = ("example error: bad address",)
 # The vendor tool prints one line per device, e.g.
 #   device=0 core_mhz=1500 mem_mhz=1200 temp_c=41 power_w=98.5 busy_pct=37
 FIELDS = {"device": "index", "core_mhz": "sm_clock_mhz", "mem_mhz": "mem_clock_mhz",
@@ -30,23 +35,44 @@ def _mine(backend: Backend) -> bool:
     return backend.name == BACKEND.name
 
 
+def _rows(raw: str) -> list[dict[str, str]]:
+    """One row of the common telemetry columns per device line of the tool's output."""
+    rows = []
+    for line in raw.splitlines():
+        pairs = dict(p.split("=", 1) for p in line.split() if "=" in p)
+        if pairs.get("device", "").isdigit():
+            rows.append({column: pairs.get(key, "") for key, column in FIELDS.items()})
+    return rows
+
+
 @hookimpl
 def zl_backends() -> list[Backend]:
     return [BACKEND]
 
 
 @hookimpl
+def zl_enumerate_devices(backend: Backend) -> list[str] | None:
+    if not _mine(backend):
+        return None
+    # run_tool gives None when the tool is absent, fails or hangs: zl then falls back.
+    out = run_tool([TOOL, "--query"], TOOL_TIMEOUT_S)
+    if out is None:
+        return None
+    return [row["index"] for row in _rows(out)] or None
+
+
+@hookimpl
 def zl_classify_capture_error(backend: Backend, exc: BaseException) -> str | None:
     if not _mine(backend):
         return None
-    return "fatal" if "example error: bad address" in str(exc).lower() else None
+    return classify_by_markers(exc, FATAL_MARKERS)
 
 
 @hookimpl
 def zl_telemetry_command(backend: Backend, device: str | None) -> list[str] | None:
     if not _mine(backend):
         return None
-    argv = ["example-smi", "--query"]
+    argv = [TOOL, "--query"]
     return argv + ["--device", device] if device else argv
 
 
@@ -54,9 +80,4 @@ def zl_telemetry_command(backend: Backend, device: str | None) -> list[str] | No
 def zl_parse_telemetry(backend: Backend, raw: str) -> list[dict[str, str]] | None:
     if not _mine(backend):
         return None
-    rows = []
-    for line in raw.splitlines():
-        pairs = dict(p.split("=", 1) for p in line.split() if "=" in p)
-        if pairs.get("device", "").isdigit():
-            rows.append({column: pairs.get(key, "") for key, column in FIELDS.items()})
-    return rows
+    return _rows(raw)

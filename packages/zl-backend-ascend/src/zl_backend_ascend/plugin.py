@@ -5,10 +5,8 @@ Every hook answers for ``ascend`` only and returns None for any other backend.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-
 from zl_core import Backend, hookimpl
+from zl_core.vendor_tools import run_tool
 
 BACKEND = Backend(
     name="ascend",
@@ -39,18 +37,6 @@ TELEMETRY_ARGV = [SMI, "info"]
 
 def _mine(backend: Backend) -> bool:
     return backend.name == BACKEND.name
-
-
-def _smi(args: list[str]) -> str | None:
-    """stdout of one npu-smi call, or None when it is absent, fails or hangs."""
-    if shutil.which(SMI) is None:
-        return None
-    try:
-        proc = subprocess.run([SMI, *args], capture_output=True, text=True,
-                              timeout=TOOL_TIMEOUT_S, stdin=subprocess.DEVNULL, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return proc.stdout if proc.returncode == 0 else None
 
 
 def _value(token: str) -> str:
@@ -95,7 +81,7 @@ def zl_backends() -> list[Backend]:
 def zl_enumerate_devices(backend: Backend) -> list[str] | None:
     if not _mine(backend):
         return None
-    out = _smi(["info"])
+    out = run_tool([SMI, "info"], TOOL_TIMEOUT_S)
     chips = _chips(out) if out else []
     # Logical IDs count chips from 0 (the table's NPU IDs need not start at 0).
     return [str(i) for i in range(len(chips))] or None
@@ -105,7 +91,7 @@ def zl_enumerate_devices(backend: Backend) -> list[str] | None:
 def zl_device_identity(backend: Backend, device: str | None) -> dict[str, str] | None:
     if not _mine(backend):
         return None
-    out = _smi(["info"])
+    out = run_tool([SMI, "info"], TOOL_TIMEOUT_S)
     chips = _chips(out) if out else []
     position = int(device) if device and str(device).isdigit() else 0
     if position >= len(chips):

@@ -7,10 +7,9 @@ plugin registered later can override one answer without forking this module.
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 
 from zl_core import Backend, hookimpl
+from zl_core.vendor_tools import classify_by_markers, run_tool
 
 BACKEND = Backend(
     name="cuda",
@@ -59,18 +58,6 @@ def _mine(backend: Backend) -> bool:
     return backend.name == BACKEND.name
 
 
-def _smi(args: list[str]) -> str | None:
-    """stdout of one nvidia-smi call, or None when it is absent, fails or hangs."""
-    if shutil.which(SMI) is None:
-        return None
-    try:
-        proc = subprocess.run([SMI, *args], capture_output=True, text=True,
-                              timeout=TOOL_TIMEOUT_S, stdin=subprocess.DEVNULL, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return proc.stdout if proc.returncode == 0 else None
-
-
 def _clean(value: str) -> str:
     """nvidia-smi writes "[N/A]" or "[Not Supported]" where a sensor has no value."""
     value = value.strip()
@@ -86,7 +73,7 @@ def zl_backends() -> list[Backend]:
 def zl_enumerate_devices(backend: Backend) -> list[str] | None:
     if not _mine(backend):
         return None
-    out = _smi(["--query-gpu=index", "--format=csv,noheader"])
+    out = run_tool([SMI, "--query-gpu=index", "--format=csv,noheader"], TOOL_TIMEOUT_S)
     if out is None:
         return None
     indices = [line.strip() for line in out.splitlines() if line.strip().isdigit()]
@@ -102,7 +89,8 @@ def zl_device_identity(backend: Backend, device: str | None) -> dict[str, str] |
         # entry as is (an index or a GPU-... UUID both work there).
         visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")]
         device = visible[0] if visible and visible[0] else "0"
-    out = _smi(["--query-gpu=name,uuid,driver_version", "--format=csv,noheader", "-i", str(device)])
+    out = run_tool([SMI, "--query-gpu=name,uuid,driver_version", "--format=csv,noheader", "-i", str(device)],
+                   TOOL_TIMEOUT_S)
     if not out or not out.strip():
         return None
     fields = [f.strip() for f in out.strip().splitlines()[0].split(",")]
@@ -116,10 +104,7 @@ def zl_device_identity(backend: Backend, device: str | None) -> dict[str, str] |
 def zl_classify_capture_error(backend: Backend, exc: BaseException) -> str | None:
     if not _mine(backend):
         return None
-    text = f"{type(exc).__name__}: {exc}".lower()
-    if any(marker in text for marker in FATAL_MARKERS):
-        return "fatal"
-    return None
+    return classify_by_markers(exc, FATAL_MARKERS)
 
 
 @hookimpl

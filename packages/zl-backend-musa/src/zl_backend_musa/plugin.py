@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 from typing import Any
 
 from zl_core import Backend, hookimpl
+from zl_core.vendor_tools import classify_by_markers, run_tool
 
 BACKEND = Backend(
     name="musa",
@@ -58,18 +57,6 @@ def _mine(backend: Backend) -> bool:
     return backend.name == BACKEND.name
 
 
-def _gmi(args: list[str]) -> str | None:
-    """stdout of one mthreads-gmi call, or None when it is absent, fails or hangs."""
-    if shutil.which(GMI) is None:
-        return None
-    try:
-        proc = subprocess.run([GMI, *args], capture_output=True, text=True,
-                              timeout=TOOL_TIMEOUT_S, stdin=subprocess.DEVNULL, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return proc.stdout if proc.returncode == 0 else None
-
-
 def _gpus(raw: str) -> list[dict[str, Any]]:
     """The per-GPU objects of an ``mthreads-gmi -q --json`` report ([] if unreadable).
 
@@ -113,7 +100,7 @@ def zl_backends() -> list[Backend]:
 def zl_enumerate_devices(backend: Backend) -> list[str] | None:
     if not _mine(backend):
         return None
-    out = _gmi(QUERY)
+    out = run_tool([GMI, *QUERY], TOOL_TIMEOUT_S)
     if out is None:
         return None
     indices = [str(g.get("Index", "")).strip() for g in _gpus(out)]
@@ -125,12 +112,7 @@ def zl_enumerate_devices(backend: Backend) -> list[str] | None:
 def zl_classify_capture_error(backend: Backend, exc: BaseException) -> str | None:
     if not _mine(backend):
         return None
-    text = f"{type(exc).__name__}: {exc}".lower()
-    if any(marker in text for marker in FATAL_MARKERS):
-        return "fatal"
-    if any(marker in text for marker in POISONED_MARKERS):
-        return "poisoned"
-    return None
+    return classify_by_markers(exc, FATAL_MARKERS, POISONED_MARKERS)
 
 
 @hookimpl

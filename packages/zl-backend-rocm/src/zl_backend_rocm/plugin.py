@@ -18,11 +18,10 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import subprocess
 from typing import Any
 
 from zl_core import Backend, hookimpl
+from zl_core.vendor_tools import classify_by_markers, run_tool
 
 BACKEND = Backend(
     name="rocm",
@@ -64,18 +63,6 @@ _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 def _mine(backend: Backend) -> bool:
     return backend.name == BACKEND.name
-
-
-def _smi(args: list[str]) -> str | None:
-    """stdout of one rocm-smi call, or None when it is absent, fails or hangs."""
-    if shutil.which(SMI) is None:
-        return None
-    try:
-        proc = subprocess.run([SMI, *args], capture_output=True, text=True,
-                              timeout=TOOL_TIMEOUT_S, stdin=subprocess.DEVNULL, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return proc.stdout if proc.returncode == 0 else None
 
 
 def _cards(raw: str) -> list[tuple[str, dict[str, Any]]]:
@@ -130,7 +117,7 @@ def zl_enumerate_devices(backend: Backend) -> list[str] | None:
     if outer:
         # Inside the ROCr mask the survivors are numbered from 0.
         return [str(i) for i in range(len(outer))]
-    out = _smi(["--showproductname", "--json"])
+    out = run_tool([SMI, "--showproductname", "--json"], TOOL_TIMEOUT_S)
     cards = _cards(out) if out else []
     # rocm-smi numbers cards in its own order; only their count is used here.
     return [str(i) for i in range(len(cards))] or None
@@ -140,7 +127,8 @@ def zl_enumerate_devices(backend: Backend) -> list[str] | None:
 def zl_device_identity(backend: Backend, device: str | None) -> dict[str, str] | None:
     if not _mine(backend):
         return None
-    out = _smi(["--showproductname", "--showuniqueid", "--json", "-d", str(device or 0)])
+    out = run_tool([SMI, "--showproductname", "--showuniqueid", "--json", "-d", str(device or 0)],
+                   TOOL_TIMEOUT_S)
     cards = _cards(out) if out else []
     if not cards:
         return None
@@ -157,11 +145,8 @@ def zl_device_identity(backend: Backend, device: str | None) -> dict[str, str] |
 def zl_classify_capture_error(backend: Backend, exc: BaseException) -> str | None:
     if not _mine(backend):
         return None
-    text = f"{type(exc).__name__}: {exc}".lower()
-    if any(marker in text for marker in FATAL_MARKERS):
-        return "fatal"
     # No HIP wording is known to poison the context; unknown means recoverable.
-    return None
+    return classify_by_markers(exc, FATAL_MARKERS)
 
 
 @hookimpl

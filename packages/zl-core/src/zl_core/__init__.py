@@ -1,6 +1,7 @@
 """zl: does a compiler switch change an operator's generated code, and its speed?
 
-The public plugin surface: :data:`hookimpl`, :class:`Backend`, :func:`plugin_host`.
+The public plugin surface: :data:`hookimpl`, :class:`Backend`, :func:`plugin_host`,
+and :mod:`zl_core.vendor_tools` (running a vendor's tool, reading its runtime's errors).
 """
 
 from zl_core._markers import hookimpl

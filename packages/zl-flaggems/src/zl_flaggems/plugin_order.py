@@ -85,6 +85,19 @@ def plan(backend: Any, *, host: Any = None, autotune_mode: str = "uncontrolled",
     return PluginPlan(modules=tuple(unique), timer=resolved, notes=tuple(notes))
 
 
+def plan_cell(request: Any) -> PluginPlan:
+    """The plan of one cell request, with the compat plugins of zl's plugin host
+    (planned without them when the host cannot be loaded)."""
+    try:
+        from zl_core import plugin_host
+
+        host = plugin_host()
+    except Exception:  # noqa: BLE001 - planning without compat plugins still works
+        host = None
+    return plan(request.backend, host=host, autotune_mode=request.autotune_mode,
+                timer=request.timer)
+
+
 def pytest_args(modules: tuple[str, ...] | list[str]) -> list[str]:
     """``["-p", m1, "-p", m2, ...]``."""
     out: list[str] = []

@@ -8,7 +8,6 @@ as argv lists; an operator name never reaches a shell.
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import re
 import shutil
@@ -19,12 +18,11 @@ from pathlib import Path
 from zl_core.errors import PreflightError
 from zl_core.provider import CellCommand, CellRequest, OpInfo, Provider
 
-from zl_flaggems import plugin_order
+from zl_flaggems import plugin_order, preflight
 from zl_flaggems.cellenv import VENDOR_ENV_KEYS
+from zl_flaggems.preflight import BENCH_DIR
 
 _TEST_DEF = re.compile(r"^def\s+test_([A-Za-z0-9_]+)\s*\(", re.MULTILINE)
-LEVELS = ("core", "comprehensive")
-BENCH_DIR = "benchmark"
 PACKAGE_DIR = Path("src") / "flag_gems"
 
 # Runs inside the candidate interpreter: import what a cell needs and say what it got.
@@ -134,13 +132,11 @@ class FlagGemsProvider(Provider):
         if request.compile_only:
             raise PreflightError("compile_only", "FlagGems benchmarks need a device; "
                                  "use --suite builtin for compile-only cells")
-        if request.level not in LEVELS:
-            raise PreflightError("bench_level", f"level {request.level!r} is not one of "
-                                 f"{', '.join(LEVELS)}")
+        preflight.check_level(request)
         node_file, node_func = self._node_parts(request, root)
         self._check_function(root, node_file, node_func, request)
-        self._check_shape_file(request)
-        self._check_replay(request)
+        preflight.check_shape_file(self._shape_file(request))
+        preflight.check_replay(request, "autotune_records/meta.json")
         self._check_interpreter(request, root)
 
     def _root(self, source: str | None) -> Path | None:
@@ -162,29 +158,19 @@ class FlagGemsProvider(Provider):
         return root.resolve()
 
     def _node(self, request: CellRequest) -> str:
-        if request.test_node:
-            return request.test_node
-        return f"{BENCH_DIR}/test_{request.op.op_file}.py::test_{request.op.op}"
+        return preflight.default_node(request)
 
     def _node_parts(self, request: CellRequest, root: Path) -> tuple[Path, str]:
         """The node's file (checked to exist) and its function name (may be empty)."""
-        node = self._node(request)
-        if node.startswith("-") or any(c in node for c in "\n\r\0"):
-            raise PreflightError("benchmark_file", f"malformed test node {node!r}; "
-                                 "use benchmark/test_<file>.py::test_<function>")
-        file_half, _, rest = node.partition("::")
-        path = Path(file_half)
-        path = path if path.is_absolute() else root / path
-        if not path.is_file():
-            hint = ""
-            if not request.test_node:
-                stems = [p.stem[len("test_"):] for p in _benchmark_files(root)]
-                close = difflib.get_close_matches(request.op.op_file, stems, n=3, cutoff=0.6)
-                if close:
-                    hint = f"; close op files: {', '.join(close)} (spec op:op_file)"
-            raise PreflightError("benchmark_file", f"benchmark file does not exist: {path}{hint}")
-        func = rest.split("::")[-1].split("[", 1)[0] if rest else ""
-        return path, func
+
+        def close_files() -> str:
+            if request.test_node:
+                return ""
+            stems = [p.stem[len("test_"):] for p in _benchmark_files(root)]
+            close = difflib.get_close_matches(request.op.op_file, stems, n=3, cutoff=0.6)
+            return f"; close op files: {', '.join(close)} (spec op:op_file)" if close else ""
+
+        return preflight.node_parts(self._node(request), root, close_files)
 
     def _check_function(self, root: Path, path: Path, func: str, request: CellRequest) -> None:
         if not func:
@@ -211,42 +197,6 @@ class FlagGemsProvider(Provider):
         if request.shapes == "upstream" or request.shape_file is None:
             return None
         return Path(request.shape_file)
-
-    def _check_shape_file(self, request: CellRequest) -> None:
-        path = self._shape_file(request)
-        if path is None:
-            return
-        if not path.is_file():
-            raise PreflightError("shape_file", f"shape file does not exist: {path}")
-        try:
-            import yaml
-
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except Exception as exc:  # noqa: BLE001 - any parse problem is this check's failure
-            first = " ".join(str(exc).split())[:200]
-            raise PreflightError("shape_file", f"shape file is not valid YAML: {path}: {first}") from None
-        if not isinstance(data, dict):
-            raise PreflightError("shape_file", f"shape file {path} must map op or class names to "
-                                 "{shapes: [...], shape_desc: ...}")
-        bad = [str(k) for k, v in data.items()
-               if isinstance(v, dict) and "shapes" in v and not isinstance(v["shapes"], list)]
-        if bad:
-            raise PreflightError("shape_file", f"shape file {path}: 'shapes' must be a list under "
-                                 f"{', '.join(bad[:5])}")
-
-    def _check_replay(self, request: CellRequest) -> None:
-        if request.replay_from is None:
-            if request.autotune_mode == "replay":
-                raise PreflightError("replay_dir", "autotune mode replay needs the cell to replay "
-                                     "from (--replay-from <cell dir>)")
-            return
-        src = Path(request.replay_from)
-        if not src.is_dir():
-            raise PreflightError("replay_dir", f"replay run directory does not exist: {src}")
-        meta = src / "autotune_records" / "meta.json"
-        if not meta.is_file():
-            raise PreflightError("replay_dir", f"{src} has no autotune_records/meta.json; replay from "
-                                 "a cell that ran with autotune mode record")
 
     # -- interpreter -------------------------------------------------------------
 
@@ -277,7 +227,7 @@ class FlagGemsProvider(Provider):
 
     def _check_interpreter(self, request: CellRequest, root: Path) -> dict:
         python = request.python
-        shown = python if os.path.isabs(python) else f"{python} ({shutil.which(python) or 'not on PATH'})"
+        shown = preflight.shown_python(python)
         modules = list(self._plan(request).modules)
         env = {**os.environ, **request.env, **self._vendor_env(request),
                "PYTHONPATH": self.cell_env(request, root)["PYTHONPATH"]}
@@ -285,30 +235,13 @@ class FlagGemsProvider(Provider):
                tuple(modules))
         if key in self._probe_cache:
             return self._probe_cache[key]
-        try:
-            proc = subprocess.run([python, "-c", _PROBE, *modules], cwd=str(root), env=env,
-                                  capture_output=True, text=True, timeout=self.interpreter_timeout_s,
-                                  stdin=subprocess.DEVNULL, check=False)
-        except FileNotFoundError:
-            raise PreflightError("interpreter", f"python interpreter not found: {shown}; "
-                                 "pass --python <interpreter with torch, triton and flag_gems>") from None
-        except subprocess.TimeoutExpired:
-            raise PreflightError("interpreter", f"{shown} did not finish 'import triton, flag_gems' within "
-                                 f"{self.interpreter_timeout_s:.0f}s (cwd {root})") from None
-        except OSError as exc:
-            raise PreflightError("interpreter", f"cannot run {shown}: {exc}") from None
-        probe = None
-        for line in proc.stdout.splitlines():
-            if line.startswith("ZL_PROBE "):
-                try:
-                    probe = json.loads(line[len("ZL_PROBE "):])
-                except ValueError:
-                    probe = None
-        if proc.returncode != 0 or probe is None:
-            lines = [ln.strip() for ln in (proc.stderr or proc.stdout).splitlines() if ln.strip()]
-            last = lines[-1] if lines else f"exit status {proc.returncode}"
-            raise PreflightError("interpreter", f"{shown} cannot import triton + flag_gems "
-                                 f"(PYTHONPATH includes {root / 'src'}): {last}")
+        probe = preflight.run_probe(
+            [python, "-c", _PROBE, *modules], cwd=str(root), env=env,
+            timeout_s=self.interpreter_timeout_s, shown=shown,
+            needs="torch, triton and flag_gems",
+            timed_out=f"{shown} did not finish 'import triton, flag_gems' within "
+                      f"{self.interpreter_timeout_s:.0f}s (cwd {root})",
+            failed=f"{shown} cannot import triton + flag_gems (PYTHONPATH includes {root / 'src'})")
         if probe.get("missing"):
             raise PreflightError("interpreter", f"{shown} imports triton + flag_gems but not zl's cell "
                                  f"plugins ({', '.join(probe['missing'])}); pip install zl-flaggems "
@@ -319,14 +252,7 @@ class FlagGemsProvider(Provider):
     # -- the command ---------------------------------------------------------------
 
     def _plan(self, request: CellRequest) -> plugin_order.PluginPlan:
-        try:
-            from zl_core import plugin_host
-
-            host = plugin_host()
-        except Exception:  # noqa: BLE001 - planning without compat plugins still works
-            host = None
-        return plugin_order.plan(request.backend, host=host, autotune_mode=request.autotune_mode,
-                                 timer=request.timer)
+        return plugin_order.plan_cell(request)
 
     def _shape_mode(self, request: CellRequest) -> str:
         path = self._shape_file(request)

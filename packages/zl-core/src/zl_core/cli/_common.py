@@ -5,36 +5,48 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from zl_core.backend import Backend
 from zl_core.errors import NoDeviceError, UsageError
 from zl_core.host import PluginHost
 from zl_core.provider import Provider
+from zl_core.switches import add_switch_args
 
 BACKEND_ENV = "ZL_BACKEND"
 FLAGGEMS_ENV = "FLAGGEMS_DIR"
 RUNS_ROOT_ENV = "ZL_RUNS_ROOT"
 
+_N = TypeVar("_N", int, float)
+
+
+def _number(text: str, convert: Callable[[str], _N], what: str,
+            out_of_range: Callable[[_N], bool], bound: str) -> _N:
+    """``convert(text)``, refused (as argparse wants) when it is not ``what`` or
+    when ``out_of_range(value)``; ``bound`` then says what was expected."""
+    try:
+        value = convert(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+    if out_of_range(value):
+        shown = value if isinstance(value, int) else f"{value:g}"
+        raise argparse.ArgumentTypeError(f"expected {bound}, got {shown}")
+    return value
+
 
 def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
-    return value
+    return _number(text, int, "a whole number", lambda v: v < 1, "a number >= 1")
 
 
 def positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {value:g}")
-    return value
+    return _number(text, float, "a number", lambda v: v <= 0, "a number > 0")
+
+
+def percentage(text: str) -> float:
+    """A percentage >= 0 (a threshold)."""
+    return _number(text, float, "a percentage", lambda v: v < 0, "a percentage >= 0")
 
 
 def env_pair(text: str) -> tuple[str, str]:
@@ -74,6 +86,16 @@ def add_measure_args(p: argparse.ArgumentParser, *, default_timeout: float) -> N
     g.add_argument("--compile-only", action="store_true",
                    help="no device: compile the suite's kernels for --target and compare TTGIR")
     g.add_argument("--target", default=None, help="compile-only target, e.g. cuda:90 (default)")
+
+
+def add_campaign_args(p: argparse.ArgumentParser, *, default_timeout: float) -> None:
+    """What a campaign of switch-flipped cell pairs takes (zl screen, zl ab): the switch,
+    the suite, the backend, the measurement and where the campaign goes."""
+    add_switch_args(p)
+    add_suite_args(p)
+    add_backend_args(p)
+    add_measure_args(p, default_timeout=default_timeout)
+    p.add_argument("--runs-root", type=Path, help="where campaigns go (default: $ZL_RUNS_ROOT or ./runs)")
 
 
 def resolve_backend(host: PluginHost, name: str | None, *, compile_target: str | None = None) -> Backend:

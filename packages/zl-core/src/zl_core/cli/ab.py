@@ -13,7 +13,7 @@ from zl_core.host import plugin_host
 from zl_core.opspec import OpSpec
 from zl_core.screen import latest_screen, read_screen
 from zl_core.screening import IR_CHANGED, NO_IR_DIFF
-from zl_core.switches import Sides, add_switch_args, resolve_sides
+from zl_core.switches import Sides, resolve_sides
 
 
 def rounds_arg(text: str) -> int | None:
@@ -43,11 +43,7 @@ def add_parser(sub) -> None:
                    help="practical effect threshold in percent (default 1)")
     p.add_argument("--telemetry-interval", type=float, default=1.0, metavar="S",
                    help="telemetry sampling interval in seconds; 0 turns it off (default 1)")
-    add_switch_args(p)
-    _common.add_suite_args(p)
-    _common.add_backend_args(p)
-    _common.add_measure_args(p, default_timeout=2400.0)
-    p.add_argument("--runs-root", type=_common.Path, help="where campaigns go (default: $ZL_RUNS_ROOT or ./runs)")
+    _common.add_campaign_args(p, default_timeout=2400.0)
     p.set_defaults(handler=run)
 
 

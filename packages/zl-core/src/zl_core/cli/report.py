@@ -16,20 +16,11 @@ import sys
 from pathlib import Path
 
 from zl_core import report as model_builder
+from zl_core.cli import _common
 from zl_core.errors import BadInputError, UsageError, VerdictGateError
 
 FORMATS = ("text", "md", "html", "json")
 FAIL_ON = ("slower", "faster", "inconclusive", "any")
-
-
-def _threshold(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a percentage, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a percentage >= 0, got {value:g}")
-    return value
 
 
 def add_parser(sub) -> None:
@@ -47,7 +38,7 @@ def add_parser(sub) -> None:
     p.add_argument("--out", type=Path, metavar="FILE", help="write the report here instead of stdout")
     p.add_argument("--allow-caliber-mismatch", action="store_true",
                    help="report even when measurement conditions differ (problems still printed)")
-    p.add_argument("--threshold", type=_threshold, metavar="PCT",
+    p.add_argument("--threshold", type=_common.percentage, metavar="PCT",
                    help="practical effect threshold in percent (default: the campaign's, else 1)")
     p.add_argument("--fail-on", action="append", choices=FAIL_ON, default=[],
                    help="exit 5 when an operator or shape verdict of this kind is present "

@@ -11,7 +11,7 @@ from zl_core.host import PluginHost, plugin_host
 from zl_core.opspec import OpSpec
 from zl_core.provider import Provider
 from zl_core.screen import run_screen
-from zl_core.switches import add_switch_args, resolve_sides
+from zl_core.switches import resolve_sides
 
 
 def add_parser(sub) -> None:
@@ -20,11 +20,7 @@ def add_parser(sub) -> None:
                        "replays them with the switch flipped; verdict from TTGIR fingerprints.")
     p.add_argument("--ops", nargs="+", metavar="SPEC",
                    help="op[:op_file[:dtype,dtype...]] ... (default: every op of the suite)")
-    add_switch_args(p)
-    _common.add_suite_args(p)
-    _common.add_backend_args(p)
-    _common.add_measure_args(p, default_timeout=2400.0)
-    p.add_argument("--runs-root", type=_common.Path, help="where campaigns go (default: $ZL_RUNS_ROOT or ./runs)")
+    _common.add_campaign_args(p, default_timeout=2400.0)
     p.set_defaults(handler=run)
 
 

@@ -14,19 +14,16 @@ user's pytest configuration (``-c`` our ``pytest.ini``, ``--rootdir``, an empty
 from __future__ import annotations
 
 import ast
-import json
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
 from zl_core.errors import PreflightError
 from zl_core.provider import CellCommand, CellRequest, OpInfo, Provider
+from zl_flaggems import preflight
+from zl_flaggems.preflight import BENCH_DIR
 
 SUITE_DIR = Path(__file__).resolve().parent
-BENCH_DIR = "benchmark"
 INI_NAME = "pytest.ini"
-LEVELS = ("core", "comprehensive")
 
 # Runs in the cell's interpreter: can it import what the cell needs?
 _PROBE = """\
@@ -128,16 +125,14 @@ class BuiltinSuiteProvider(Provider):
 
     def preflight(self, request: CellRequest) -> None:
         root = self._check_suite(request.source)
-        if request.level not in LEVELS:
-            raise PreflightError("bench_level", f"level {request.level!r} is not one of "
-                                 f"{', '.join(LEVELS)}")
+        preflight.check_level(request)
         path, func = self._node_parts(request, root)
         self._check_function(path, func, request)
         if request.compile_only:
             self._check_compile_only(request)
         else:
-            self._check_shape_file(request)
-            self._check_replay(request)
+            preflight.check_shape_file(self._shape_file(request))
+            preflight.check_replay(request, "autotune_records/")
         self._check_interpreter(request)
 
     def _check_suite(self, source: str | None) -> Path:
@@ -149,24 +144,14 @@ class BuiltinSuiteProvider(Provider):
         return root
 
     def _node(self, request: CellRequest) -> str:
-        if request.test_node:
-            return request.test_node
-        return f"{BENCH_DIR}/test_{request.op.op_file}.py::test_{request.op.op}"
+        return preflight.default_node(request)
 
     def _node_parts(self, request: CellRequest, root: Path) -> tuple[Path, str]:
-        node = self._node(request)
-        if node.startswith("-") or any(c in node for c in "\n\r\0"):
-            raise PreflightError("benchmark_file", f"malformed test node {node!r}; "
-                                 "use benchmark/test_<file>.py::test_<function>")
-        file_half, _, rest = node.partition("::")
-        path = Path(file_half)
-        path = path if path.is_absolute() else root / path
-        if not path.is_file():
+        def known_ops() -> str:
             known = ", ".join(o.op for o in self.list_ops(str(root) if root != SUITE_DIR else None))
-            raise PreflightError("benchmark_file", f"benchmark file does not exist: {path}; "
-                                 f"built-in operators: {known}")
-        func = rest.split("::")[-1].split("[", 1)[0] if rest else ""
-        return path, func
+            return f"; built-in operators: {known}"
+
+        return preflight.node_parts(self._node(request), root, known_ops)
 
     def _check_function(self, path: Path, func: str, request: CellRequest) -> None:
         if not func:
@@ -200,40 +185,10 @@ class BuiltinSuiteProvider(Provider):
             return None
         return Path(request.shape_file).expanduser().resolve()
 
-    def _check_shape_file(self, request: CellRequest) -> None:
-        path = self._shape_file(request)
-        if path is None:
-            return
-        if not path.is_file():
-            raise PreflightError("shape_file", f"shape file does not exist: {path}")
-        try:
-            import yaml
-
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except Exception as exc:  # noqa: BLE001 - any parse problem is this check's failure
-            first = " ".join(str(exc).split())[:200]
-            raise PreflightError("shape_file", f"shape file is not valid YAML: {path}: {first}") from None
-        if not isinstance(data, dict):
-            raise PreflightError("shape_file", f"shape file {path} must map op or class names to "
-                                 "{shapes: [...], shape_desc: ...}")
-
-    def _check_replay(self, request: CellRequest) -> None:
-        if request.replay_from is None:
-            if request.autotune_mode == "replay":
-                raise PreflightError("replay_dir", "autotune mode replay needs the cell to replay "
-                                     "from (--replay-from <cell dir>)")
-            return
-        src = Path(request.replay_from)
-        if not src.is_dir():
-            raise PreflightError("replay_dir", f"replay run directory does not exist: {src}")
-        if not (src / "autotune_records").is_dir():
-            raise PreflightError("replay_dir", f"{src} has no autotune_records/; replay from a "
-                                 "cell that ran with autotune mode record")
-
     def _check_interpreter(self, request: CellRequest) -> dict:
         """Can the cell's python import what the cell imports? Names the python if not."""
         python = request.python
-        shown = python if os.path.isabs(python) else f"{python} ({shutil.which(python) or 'not on PATH'})"
+        shown = preflight.shown_python(python)
         if request.compile_only:
             needs, wanted = ["triton", "?zl_flaggems.compile_only", "?zl_core"], "triton"
         else:
@@ -244,30 +199,13 @@ class BuiltinSuiteProvider(Provider):
         key = (python, env.get("PYTHONPATH"), tuple(needs))
         if key in self._probe_cache:
             return self._probe_cache[key]
-        try:
-            cwd = str(request.out_dir) if Path(request.out_dir).is_dir() else None
-            proc = subprocess.run([python, "-c", _PROBE, *needs], env=env, cwd=cwd, check=False,
-                                  capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                                  timeout=self.interpreter_timeout_s)
-        except FileNotFoundError:
-            raise PreflightError("interpreter", f"python interpreter not found: {shown}; pass "
-                                 f"--python <interpreter with {wanted}>") from None
-        except subprocess.TimeoutExpired:
-            raise PreflightError("interpreter", f"{shown} did not finish importing {wanted} within "
-                                 f"{self.interpreter_timeout_s:.0f}s") from None
-        except OSError as exc:
-            raise PreflightError("interpreter", f"cannot run {shown}: {exc}") from None
-        probe = None
-        for line in proc.stdout.splitlines():
-            if line.startswith("ZL_PROBE "):
-                try:
-                    probe = json.loads(line[len("ZL_PROBE "):])
-                except ValueError:
-                    probe = None
-        if proc.returncode != 0 or probe is None:
-            lines = [ln.strip() for ln in (proc.stderr or proc.stdout).splitlines() if ln.strip()]
-            last = lines[-1] if lines else f"exit status {proc.returncode}"
-            raise PreflightError("interpreter", f"{shown} cannot run the import probe: {last}")
+        cwd = str(request.out_dir) if Path(request.out_dir).is_dir() else None
+        probe = preflight.run_probe(
+            [python, "-c", _PROBE, *needs], cwd=cwd, env=env,
+            timeout_s=self.interpreter_timeout_s, shown=shown, needs=wanted,
+            timed_out=f"{shown} did not finish importing {wanted} within "
+                      f"{self.interpreter_timeout_s:.0f}s",
+            failed=f"{shown} cannot run the import probe")
         if probe.get("missing"):
             detail = "; ".join(f"{m} ({probe['errors'][m]})" if m in probe.get("errors", {}) else m
                                for m in probe["missing"])
@@ -281,14 +219,7 @@ class BuiltinSuiteProvider(Provider):
     def _plan(self, request: CellRequest):
         from zl_flaggems import plugin_order
 
-        try:
-            from zl_core import plugin_host
-
-            host = plugin_host()
-        except Exception:  # noqa: BLE001 - planning without compat plugins still works
-            host = None
-        return plugin_order.plan(request.backend, host=host, autotune_mode=request.autotune_mode,
-                                 timer=request.timer)
+        return plugin_order.plan_cell(request)
 
     def _shape_mode(self, request: CellRequest) -> str:
         path = self._shape_file(request)

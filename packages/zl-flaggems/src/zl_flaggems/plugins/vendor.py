@@ -51,16 +51,22 @@ def _version(module: Any) -> str | None:
     return str(value) if value is not None else None
 
 
+def _loaded(name: str, problems: list[str]) -> Any:
+    """Module ``name``, imported unless it already is; None (and a note) if it fails."""
+    module = sys.modules.get(name)
+    if module is None:
+        try:
+            module = importlib.import_module(name)
+        except Exception as exc:  # noqa: BLE001
+            problems.append(f"{name}: {cellenv.one_line(exc)}")
+    return module
+
+
 def collect_identity(backend: Any) -> tuple[dict[str, Any], list[str]]:
     """What the process runs on, plus notes about what could not be read."""
     identity: dict[str, Any] = {}
     problems: list[str] = []
-    torch = sys.modules.get("torch")
-    if torch is None:
-        try:
-            torch = importlib.import_module("torch")
-        except Exception as exc:  # noqa: BLE001
-            problems.append(f"torch: {cellenv.one_line(exc)}")
+    torch = _loaded("torch", problems)
     if torch is not None:
         identity["torch_version"] = _version(torch)
         namespace_name = getattr(backend, "torch_namespace", "") if backend is not None else ""
@@ -73,12 +79,7 @@ def collect_identity(backend: Any) -> tuple[dict[str, Any], list[str]]:
                 identity["device_name"] = str(namespace.get_device_name(0))
             except Exception as exc:  # noqa: BLE001
                 problems.append(f"device name via torch.{namespace_name}: {cellenv.one_line(exc)}")
-    triton = sys.modules.get("triton")
-    if triton is None:
-        try:
-            triton = importlib.import_module("triton")
-        except Exception as exc:  # noqa: BLE001
-            problems.append(f"triton: {cellenv.one_line(exc)}")
+    triton = _loaded("triton", problems)
     if triton is not None:
         identity["triton_version"] = _version(triton)
     gems = sys.modules.get("flag_gems")  # never imported here: the benchmark decides

@@ -97,6 +97,17 @@ def next_power_of_2(n: int) -> int:
     return triton.next_power_of_2(int(n))
 
 
+def row_or_loop(n_cols: int, row_kernel: Any, loop_kernel: Any, *, row_limit: int,
+                loop_block: int) -> tuple[Any, dict[str, int], dict[str, int]]:
+    """(kernel, constexprs, options) of a row-wise operator for rows of ``n_cols``:
+    one tile per row up to ``row_limit`` columns, else a loop over ``loop_block``."""
+    if n_cols <= row_limit:
+        block = next_power_of_2(n_cols)
+        warps = 4 if block <= 1024 else 8 if block <= 4096 else 16
+        return row_kernel, {"BLOCK_N": block}, {"num_warps": warps, "num_stages": 1}
+    return loop_kernel, {"BLOCK_N": loop_block}, {"num_warps": 8, "num_stages": 1}
+
+
 def divisible_by_16(**ints: int) -> list[str]:
     """Names of the integers the launcher would mark 16-divisible."""
     return [name for name, value in ints.items() if value % 16 == 0]

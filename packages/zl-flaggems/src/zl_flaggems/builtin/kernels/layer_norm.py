@@ -16,8 +16,8 @@ from zl_flaggems.builtin.kernels._spec import (
     CompileSpec,
     divisible_by_16,
     make_spec,
-    next_power_of_2,
     numel,
+    row_or_loop,
 )
 
 DTYPES = ("float16", "float32", "bfloat16")
@@ -69,11 +69,8 @@ def layer_norm_loop_kernel(y_ptr, x_ptr, w_ptr, b_ptr, n_cols, eps, BLOCK_N: tl.
 
 def launch_meta(n_cols: int):
     """(kernel, constexprs, options) the wrapper uses for rows of ``n_cols``."""
-    if n_cols <= ROW_LIMIT:
-        block = next_power_of_2(n_cols)
-        warps = 4 if block <= 1024 else 8 if block <= 4096 else 16
-        return layer_norm_row_kernel, {"BLOCK_N": block}, {"num_warps": warps, "num_stages": 1}
-    return layer_norm_loop_kernel, {"BLOCK_N": LOOP_BLOCK}, {"num_warps": 8, "num_stages": 1}
+    return row_or_loop(n_cols, layer_norm_row_kernel, layer_norm_loop_kernel, row_limit=ROW_LIMIT,
+                       loop_block=LOOP_BLOCK)
 
 
 def layer_norm(x, normalized_shape, weight, bias, eps=1e-5):

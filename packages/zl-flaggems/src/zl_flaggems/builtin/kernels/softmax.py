@@ -14,7 +14,7 @@ from zl_flaggems.builtin.kernels._spec import (
     CompileSpec,
     divisible_by_16,
     make_spec,
-    next_power_of_2,
+    row_or_loop,
 )
 
 DTYPES = ("float16", "float32", "bfloat16")
@@ -63,11 +63,8 @@ def softmax_loop_kernel(out_ptr, in_ptr, n_cols, BLOCK_N: tl.constexpr):
 
 def launch_meta(n_cols: int):
     """(kernel, constexprs, options) the wrapper uses for rows of ``n_cols``."""
-    if n_cols <= ROW_LIMIT:
-        block = next_power_of_2(n_cols)
-        warps = 4 if block <= 1024 else 8 if block <= 4096 else 16
-        return softmax_row_kernel, {"BLOCK_N": block}, {"num_warps": warps, "num_stages": 1}
-    return softmax_loop_kernel, {"BLOCK_N": LOOP_BLOCK}, {"num_warps": 8, "num_stages": 1}
+    return row_or_loop(n_cols, softmax_row_kernel, softmax_loop_kernel, row_limit=ROW_LIMIT,
+                       loop_block=LOOP_BLOCK)
 
 
 def softmax(x, dim=-1):

@@ -1,0 +1,57 @@
+"""Helpers for backend plugins: ask the vendor's tool, read the runtime's errors.
+
+Part of the public surface for backend authors (zl-backend-* packages and
+third-party backends may import only ``zl_core``)::
+
+    from zl_core.vendor_tools import classify_by_markers, run_tool
+
+    out = run_tool(["example-smi", "--list"], timeout_s=15)
+    if out is None:
+        return None  # no tool, or it failed: let zl fall back
+
+    return classify_by_markers(exc, fatal=("example error: bad address",))
+
+A hook that asks the tool something should answer None when the tool cannot
+tell, never raise: a missing or broken tool is a normal state of a machine.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Sequence
+
+__all__ = ["classify_by_markers", "run_tool"]
+
+
+def run_tool(argv: Sequence[str], timeout_s: float) -> str | None:
+    """stdout of one call of ``argv`` (``argv[0]`` looked up on PATH), or None when
+    the tool is absent, exits non-zero, cannot start, or runs past ``timeout_s``.
+
+    The tool gets no stdin; its stderr is captured and dropped.
+    """
+    argv = [str(a) for a in argv]
+    if not argv or shutil.which(argv[0]) is None:
+        return None
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s,
+                              stdin=subprocess.DEVNULL, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def classify_by_markers(exc: BaseException, fatal: Sequence[str],
+                        poisoned: Sequence[str] = ()) -> str | None:
+    """An answer for ``zl_classify_capture_error`` from the runtime's own wording.
+
+    ``"fatal"`` when a ``fatal`` marker occurs in ``"<ExcType>: <message>"``
+    (lower-cased; markers are given in lower case), else ``"poisoned"`` for a
+    ``poisoned`` marker, else None (zl then treats the error as recoverable).
+    """
+    text = f"{type(exc).__name__}: {exc}".lower()
+    if any(marker in text for marker in fatal):
+        return "fatal"
+    if any(marker in text for marker in poisoned):
+        return "poisoned"
+    return None
