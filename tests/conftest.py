@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from zl_core import Backend, PluginHost, hookimpl
 from zl_core.errors import PreflightError
 from zl_core.provider import CellCommand, OpInfo, Provider

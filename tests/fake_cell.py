@@ -51,4 +51,4 @@ rows = [{"op": op, "dtype": "float16", "size_detail": f"[torch.Size([{n}])]",
          "status": "SUCCESS", "timer": "graph", "fallback": False, "error": None}
         for n in (64, 128)]
 (cell / "results.json").write_text(json.dumps({"schema": 1, "op": op, "rows": rows, "markers": {}}))
-print("Operator: %s  Performance Test (dtype=torch.float16, mode=kernel,level=core)" % op)
+print(f"Operator: {op}  Performance Test (dtype=torch.float16, mode=kernel,level=core)")

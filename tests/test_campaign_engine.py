@@ -5,10 +5,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from pathlib import Path
 
 import pytest
-
 from zl_core import caliber
 from zl_core.ab import RoundsPlan, run_ab, side_order
 from zl_core.campaign import CellSettings, read_campaign
@@ -55,7 +53,7 @@ def test_cell_env_applies_visibility_and_contract(fake_host, tmp_path, monkeypat
     from zl_core.cell import cell_environment
 
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")
-    backend, _, sides = setup(fake_host)
+    backend, _, _ = setup(fake_host)
     req = settings().request(op=OpSpec.parse("gemm:mmfile:float16"), backend=backend, device="2",
                              out_dir=tmp_path / "c", env={"X": "1"}, side="A",
                              autotune_mode="replay", replay_from=tmp_path / "src")
@@ -69,7 +67,7 @@ def test_cell_env_applies_visibility_and_contract(fake_host, tmp_path, monkeypat
 def test_cell_refuses_to_reuse_a_run_directory(fake_host, tmp_path):
     from zl_core.errors import UsageError
 
-    backend, provider, sides = setup(fake_host)
+    backend, provider, _ = setup(fake_host)
     (tmp_path / "cell").mkdir()
     (tmp_path / "cell" / "run.log").write_text("old")
     req = settings().request(op=OpSpec.parse("gemm"), backend=backend, device="0",
@@ -81,7 +79,7 @@ def test_cell_refuses_to_reuse_a_run_directory(fake_host, tmp_path):
 
 
 def test_hanging_cell_is_killed_with_its_process_group(fake_host, tmp_path):
-    backend, provider, sides = setup(fake_host)
+    backend, provider, _ = setup(fake_host)
     req = settings(timeout=2.0).request(op=OpSpec.parse("hang"), backend=backend, device="0",
                                         out_dir=tmp_path / "cell", env={}, side="A",
                                         autotune_mode="record", replay_from=None)
@@ -164,8 +162,8 @@ def test_adaptive_rounds_stop_once_every_shape_is_decided(fake_host, tmp_path):
 
     backend, provider, sides = setup(fake_host)
     plan = RoundsPlan(rounds=None, max_rounds=10, allow_no_ir_diff=False, threshold_pct=1.0)
-    campaign, runs = run_ab(fake_host, provider, backend, "0", sides, [OpSpec.parse("gemm")], [],
-                            settings(), plan, tmp_path, telemetry_interval=0, aa=False, screen=None)
+    _, runs = run_ab(fake_host, provider, backend, "0", sides, [OpSpec.parse("gemm")], [],
+                     settings(), plan, tmp_path, telemetry_interval=0, aa=False, screen=None)
     # The fake's 5% slowdown is exact, so the first round count that can decide at
     # 95% (the exact order-statistic minimum) ends the campaign, well before 10.
     assert runs[0].state == "done"
@@ -213,7 +211,7 @@ def test_throttled_cells_are_flagged_in_status(tmp_path):
         out.cell_dir.mkdir(parents=True)
         append_status(tmp_path, round_no=1, op="mm", side=side, switch_value=side, outcome=out)
     lines = ["timestamp\tindex\tsm_clock_mhz\tmem_clock_mhz\ttemp_c\tpower_w\tutil_pct"]
-    for s in range(0, 40):  # side A's window runs at 1980 MHz, side B's throttles to 900
+    for s in range(40):  # side A's window runs at 1980 MHz, side B's throttles to 900
         clock = 900 if 21 <= s <= 29 else 1980
         lines.append(f"{t0 + s:.0f}\t0\t{clock}\t3201\t50\t400\t90")
     (tmp_path / "telemetry.tsv").write_text("\n".join(lines) + "\n")

@@ -6,10 +6,15 @@ import time
 from datetime import datetime, timezone
 
 import pytest
-
 from zl_core.drift import (
-    TELEMETRY_COLUMNS, CellFlag, CellWindow, TelemetrySample, campaign_median_clock,
-    flag_cells, parse_timestamp, read_telemetry_tsv,
+    TELEMETRY_COLUMNS,
+    CellFlag,
+    CellWindow,
+    TelemetrySample,
+    campaign_median_clock,
+    flag_cells,
+    parse_timestamp,
+    read_telemetry_tsv,
 )
 
 T0 = datetime(2026, 12, 2, 11, 0, 0, tzinfo=timezone.utc).timestamp()

@@ -7,7 +7,6 @@ import inspect
 from pathlib import Path
 
 import pytest
-
 from zl_core import hookspecs
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,12 +17,23 @@ import random
 from statistics import NormalDist
 
 import pytest
-
 from zl_core.errors import BadInputError
 from zl_core.stats import (
-    CI_METHOD, FASTER, INCONCLUSIVE, MIXED, NO_CHANGE, SLOWER, ShapeStats,
-    false_positive_rate, is_decided, min_rounds_for, operator_verdict, order_statistic_rank,
-    paired_deltas, shape_stats, should_stop,
+    CI_METHOD,
+    FASTER,
+    INCONCLUSIVE,
+    MIXED,
+    NO_CHANGE,
+    SLOWER,
+    ShapeStats,
+    false_positive_rate,
+    is_decided,
+    min_rounds_for,
+    operator_verdict,
+    order_statistic_rank,
+    paired_deltas,
+    shape_stats,
+    should_stop,
 )
 
 M1 = {"common": 1.0, "side": 0.5}

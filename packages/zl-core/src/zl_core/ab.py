@@ -15,8 +15,14 @@ from pathlib import Path
 import attrs
 
 from zl_core.backend import Backend
-from zl_core.campaign import (TELEMETRY_NAME, CellSettings, Progress, TelemetrySampler,
-                              new_campaign_dir, write_campaign)
+from zl_core.campaign import (
+    TELEMETRY_NAME,
+    CellSettings,
+    Progress,
+    TelemetrySampler,
+    new_campaign_dir,
+    write_campaign,
+)
 from zl_core.host import PluginHost
 from zl_core.opspec import OpSpec
 from zl_core.provider import Provider

@@ -107,14 +107,15 @@ class Progress:
         self.done = 0
         if hasattr(self._stream, "isatty") and self._stream.isatty():
             try:
-                from rich.progress import BarColumn, Progress as RichProgress, TextColumn, TimeElapsedColumn
+                from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
+                from rich.progress import Progress as RichProgress
 
                 self._rich = RichProgress(TextColumn("{task.description}"), BarColumn(),
                                           TextColumn("{task.completed}/{task.total} cells"),
                                           TimeElapsedColumn(), transient=False)
                 self._task = self._rich.add_task(title, total=total)
                 self._rich.start()
-            except Exception:  # no rich, or not a real terminal
+            except Exception:  # noqa: BLE001 - no rich, or not a real terminal: plain lines
                 self._rich = None
         if self._rich is None:
             self.line(f"{title}: {total} cells planned")
@@ -179,8 +180,7 @@ class TelemetrySampler:
                 stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
                 rows, reason = sample_once(self.host, self.backend, self.device)
                 if rows:
-                    for row in rows:
-                        fh.write("\t".join([stamp, *(row.get(c, "") for c in TELEMETRY_HEADER[1:])]) + "\n")
+                    fh.writelines("\t".join([stamp, *(row.get(c, "") for c in TELEMETRY_HEADER[1:])]) + "\n" for row in rows)
                     self.samples += len(rows)
                     fh.flush()
                 elif reason and not self.note:

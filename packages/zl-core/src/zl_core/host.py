@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata as md
 import os
-from collections.abc import Iterable, Mapping, MutableMapping, Sequence
+from collections.abc import Iterable, MutableMapping, Sequence
 from typing import Any
 
 import attrs
@@ -86,7 +86,7 @@ class PluginHost:
         try:
             plugin = ep.load()
             self._pm.register(plugin, name=ep.name)
-        except Exception as exc:  # a broken vendor package must not hide the others
+        except Exception as exc:  # noqa: BLE001 - a broken vendor package must not hide the others
             reason = f"{type(exc).__name__}: {exc}".strip()
             self._records.append(PluginRecord(name=ep.name, package=package, version=version,
                                               status="failed", reason=reason.splitlines()[0]))
@@ -135,7 +135,7 @@ class PluginHost:
             package, version = self._origin.get(impl.plugin_name, ("?", ""))
             try:
                 answer = impl.function() or ()
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - one plugin's failure is reported, not fatal
                 self._problems.append(f"plugin {impl.plugin_name}: zl_backends failed: {exc}")
                 continue
             for backend in answer:
@@ -275,7 +275,7 @@ def _torch_device_count(backend: Backend) -> int:
             importlib.import_module(backend.torch_extension)
         namespace: Any = getattr(torch, backend.torch_namespace, None)
         return int(namespace.device_count()) if namespace is not None else 0
-    except Exception:
+    except Exception:  # noqa: BLE001 - a broken torch build means "no devices seen this way"
         return 0
 
 

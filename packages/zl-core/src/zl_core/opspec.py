@@ -45,10 +45,8 @@ class OpSpec:
             )
         op = check_name("op name", parts[0])
         op_file = parts[1] if len(parts) > 1 and parts[1] else op
-        if op_file.startswith("test_"):
-            op_file = op_file[len("test_"):]
-        if op_file.endswith(".py"):
-            op_file = op_file[: -len(".py")]
+        op_file = op_file.removeprefix("test_")
+        op_file = op_file.removesuffix(".py")
         check_name("op file", op_file)
         dtypes: tuple[str, ...] = ()
         if len(parts) == 3 and parts[2]:

@@ -45,7 +45,7 @@ def run_side(host: PluginHost, provider: Provider, request, campaign: Path, *, r
                   switch_value=switch_value, outcome=outcome)
     ir = summarize(outcome.cell_dir / TTGIR_DIR)
     state = "TIMEOUT" if outcome.timed_out else f"rc={outcome.rc}"
-    progress.advance(f"{request.op.op} {('r%02d ' % round_no) if round_no else ''}{side} "
+    progress.advance(f"{request.op.op} {f'r{round_no:02d} ' if round_no else ''}{side} "
                      f"[{switch_value}] {state} rows={outcome.success_rows} "
                      f"ttgir={ir.files} {outcome.elapsed_s:.1f}s")
     return SideResult(outcome=outcome, ir=ir)
