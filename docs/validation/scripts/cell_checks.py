@@ -37,4 +37,4 @@ print(f"same TTGIR file set: {set_a == set_b} (record {len(set_a)}, replay {len(
 for pair in pair_rows(read_cell(rec).rows, read_cell(rep).rows):
     d = pair.delta_pct
     print(f"  {pair.dtype:9} {pair.size_detail[:60]:60} rec={pair.a.gems_latency_ms if pair.a else None} "
-          f"rep={pair.b.gems_latency_ms if pair.b else None} delta={'%+.2f%%' % d if d is not None else '-'} {pair.cls}")
+          f"rep={pair.b.gems_latency_ms if pair.b else None} delta={f'{d:+.2f}%' if d is not None else '-'} {pair.cls}")
