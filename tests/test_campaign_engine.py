@@ -253,3 +253,20 @@ def test_two_step_flow_through_the_cli(fake_host, tmp_path, capsys):
     assert {p.name for p in campaign.iterdir() if p.is_dir()} == {"gemm"}
     # Two rounds cannot decide at 95%: --fail-on inconclusive gates with exit 5.
     assert main(["report", str(campaign), "--fail-on", "inconclusive"]) == 5
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["run", "--op", "softmax", "--dtypes", "f;16"], "malformed dtype"),
+    (["run", "--op", "../etc/passwd"], "malformed op name"),
+    (["screen", "--ops", "mm:mm:float16:extra"], "malformed op spec"),
+    (["ab", "--ops", "$(reboot)"], "malformed op name"),
+])
+def test_odd_names_are_refused_on_one_line_before_anything_runs(argv, needle, fake_host, tmp_path,
+                                                                 capsys, monkeypatch):
+    from zl_core.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert needle in err and len(err.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []

@@ -26,6 +26,15 @@ def check_name(kind: str, value: str) -> str:
     return value
 
 
+def check_dtypes(names, *, where: str = "") -> tuple[str, ...]:
+    """Dtype names as given (``float16``...), each checked; empty items dropped."""
+    dtypes = tuple(d.strip() for d in names if d.strip())
+    for d in dtypes:
+        if not _DTYPE.match(d):
+            raise BadInputError(f"malformed dtype {d!r}{where}: use names like float16, bfloat16")
+    return dtypes
+
+
 @attrs.frozen(kw_only=True)
 class OpSpec:
     """One operator to measure: its name, the benchmark file stem and the dtypes."""
@@ -50,12 +59,7 @@ class OpSpec:
         check_name("op file", op_file)
         dtypes: tuple[str, ...] = ()
         if len(parts) == 3 and parts[2]:
-            dtypes = tuple(d.strip() for d in parts[2].split(",") if d.strip())
-            for d in dtypes:
-                if not _DTYPE.match(d):
-                    raise BadInputError(
-                        f"malformed dtype {d!r} in op spec {text!r}: use names like float16, bfloat16"
-                    )
+            dtypes = check_dtypes(parts[2].split(","), where=f" in op spec {text!r}")
         return cls(op=op, op_file=op_file, dtypes=dtypes)
 
     def __str__(self) -> str:

@@ -10,7 +10,7 @@ from zl_core.cell import run_cell
 from zl_core.cli import _common
 from zl_core.errors import PreflightError, UsageError
 from zl_core.host import plugin_host
-from zl_core.opspec import OpSpec, check_name
+from zl_core.opspec import OpSpec, check_dtypes, check_name
 from zl_core.provider import CellRequest
 
 
@@ -40,17 +40,16 @@ def build_op(args: argparse.Namespace) -> OpSpec:
     if args.op_file:
         spec = OpSpec(op=spec.op, op_file=check_name("op file", args.op_file), dtypes=spec.dtypes)
     if args.dtypes:
-        spec = OpSpec(op=spec.op, op_file=spec.op_file,
-                      dtypes=tuple(OpSpec.parse(f"x:x:{','.join(args.dtypes)}").dtypes))
+        spec = OpSpec(op=spec.op, op_file=spec.op_file, dtypes=check_dtypes(args.dtypes))
     return spec
 
 
 def run(args: argparse.Namespace) -> int:
+    op = build_op(args)  # malformed names fail before any probing
     host = plugin_host()
     provider, source = _common.resolve_suite(host, args)
     _common.check_compile_only(args, provider)
     backend = _common.resolve_backend(host, args.backend, compile_target=args.target)
-    op = build_op(args)
     device = _common.resolve_device(host, backend, args.device, compile_only=args.compile_only,
                                     what=f"zl run --op {op.op}")
     if args.replay_from and args.no_record:
