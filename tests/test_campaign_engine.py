@@ -251,6 +251,7 @@ def test_two_step_flow_through_the_cli(fake_host, tmp_path, capsys):
     assert "using screen" in out and "gemm" in out and "switch FAKE_SWITCH A=0 B=1 (from the screen)" in out
     campaign = next((tmp_path / "runs").glob("ab_*"))
     assert {p.name for p in campaign.iterdir() if p.is_dir()} == {"gemm"}
+    assert json.loads((campaign / "report.json").read_text())["kind"] == "rounds"
     # Two rounds cannot decide at 95%: --fail-on inconclusive gates with exit 5.
     assert main(["report", str(campaign), "--fail-on", "inconclusive"]) == 5
 

@@ -120,8 +120,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _report(campaign, args) -> int:
-    """Render the campaign's report at the end, as ``zl report`` would."""
+    """Print the campaign's report, as ``zl report`` would, and keep its JSON form."""
     from zl_core.cli import main as zl_main
 
     print()
-    return zl_main(["report", str(campaign), "--threshold", str(args.threshold)])
+    common = [str(campaign), "--threshold", str(args.threshold)]
+    rc = zl_main(["report", *common])
+    if rc == 0:
+        zl_main(["report", *common, "--json", "--out", str(campaign / "report.json")])
+    return rc
