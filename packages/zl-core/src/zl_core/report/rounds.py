@@ -1,225 +1,37 @@
-"""Report models: plain JSON-able dicts built from cells and campaign folders.
+"""The rounds report: per shape and per operator verdicts of an A/B campaign.
 
-Three kinds, one outer form (documented in docs/report-json.md)::
-
-    {"schema": 1, "kind": "pair" | "rounds" | "screen", "title": str,
-     "caliber": {...}, "caliber_problems": [...], "caliber_warnings": [...],
-     "rows": [...], "summary": {...}, "notes": [...]}
-
-Every builder compares the caliber of the cells it is about to compare before
-reading a single latency; a mismatch raises :class:`CaliberMismatchError`
-unless the caller allows it, in which case the problems travel in the model.
-
-Renderers (the zl-report package, or the plain fallback in ``zl report``) only
-read these dicts; nothing here formats for a screen.
+Also the drift check (flagged cells, verdicts without them) and the device time used.
 """
 
 from __future__ import annotations
 
-import math
 import re
-import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
 import attrs
 
 from zl_core import caliber
-from zl_core.errors import BadInputError, CaliberMismatchError
-from zl_core.pairing import (
-    FALLBACK,
-    MIXED_TIMER,
-    OK,
-    Pair,
-    count_classes,
-    pair_rows,
-    shape_label,
-)
-from zl_core.rows import FALLBACK_MARKER, CellRows, read_cell
+from zl_core.pairing import FALLBACK, OK, Pair, pair_rows, shape_label
+from zl_core.rows import read_cell
 
-SCHEMA = 1
-KINDS = ("pair", "rounds", "screen")
-VERDICT_KINDS = {"faster": "FASTER", "slower": "SLOWER", "inconclusive": "INCONCLUSIVE"}
-DEFAULT_THRESHOLD_PCT = 1.0
-NOISE_FLOOR = "noise floor"
-DIRECT_NOTE = ("direct-timed rows measure the host's launch path as much as the kernel: on sub-ms "
-               "kernels they vary 2-3x between identical runs; read them as a noisier instrument")
+from .common import (
+    DEFAULT_THRESHOLD_PCT,
+    DIRECT_NOTE,
+    _cell_notes,
+    _jsonable,
+    _median,
+    _model,
+    _require_dir,
+    caliber_section,
+    check_caliber_groups,
+)
+
 DRIFT_RULE = ("a verdict depends on drift when dropping the rounds with a flagged cell (either side) "
               "changes it, or leaves fewer than 2 rounds to decide it")
 _ROUND_DIR = re.compile(r"^r(\d+)$")
 #: drift.flag_cells notes that mean "no telemetry to judge", not "drifted".
 UNJUDGED_FLAGS = ("no_samples", "no_busy_samples")
-
-
-# --------------------------------------------------------------------------- shared pieces
-
-
-def caliber_section(identities: Mapping[str, Mapping | None]) -> dict:
-    """The compared fields: values common to every cell, fields that differ, and per cell."""
-    cells = {label: (caliber.caliber_of(ident) if ident else None)
-             for label, ident in identities.items()}
-    present = [c for c in cells.values() if c is not None]
-    common, differs = {}, []
-    for field in caliber.ALL_FIELDS:
-        values = {_show(c.get(field)) for c in present}
-        if len(values) == 1:
-            common[field] = present[0].get(field)
-        elif values:
-            differs.append(field)
-    return {"fields": list(caliber.ALL_FIELDS), "common": common, "differs": differs,
-            "cells": cells}
-
-
-def _show(value: object) -> str:
-    return "<missing>" if value is None or value == "" else str(value)
-
-
-def check_caliber(identities: Mapping[str, Mapping | None], *, allow_mismatch: bool
-                  ) -> caliber.CaliberCheck:
-    check = caliber.compare(identities)
-    if check.problems and not allow_mismatch:
-        raise CaliberMismatchError(list(check.problems))
-    return check
-
-
-def check_caliber_groups(groups: Iterable[Mapping[str, Mapping | None]], *, allow_mismatch: bool
-                         ) -> tuple[dict[str, Mapping | None], caliber.CaliberCheck]:
-    """Compare each group of cells (one operator's) on its own and join the results.
-
-    Returns every identity by its label and the joined check; raises
-    :class:`CaliberMismatchError` on problems unless ``allow_mismatch``.
-    """
-    identities: dict[str, Mapping | None] = {}
-    problems, warnings = [], []
-    for group in groups:
-        identities.update(group)
-        check = caliber.compare(group)
-        problems += check.problems
-        warnings += check.warnings
-    check = caliber.CaliberCheck(problems=tuple(problems), warnings=tuple(warnings))
-    if check.problems and not allow_mismatch:
-        raise CaliberMismatchError(list(check.problems))
-    return identities, check
-
-
-def _jsonable(obj: object) -> dict:
-    if hasattr(obj, "to_json"):
-        return obj.to_json()
-    if attrs.has(type(obj)):
-        return attrs.asdict(obj)
-    return dict(vars(obj))
-
-
-def _median(values: Iterable[float]) -> float | None:
-    values = [v for v in values if v is not None and math.isfinite(v)]
-    return statistics.median(values) if values else None
-
-
-def _model(kind: str, title: str, section: dict, check: caliber.CaliberCheck, rows: list,
-           summary: dict, notes: list[str], **extra: object) -> dict:
-    return _clean({"schema": SCHEMA, "kind": kind, "title": title, **extra, "caliber": section,
-                   "caliber_problems": list(check.problems),
-                   "caliber_warnings": list(check.warnings),
-                   "rows": rows, "summary": summary, "notes": notes})
-
-
-def _clean(value: object) -> object:
-    """Strict JSON: NaN/inf become null, tuples lists, paths strings."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    if isinstance(value, Path):
-        return str(value)
-    return value
-
-
-def _require_dir(path: Path, what: str) -> Path:
-    path = Path(path)
-    if not path.is_dir():
-        raise BadInputError(f"{what} {path} does not exist or is not a directory")
-    return path
-
-
-def _pair_row(pair: Pair) -> dict:
-    a, b = pair.a, pair.b
-    row = {
-        "op": (a or b).op, "dtype": pair.dtype, "size_detail": pair.size_detail,
-        "occurrence": pair.occurrence, "shape": shape_label(pair.key), "class": pair.cls,
-        "reason": pair.reason,
-        "a_latency_ms": a.gems_latency_ms if a else None,
-        "b_latency_ms": b.gems_latency_ms if b else None,
-        "delta_pct": pair.delta_pct,
-        "a_timer": a.timer if a else None, "b_timer": b.timer if b else None,
-        "a_fallback": bool(a and a.fallback), "b_fallback": bool(b and b.fallback),
-        "a_status": a.status if a else None, "b_status": b.status if b else None,
-        "a_speedup": a.speedup if a else None, "b_speedup": b.speedup if b else None,
-    }
-    return row
-
-
-def _delta_summary(pairs: Sequence[Pair]) -> dict:
-    deltas = [p.delta_pct for p in pairs if p.delta_pct is not None]
-    return {"n": len(deltas), "median_pct": _median(deltas),
-            "min_pct": min(deltas) if deltas else None, "max_pct": max(deltas) if deltas else None}
-
-
-def _cell_notes(label: str, cell: CellRows) -> list[str]:
-    notes = [f"{label}: {n}" for n in cell.notes]
-    fallbacks = cell.markers.get(FALLBACK_MARKER, 0)
-    if fallbacks:
-        notes.append(f"{label}: {fallbacks} graph-capture fallback(s) "
-                     f"({FALLBACK_MARKER}); those rows are kept apart")
-    replay = cell.markers.get("AUTOTUNE_REPLAY_FALLBACK", 0)
-    if replay:
-        notes.append(f"{label}: {replay} autotune replay fallback(s): configs not fully pinned")
-    return notes
-
-
-# --------------------------------------------------------------------------- pair
-
-
-def build_pair(a_dir: Path, b_dir: Path, *, allow_mismatch: bool = False,
-               threshold_pct: float | None = None) -> dict:
-    """One A cell against one B cell: deltas per shape, no verdict (one pair has no noise)."""
-    a_dir, b_dir = _require_dir(a_dir, "cell A"), _require_dir(b_dir, "cell B")
-    if (a_dir / "campaign.json").is_file() or (b_dir / "campaign.json").is_file():
-        raise BadInputError("--ab takes two cell directories, not campaign folders; "
-                            "report a campaign with 'zl report CAMPAIGN_DIR'")
-    identities = {"A": caliber.read_identity(a_dir), "B": caliber.read_identity(b_dir)}
-    check = check_caliber(identities, allow_mismatch=allow_mismatch)
-    threshold = DEFAULT_THRESHOLD_PCT if threshold_pct is None else threshold_pct
-    cell_a, cell_b = read_cell(a_dir), read_cell(b_dir)
-    pairs = pair_rows(cell_a.rows, cell_b.rows)
-    ok = [p for p in pairs if p.cls == OK]
-    fallback = [p for p in pairs if p.cls == FALLBACK]
-    notes = _cell_notes("A", cell_a) + _cell_notes("B", cell_b)
-    notes.append("one pair has no noise estimate, so it carries no verdict; "
-                 "run A/B rounds (zl ab) for a verdict")
-    timers = sorted({p.timer for p in ok if p.timer})
-    if "direct" in timers or fallback:
-        notes.append(DIRECT_NOTE)
-    okd = [p.delta_pct for p in ok if p.delta_pct is not None]
-    summary = {
-        "a": str(a_dir), "b": str(b_dir),
-        "sources": {"A": cell_a.source, "B": cell_b.source},
-        "rows_a": len(cell_a.rows), "rows_b": len(cell_b.rows),
-        "counts": count_classes(pairs),
-        "timers": timers,
-        "comparable": _delta_summary(ok),
-        "fallback": _delta_summary(fallback),
-        "threshold_pct": threshold,
-        "beyond_threshold": {"b_faster": sum(1 for d in okd if d > threshold),
-                             "b_slower": sum(1 for d in okd if d < -threshold)},
-        "markers": {"A": cell_a.markers, "B": cell_b.markers},
-        "verdict": None,
-    }
-    op = next((r.op for r in (*cell_a.rows, *cell_b.rows) if r.op), "")
-    return _model("pair", f"A/B pair{' ' + op if op else ''}: {a_dir} vs {b_dir}",
-                  caliber_section(identities), check, [_pair_row(p) for p in pairs], summary,
-                  notes)
 
 
 # --------------------------------------------------------------------------- rounds
@@ -592,112 +404,3 @@ def _drift_summary(flags: dict[str, list[str]], unjudged: dict[str, list[str]], 
         "dependent_operators": dependent_ops,
         "rule": DRIFT_RULE,
     }
-
-
-# --------------------------------------------------------------------------- screen
-
-
-def build_screen(campaign: Path, *, meta: dict | None = None, allow_mismatch: bool = False,
-                 threshold_pct: float | None = None) -> dict:
-    """Per operator IR verdicts of a screen, with the pair's delta range where it means something."""
-    from zl_core.campaign import read_campaign
-    from zl_core.screen import read_screen
-    from zl_core.screening import MEASURED, NO_IR_DIFF, VERDICTS
-
-    campaign = _require_dir(campaign, "campaign")
-    meta = meta if meta is not None else read_campaign(campaign)
-    compile_only = bool(meta.get("compile_only"))
-    entries = read_screen(campaign)
-    compared = [e for e in entries if e.get("verdict") in (*MEASURED, "NO_TRITON")]
-
-    identities, check = check_caliber_groups(
-        ({f"{op} {s}": caliber.read_identity(campaign / op / s) for s in ("A", "B")}
-         for op in (str(e.get("op")) for e in compared)),
-        allow_mismatch=allow_mismatch)
-
-    rows, notes = [], []
-    for entry in entries:
-        op, verdict = str(entry.get("op")), str(entry.get("verdict"))
-        row = {k: entry.get(k) for k in (
-            "op", "op_file", "dtypes", "verdict", "rows_a", "rows_b", "kernels_a", "kernels_b",
-            "convert_layouts_a", "convert_layouts_b", "ttgir_files_a", "ttgir_files_b",
-            "timed_out", "notes")}
-        row["delta"] = None
-        if not compile_only and verdict in MEASURED:
-            cell_a, cell_b = read_cell(campaign / op / "A"), read_cell(campaign / op / "B")
-            pairs = pair_rows(cell_a.rows, cell_b.rows)
-            ok = [p for p in pairs if p.cls == OK]
-            counts = count_classes(pairs)
-            delta = _delta_summary(ok)
-            delta["label"] = NOISE_FLOOR if verdict == NO_IR_DIFF else "A/B delta (one pair)"
-            delta["timers"] = sorted({p.timer for p in ok if p.timer})
-            delta["kept_apart"] = counts[FALLBACK] + counts[MIXED_TIMER]
-            row["delta"] = delta if delta["n"] else None
-            if not delta["n"]:
-                notes.append(f"{op}: no comparable rows (same timer, no fallback) to give a range")
-        rows.append(row)
-
-    counts = {v: sum(1 for r in rows if r["verdict"] == v) for v in VERDICTS}
-    if compile_only:
-        notes.insert(0, "IR-only screen (compile_only): verdicts come from generated code alone; "
-                     "no latencies were measured")
-    summary = {
-        "campaign": str(campaign), "switch": meta.get("switch"),
-        "a_value": meta.get("a_value"), "b_value": meta.get("b_value"),
-        "a_env": meta.get("a_env"), "b_env": meta.get("b_env"),
-        "compile_only": compile_only, "target": meta.get("target"),
-        "counts": counts,
-        "ir_changed": [r["op"] for r in rows if r["verdict"] == "IR_CHANGED"],
-        "threshold_pct": threshold_pct,
-    }
-    title = f"screen {meta.get('switch') or ''}: {campaign.name}".replace("  ", " ")
-    return _model("screen", title, caliber_section(identities), check, rows, summary, notes)
-
-
-# --------------------------------------------------------------------------- entry points
-
-
-def build(path: Path, *, allow_mismatch: bool = False, threshold_pct: float | None = None) -> dict:
-    """The report of a campaign folder, its kind read from campaign.json."""
-    from zl_core.campaign import CAMPAIGN_NAME, read_campaign
-
-    path = Path(path)
-    if not path.exists():
-        raise BadInputError(f"{path} does not exist; give a campaign folder "
-                            "(or two cell folders with --ab A_DIR B_DIR)")
-    if not (path / CAMPAIGN_NAME).is_file():
-        if any((path / n).is_file() for n in ("run_identity.json", "results.json", "run.log")):
-            raise BadInputError(f"{path} is a single cell; compare two cells with "
-                                "'zl report --ab A_DIR B_DIR'")
-        raise BadInputError(f"{path} has no {CAMPAIGN_NAME}; give a screen or A/B campaign "
-                            "folder (or two cells with --ab A_DIR B_DIR)")
-    meta = read_campaign(path)
-    kind = meta.get("kind")
-    if kind == "screen":
-        return build_screen(path, meta=meta, allow_mismatch=allow_mismatch,
-                            threshold_pct=threshold_pct)
-    if kind == "ab":
-        return build_rounds(path, meta=meta, allow_mismatch=allow_mismatch,
-                            threshold_pct=threshold_pct)
-    raise BadInputError(f"{path / CAMPAIGN_NAME}: unknown kind {kind!r}; expected screen or ab")
-
-
-def gate_hits(model: Mapping, kinds: Iterable[str]) -> list[str]:
-    """Where the verdicts named by ``--fail-on`` occur (operator and shape level).
-
-    Controls are left out: a verdict on an A/A control is a false positive to
-    be counted, not a finding. Pair and screen reports carry no such verdicts.
-    """
-    wanted = set()
-    for kind in kinds:
-        wanted.update(VERDICT_KINDS.values() if kind == "any" else {VERDICT_KINDS[kind]})
-    hits = []
-    if model.get("kind") != "rounds":
-        return hits
-    for op in model["summary"].get("operators", []):
-        if not op.get("control") and op.get("verdict") in wanted:
-            hits.append(f"{op['op']}: {op['verdict']}")
-    for row in model.get("rows", []):
-        if not row.get("control") and row.get("verdict") in wanted:
-            hits.append(f"{row['op']} {row['shape']}: {row['verdict']}")
-    return hits

@@ -1,0 +1,37 @@
+"""Entry point: the report of a campaign folder, its kind read from campaign.json."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from zl_core.errors import BadInputError
+
+from .rounds import build_rounds
+from .screen import build_screen
+
+# --------------------------------------------------------------------------- entry points
+
+
+def build(path: Path, *, allow_mismatch: bool = False, threshold_pct: float | None = None) -> dict:
+    """The report of a campaign folder, its kind read from campaign.json."""
+    from zl_core.campaign import CAMPAIGN_NAME, read_campaign
+
+    path = Path(path)
+    if not path.exists():
+        raise BadInputError(f"{path} does not exist; give a campaign folder "
+                            "(or two cell folders with --ab A_DIR B_DIR)")
+    if not (path / CAMPAIGN_NAME).is_file():
+        if any((path / n).is_file() for n in ("run_identity.json", "results.json", "run.log")):
+            raise BadInputError(f"{path} is a single cell; compare two cells with "
+                                "'zl report --ab A_DIR B_DIR'")
+        raise BadInputError(f"{path} has no {CAMPAIGN_NAME}; give a screen or A/B campaign "
+                            "folder (or two cells with --ab A_DIR B_DIR)")
+    meta = read_campaign(path)
+    kind = meta.get("kind")
+    if kind == "screen":
+        return build_screen(path, meta=meta, allow_mismatch=allow_mismatch,
+                            threshold_pct=threshold_pct)
+    if kind == "ab":
+        return build_rounds(path, meta=meta, allow_mismatch=allow_mismatch,
+                            threshold_pct=threshold_pct)
+    raise BadInputError(f"{path / CAMPAIGN_NAME}: unknown kind {kind!r}; expected screen or ab")

@@ -1,0 +1,73 @@
+"""The screen report: per operator IR verdicts of a screen campaign."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from zl_core import caliber
+from zl_core.pairing import FALLBACK, MIXED_TIMER, OK, count_classes, pair_rows
+from zl_core.rows import read_cell
+
+from .common import _delta_summary, _model, _require_dir, caliber_section, check_caliber_groups
+
+NOISE_FLOOR = "noise floor"
+
+
+# --------------------------------------------------------------------------- screen
+
+
+def build_screen(campaign: Path, *, meta: dict | None = None, allow_mismatch: bool = False,
+                 threshold_pct: float | None = None) -> dict:
+    """Per operator IR verdicts of a screen, with the pair's delta range where it means something."""
+    from zl_core.campaign import read_campaign
+    from zl_core.screen import read_screen
+    from zl_core.screening import MEASURED, NO_IR_DIFF, VERDICTS
+
+    campaign = _require_dir(campaign, "campaign")
+    meta = meta if meta is not None else read_campaign(campaign)
+    compile_only = bool(meta.get("compile_only"))
+    entries = read_screen(campaign)
+    compared = [e for e in entries if e.get("verdict") in (*MEASURED, "NO_TRITON")]
+
+    identities, check = check_caliber_groups(
+        ({f"{op} {s}": caliber.read_identity(campaign / op / s) for s in ("A", "B")}
+         for op in (str(e.get("op")) for e in compared)),
+        allow_mismatch=allow_mismatch)
+
+    rows, notes = [], []
+    for entry in entries:
+        op, verdict = str(entry.get("op")), str(entry.get("verdict"))
+        row = {k: entry.get(k) for k in (
+            "op", "op_file", "dtypes", "verdict", "rows_a", "rows_b", "kernels_a", "kernels_b",
+            "convert_layouts_a", "convert_layouts_b", "ttgir_files_a", "ttgir_files_b",
+            "timed_out", "notes")}
+        row["delta"] = None
+        if not compile_only and verdict in MEASURED:
+            cell_a, cell_b = read_cell(campaign / op / "A"), read_cell(campaign / op / "B")
+            pairs = pair_rows(cell_a.rows, cell_b.rows)
+            ok = [p for p in pairs if p.cls == OK]
+            counts = count_classes(pairs)
+            delta = _delta_summary(ok)
+            delta["label"] = NOISE_FLOOR if verdict == NO_IR_DIFF else "A/B delta (one pair)"
+            delta["timers"] = sorted({p.timer for p in ok if p.timer})
+            delta["kept_apart"] = counts[FALLBACK] + counts[MIXED_TIMER]
+            row["delta"] = delta if delta["n"] else None
+            if not delta["n"]:
+                notes.append(f"{op}: no comparable rows (same timer, no fallback) to give a range")
+        rows.append(row)
+
+    counts = {v: sum(1 for r in rows if r["verdict"] == v) for v in VERDICTS}
+    if compile_only:
+        notes.insert(0, "IR-only screen (compile_only): verdicts come from generated code alone; "
+                     "no latencies were measured")
+    summary = {
+        "campaign": str(campaign), "switch": meta.get("switch"),
+        "a_value": meta.get("a_value"), "b_value": meta.get("b_value"),
+        "a_env": meta.get("a_env"), "b_env": meta.get("b_env"),
+        "compile_only": compile_only, "target": meta.get("target"),
+        "counts": counts,
+        "ir_changed": [r["op"] for r in rows if r["verdict"] == "IR_CHANGED"],
+        "threshold_pct": threshold_pct,
+    }
+    title = f"screen {meta.get('switch') or ''}: {campaign.name}".replace("  ", " ")
+    return _model("screen", title, caliber_section(identities), check, rows, summary, notes)
