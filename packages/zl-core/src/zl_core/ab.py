@@ -103,8 +103,8 @@ def _run_operator(host, provider, backend, device, sides, settings, plan, campai
     limit = plan.rounds or plan.max_rounds
     while round_no < limit:
         round_no += 1
-        if round_no > (plan.rounds or MIN_ADAPTIVE_ROUNDS) and round_no > 1:
-            progress.grow(2)
+        if round_no > (plan.rounds or MIN_ADAPTIVE_ROUNDS):
+            progress.grow(2)  # adaptive rounds beyond the planned minimum
         results: dict[str, SideResult] = {}
         for side in side_order(round_no):
             recording = round_no == 1 and side == "A"

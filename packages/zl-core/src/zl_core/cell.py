@@ -9,7 +9,6 @@ kills the whole process group. The provider only supplies the command line.
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import re
@@ -175,23 +174,13 @@ def initial_identity(host: PluginHost, request: CellRequest, provider: Provider,
 
 def count_results(cell_dir: Path) -> tuple[int, int]:
     """(success, failed) rows of the cell's structured results, or of its printed table."""
+    from zl_core.rows import read_rows
+
     try:
-        from zl_core.rows import read_rows
-    except ImportError:  # pragma: no cover - rows ships with zl-core
-        read_rows = None
-    if read_rows is not None:
-        try:
-            rows = read_rows(cell_dir)
-        except Exception:  # noqa: BLE001 - a corrupt result counts as no rows; the report names it
-            return 0, 0
-        ok = sum(1 for r in rows if r.status == "SUCCESS")
-        return ok, len(rows) - ok
-    path = cell_dir / "results.json"
-    try:
-        rows = json.loads(path.read_text()).get("rows", [])
-    except (OSError, ValueError, AttributeError):
+        rows = read_rows(cell_dir)
+    except Exception:  # noqa: BLE001 - a corrupt result counts as no rows; the report names it
         return 0, 0
-    ok = sum(1 for r in rows if r.get("status") == "SUCCESS")
+    ok = sum(1 for r in rows if r.status == "SUCCESS")
     return ok, len(rows) - ok
 
 

@@ -4,6 +4,7 @@ verdict from the TTGIR fingerprints."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from zl_core import caliber
@@ -34,8 +35,9 @@ def run_side(host: PluginHost, provider: Provider, request, campaign: Path, *, r
     try:
         outcome = run_cell(host, provider, request)
     except PreflightError as exc:
+        now = time.time()  # the cell never started: an empty window, stamped when refused
         outcome = CellOutcome(cell_dir=Path(request.out_dir), rc=exc.exit_code, timed_out=False,
-                              elapsed_s=0.0, start=0.0, end=0.0, markers={}, success_rows=0,
+                              elapsed_s=0.0, start=now, end=now, markers={}, success_rows=0,
                               failed_rows=0, preflight=str(exc))
         append_status(campaign, round_no=round_no, op=request.op.op, side=side,
                       switch_value=switch_value, outcome=outcome)

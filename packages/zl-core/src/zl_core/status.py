@@ -89,8 +89,8 @@ def telemetry_flags(campaign: Path, device: str | None) -> dict[tuple[str, str, 
             start, end = float(row["start"]), float(row["end"])
         except ValueError:
             continue
-        if start <= 0:
-            continue  # never started (preflight failure)
+        if end <= start:
+            continue  # never started (preflight failure): nothing ran to flag
         label = f"{row['op']} r{row['round']} {row['side']}"
         keys[label] = (row["op"], row["round"], row["side"])
         windows.append(drift.CellWindow(label=label, device=device, start=start, end=end))
