@@ -486,11 +486,27 @@ def test_zafter():
 ZL_PLUGINS = ("vendor", "seed", "shapes", "timing", "foreign", "results")
 
 
+# The provider's interpreter probe looks torch up (find, not import); the fake benchmarks
+# never use it. ``build`` puts this stand-in under ``<root>/stubs`` for tests that put
+# that folder on PYTHONPATH.
+TORCH_STUB = '''
+"""Stand-in for torch in CPU tests: only what zl's seed and vendor plugins touch."""
+__version__ = "0+fake"
+
+
+def manual_seed(seed):
+    return None
+'''
+
+
 def build(root: Path) -> Path:
     for rel, text in FILES.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text.lstrip("\n"), encoding="utf-8")
+    stub = root / "stubs" / "torch" / "__init__.py"
+    stub.parent.mkdir(parents=True, exist_ok=True)
+    stub.write_text(TORCH_STUB.lstrip("\n"), encoding="utf-8")
     return root
 
 

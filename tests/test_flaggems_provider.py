@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import os
 import sys
 from pathlib import Path
 
@@ -26,8 +27,12 @@ def request(root: Path | None, spec: str = "fakeadd:fake", **kw) -> CellRequest:
 
 
 @pytest.fixture
-def fg(tmp_path, fake_host) -> Path:
-    return fake_flaggems.build(tmp_path / "FlagGems")
+def fg(tmp_path, fake_host, monkeypatch) -> Path:
+    root = fake_flaggems.build(tmp_path / "FlagGems")
+    # the interpreter probe must find torch; this machine may have none
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(root / "stubs"), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]))
+    return root
 
 
 def check_of(provider: FlagGemsProvider, req: CellRequest) -> PreflightError:
@@ -128,11 +133,21 @@ def test_replay_dir_check(fg, tmp_path):
     provider.preflight(request(fg, autotune_mode="replay", replay_from=cell))
 
 
-def test_interpreter_check_reports_python_and_import_error(fg):
-    (fg / "src" / "flag_gems" / "__init__.py").write_text("raise ImportError('libfoo.so: cannot open')\n")
+def test_interpreter_check_names_what_the_python_cannot_find(fg, monkeypatch):
+    import importlib.util
+    if importlib.util.find_spec("torch") is not None:
+        pytest.skip("this interpreter has torch; the check needs one without it")
+    monkeypatch.setenv("PYTHONPATH", "")  # drop the torch stand-in
     err = check_of(FlagGemsProvider(), request(fg))
     assert err.check == "interpreter"
-    assert sys.executable in err.detail and "libfoo.so: cannot open" in err.detail
+    assert sys.executable in err.detail and "cannot import torch" in err.detail
+
+
+def test_interpreter_check_only_looks_modules_up(fg):
+    # Importing torch + flag_gems costs seconds per campaign: the probe finds them and
+    # leaves import errors to the cell's log.
+    (fg / "src" / "flag_gems" / "__init__.py").write_text("raise ImportError('libfoo.so')\n")
+    FlagGemsProvider().preflight(request(fg))
 
 
 def test_interpreter_check_missing_python(fg):
@@ -152,17 +167,9 @@ def test_interpreter_check_missing_plugins(fg, monkeypatch):
     assert err.check == "interpreter" and "zl_no_such_plugin.mod" in err.detail
 
 
-def test_interpreter_probe_sets_gems_vendor_and_pythonpath(fg, monkeypatch):
-    for key in ("GEMS_VENDOR", "FLAGGEMS_VENDOR", "GEMS_BACKEND", "FLAGGEMS_BACKEND"):
-        monkeypatch.delenv(key, raising=False)
-    provider = FlagGemsProvider()
-    probe = provider._check_interpreter(request(fg), fg.resolve())
-    assert probe["vendor"] == "fakevendor"  # fake flag_gems reports GEMS_VENDOR
-    assert probe["missing"] == []
-    # the user's own choice wins
-    monkeypatch.setenv("GEMS_VENDOR", "uservendor")
+def test_interpreter_probe_runs_with_the_cells_pythonpath(fg):
     probe = FlagGemsProvider()._check_interpreter(request(fg), fg.resolve())
-    assert probe["vendor"] == "uservendor"
+    assert probe["missing"] == []  # flag_gems found under <checkout>/src
 
 
 def test_compile_only_is_refused(fg):

@@ -155,6 +155,24 @@ def test_graph_bench_caps_the_calls_per_graph():
     assert len(nodes[0]) == timing.MAX_GRAPH_CALLS
 
 
+def test_graph_bench_spends_about_rep_in_all_replays():
+    # A row must cost what do_bench's loop costs (rep ms of device time), not 10x it.
+    di = FakeDI()
+    nodes = []
+    real = di.CUDAGraph
+
+    class Spy(real):
+        def __init__(self):
+            super().__init__()
+            nodes.append(self.nodes)
+
+    di.CUDAGraph = Spy
+    timing.graph_bench(di.kernel(1.5), di, warmup=1, rep=100, return_mode="median")
+    replayed = sum(nodes[0]) * timing.REPLAYS
+    assert 50 <= replayed <= 100
+    assert len(nodes[0]) >= 1
+
+
 def test_recoverable_capture_error_falls_back_and_marks(host, capsys):
     di = FakeDI(fail_phase="capture")
     original = Original([0.7])

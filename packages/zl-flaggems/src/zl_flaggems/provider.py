@@ -25,25 +25,22 @@ from zl_flaggems.preflight import BENCH_DIR
 _TEST_DEF = re.compile(r"^def\s+test_([A-Za-z0-9_]+)\s*\(", re.MULTILINE)
 PACKAGE_DIR = Path("src") / "flag_gems"
 
-# Runs inside the candidate interpreter: import what a cell needs and say what it got.
+# Runs inside the candidate interpreter: can it find what a cell imports? Finding, not
+# importing: importing torch + flag_gems costs seconds per campaign, which is most of
+# the harness's budget against a bare run (docs/validation); a broken install that is
+# found but fails to import shows in the cell's run.log instead.
 _PROBE = """\
 import importlib.util, json, sys
-out = {"python": sys.executable}
-import triton
-out["triton"] = getattr(triton, "__version__", None)
-import flag_gems
-out["flag_gems"] = getattr(flag_gems, "__version__", None)
-out["vendor"] = getattr(flag_gems, "vendor_name", None)
-missing = []
+out = {"python": sys.executable, "missing": []}
 for name in sys.argv[1:]:
     try:
         if importlib.util.find_spec(name) is None:
-            missing.append(name)
+            out["missing"].append(name)
     except Exception:
-        missing.append(name)
-out["missing"] = missing
+        out["missing"].append(name)
 print("ZL_PROBE " + json.dumps(out))
 """
+_CORE_MODULES = ("torch", "triton", "flag_gems")
 
 
 def _benchmark_files(root: Path) -> list[Path]:
@@ -236,16 +233,21 @@ class FlagGemsProvider(Provider):
         if key in self._probe_cache:
             return self._probe_cache[key]
         probe = preflight.run_probe(
-            [python, "-c", _PROBE, *modules], cwd=str(root), env=env,
+            [python, "-c", _PROBE, *_CORE_MODULES, *modules], cwd=str(root), env=env,
             timeout_s=self.interpreter_timeout_s, shown=shown,
             needs="torch, triton and flag_gems",
-            timed_out=f"{shown} did not finish 'import triton, flag_gems' within "
+            timed_out=f"{shown} did not finish looking up torch, triton and flag_gems within "
                       f"{self.interpreter_timeout_s:.0f}s (cwd {root})",
-            failed=f"{shown} cannot import triton + flag_gems (PYTHONPATH includes {root / 'src'})")
+            failed=f"{shown} cannot run the import probe")
+        core = [m for m in probe.get("missing", []) if m in _CORE_MODULES]
+        if core:
+            raise PreflightError("interpreter", f"{shown} cannot import {' + '.join(core)} "
+                                 f"(PYTHONPATH includes {root / 'src'}); pass --python "
+                                 "<interpreter with torch and triton>")
         if probe.get("missing"):
-            raise PreflightError("interpreter", f"{shown} imports triton + flag_gems but not zl's cell "
-                                 f"plugins ({', '.join(probe['missing'])}); pip install zl-flaggems "
-                                 "into that interpreter")
+            raise PreflightError("interpreter", f"{shown} finds torch, triton and flag_gems but not "
+                                 f"zl's cell plugins ({', '.join(probe['missing'])}); pip install "
+                                 "zl-flaggems into that interpreter")
         self._probe_cache[key] = probe
         return probe
 
@@ -291,8 +293,3 @@ class FlagGemsProvider(Provider):
         return CellCommand(argv=tuple(argv), cwd=root, env=self.cell_env(request, root),
                            identity=identity)
 
-
-def probe_summary(probe: Mapping[str, object]) -> str:
-    """One line for logs: which python, which triton / flag_gems / vendor."""
-    return (f"python={probe.get('python')} triton={probe.get('triton')} "
-            f"flag_gems={probe.get('flag_gems')} vendor={probe.get('vendor')}")

@@ -190,10 +190,11 @@ class BuiltinSuiteProvider(Provider):
         python = request.python
         shown = preflight.shown_python(python)
         if request.compile_only:
-            needs, wanted = ["triton", "?zl_flaggems.compile_only", "?zl_core"], "triton"
+            needs, wanted = ["?triton", "?zl_flaggems.compile_only", "?zl_core"], "triton"
         else:
             modules = self._plan(request).modules
-            needs = ["triton", "torch", *(f"?{m}" for m in modules)]
+            # Found, not imported: importing torch costs seconds per campaign.
+            needs = ["?triton", "?torch", *(f"?{m}" for m in modules)]
             wanted = "triton + torch"
         env = {**os.environ, **request.env}
         key = (python, env.get("PYTHONPATH"), tuple(needs))

@@ -11,7 +11,9 @@ declares ``graph_capture``) goes through Triton's device interface
 (``triton.runtime.driver.active.get_device_interface()``: ``torch.cuda``,
 ``torch.musa``, ...) rather than ``torch.cuda`` by name: warm up on a side
 stream, estimate one call, capture N calls into one graph under a scratch RNG
-state, replay 10 times, median of replay time / N.
+state, replay 10 times, median of replay time / N. N is chosen so that the ten
+replays together last about do_bench's ``rep`` (the same device time per row as a
+bare FlagGems run).
 
 When capture fails the error is classified by the backend plugin
 (``zl_classify_capture_error``; every exception in the chain, worst wins):
@@ -177,7 +179,10 @@ def graph_bench(fn: Callable, di: Any, *, warmup: float = 25, rep: float = 100,
             for _ in range(min(max(n_warm, WARMUP_CALLS[0]), WARMUP_CALLS[1])):
                 fn()
             di.synchronize()
-            n_calls = MAX_GRAPH_CALLS if estimate <= 0 else max(1, int(rep / estimate))
+            # All replays together take about ``rep`` ms, as do_bench's loop does: a
+            # graph of rep ms replayed 10 times made every row cost 10x a bare run.
+            n_calls = (MAX_GRAPH_CALLS if estimate <= 0
+                       else max(1, int(rep / (REPLAYS * estimate))))
             n_calls = min(n_calls, MAX_GRAPH_CALLS)
             phase = "capture"
             with scratch_rng(di):
