@@ -20,6 +20,8 @@ import pytest
 from zl_core.errors import BadInputError
 from zl_core.stats import (
     CI_METHOD,
+    EARLY_CI_METHOD,
+    MIN_EARLY_ROUNDS,
     FASTER,
     INCONCLUSIVE,
     MIXED,
@@ -34,6 +36,7 @@ from zl_core.stats import (
     paired_deltas,
     shape_stats,
     should_stop,
+    student_t_quantile,
 )
 
 M1 = {"common": 1.0, "side": 0.5}
@@ -70,14 +73,15 @@ def verdict_rates(seed, n, effect, **noise):
     return counts
 
 
-def adaptive_campaign(rng, effects, *, min_rounds=6, max_rounds=20, **noise):
+def adaptive_campaign(rng, effects, *, min_rounds=MIN_EARLY_ROUNDS, max_rounds=20, **noise):
+    """As `zl ab --rounds auto` runs: early looks from round 3, exact interval from 6."""
     a = [[] for _ in effects]
     b = [[] for _ in effects]
     for r in range(1, max_rounds + 1):
         for j, (x, y) in enumerate(one_round(rng, effects, **noise)):
             a[j].append(x)
             b[j].append(y)
-        stats = [shape_stats(a[j], b[j]) for j in range(len(effects))]
+        stats = [shape_stats(a[j], b[j], early_look=True) for j in range(len(effects))]
         stop, reason = should_stop(stats, r, min_rounds, max_rounds)
         if stop:
             return r, stats, reason
@@ -167,18 +171,47 @@ def test_adaptive_stops_earlier_on_clear_effects_than_on_null():
                     decided_effect += all(is_decided(s) for s in stats)
         stops[name] = got
         print(f"\n[adaptive {name}] mean stop round {sum(got) / runs:.1f}, "
-              f"at min rounds {sum(1 for x in got if x == 6)}/{runs}, "
+              f"before 6 rounds {sum(1 for x in got if x < 6)}/{runs}, "
               f"budget spent {sum(1 for x in got if x == 20)}/{runs}"
               + (f", shapes called right {right}/{runs * len(effects)}"
                  if not name.startswith("null") else ""))
     mean = {k: sum(v) / len(v) for k, v in stops.items()}
     assert mean["effect M1"] < mean["null M1"]
     assert mean["effect M2"] < mean["null M2"]
-    assert sorted(stops["effect M1"])[runs // 2] == 6  # the median campaign stops at once
+    # early looks: the median campaign on clear effects stops before a fixed 6 rounds
+    assert sorted(stops["effect M1"])[runs // 2] < min_rounds_for(0.95)
     assert decided_effect >= 0.9 * runs
     called, total, fp = false_positive_rate(fp_shapes)
     print(f"[adaptive null, optional stopping] FP {called}/{total} = {fp:.2%}")
     assert fp <= 0.05
+
+
+def test_early_look_decides_a_large_effect_at_3_rounds_and_only_when_asked():
+    # The H200 GEMM under DISABLE_MMA_V3: B 20-40% slower, rounds within ~2% of each other.
+    rng = random.Random(41)
+    decided = 0
+    for _ in range(TRIALS):
+        a, b = rounds(rng, 3, -30.0, common=1.0, side=1.0)
+        early = shape_stats(a, b, early_look=True)
+        decided += early.verdict == SLOWER
+        assert early.verdict in (SLOWER, INCONCLUSIVE)
+        assert early.ci_method.startswith(EARLY_CI_METHOD) and early.ci_low_pct < early.ci_high_pct
+        fixed = shape_stats(a, b)  # fixed campaigns stay distribution-free
+        assert fixed.verdict == INCONCLUSIVE and fixed.ci_method == CI_METHOD
+    print(f"\n[early look n=3 effect -30%, M2] SLOWER {decided}/{TRIALS}")
+    assert decided >= 0.99 * TRIALS
+    # from 6 rounds on the exact interval takes over, early_look or not
+    a, b = rounds(rng, 6, -30.0, **M2)
+    assert shape_stats(a, b, early_look=True).ci_method == CI_METHOD
+    # two rounds are too few even for a look
+    a, b = rounds(rng, 2, -30.0, **M2)
+    assert shape_stats(a, b, early_look=True).verdict == INCONCLUSIVE
+
+
+def test_student_t_quantiles_match_tables():
+    for df, q in [(2, 4.3027), (3, 3.1824), (4, 2.7764), (10, 2.2281), (30, 2.0423)]:
+        assert student_t_quantile(0.975, df) == pytest.approx(q, abs=1e-4)
+    assert student_t_quantile(0.995, 2) == pytest.approx(9.9248, abs=1e-3)
 
 
 def test_sign_flipping_rows_are_never_called():

@@ -11,10 +11,10 @@ OP=${1:-softmax}; SWITCH=${2:-DISABLE_MMA_V3}; REPS=${3:-3}
 R=${ZL_RUNS_ROOT:-/tmp/zlcost}; rm -rf "$R"; mkdir -p "$R"; export ZL_RUNS_ROOT=$R ZL_BACKEND=${ZL_BACKEND:-cuda}
 S=$(cd "$(dirname "$0")" && pwd)
 now() { python3 -c 'import time; print(f"{time.time():.3f}")'; }
-bare() {  # bare VALUE LOG: FlagGems as users run it, fresh caches, the switch set to VALUE
-  local t0; t0=$(now)
+bare() {  # bare VALUE LOG [OP]: FlagGems as users run it, fresh caches, the switch set to VALUE
+  local t0 op=${3:-$OP}; t0=$(now)
   ( cd "$FLAGGEMS_DIR" && env "$SWITCH=$1" TRITON_CACHE_DIR="$R/tc_$RANDOM" FLAGGEMS_CACHE_DIR="$R/fc_$RANDOM" \
-      python3 -m pytest -s -p no:cacheprovider "benchmark/test_$OP.py::test_$OP" --level core \
+      python3 -m pytest -s -p no:cacheprovider "benchmark/test_$op.py::test_$op" --level core \
       --mode kernel --dtypes float16 > "$2" 2>&1 )
   echo "$(now) - $t0" | python3 -c 'import sys; a,b=sys.stdin.read().split(" - "); print(f"{float(a)-float(b):.1f}")'
 }
@@ -26,11 +26,11 @@ done
 echo "--- plugins' effect on direct-timed rows (rotated order)"
 for i in $(seq 1 "$REPS"); do
   if (( i % 2 )); then
-    bare 0 "$R/bare_add_$i.log" > /dev/null
+    bare 0 "$R/bare_add_$i.log" add > /dev/null
     zl run --op add --dtypes float16 --timer direct --out "$R/zl_add_$i" --quiet > /dev/null
   else
     zl run --op add --dtypes float16 --timer direct --out "$R/zl_add_$i" --quiet > /dev/null
-    bare 0 "$R/bare_add_$i.log" > /dev/null
+    bare 0 "$R/bare_add_$i.log" add > /dev/null
   fi
 done
 OP=add python3 "$S/overhead.py" "$R" "$REPS"

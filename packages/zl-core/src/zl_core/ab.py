@@ -161,7 +161,7 @@ def round_latencies(op_dir: Path, rounds: int) -> dict[tuple, tuple[list[float],
 def _adaptive_stop(op_dir: Path, rounds: int, plan: RoundsPlan) -> tuple[bool, str]:
     from zl_core import stats
 
-    shapes = [stats.shape_stats(a, b, threshold_pct=plan.threshold_pct)
+    shapes = [stats.shape_stats(a, b, threshold_pct=plan.threshold_pct, early_look=True)
               for a, b in round_latencies(op_dir, rounds).values() if len(a) == rounds]
     if not shapes:
         return rounds >= plan.max_rounds, "no comparable rows"

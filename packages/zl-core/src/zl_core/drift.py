@@ -1,9 +1,19 @@
 """Throttle and drift flags: join each cell to the telemetry samples of its time window.
 
 Telemetry never refuses a comparison; it flags. A cell is flagged when, while the
-device was busy during the cell, its SM clock fell below a fraction of the campaign's
-median busy clock, or its temperature or power rose past a bound. Flags are short
-strings without commas or tabs so they fit the ``flags`` column of status.tsv.
+device was busy during the cell, its SM clock stayed below a fraction of the campaign's
+median busy clock, or its temperature or power moved away from that of the other cells
+of the same operator by more than a bound. Flags are short strings without commas or
+tabs so they fit the ``flags`` column of status.tsv.
+
+Why "the same operator": load sets power and temperature. On the H200 a GEMM cell
+draws 500-650 W and warms the card by 15 C within seconds, from an idle 80 W, so a
+rise inside one cell is the workload, not drift (docs/validation/2026-12-02-h200.md:
+a within-cell rule flagged every cell of two steady campaigns). Cells of one operator
+and side carry the same load in every round, so they are what a cell is compared
+with, by the median over the cell's whole window: at one sample a second a cell has
+only a few busy samples, and which shape they land on decides their level, while the
+window's median follows the card's thermal and power baseline.
 """
 
 from __future__ import annotations
@@ -11,7 +21,7 @@ from __future__ import annotations
 import bisect
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -28,6 +38,7 @@ class CellWindow:
     device: str | None  # device index the cell ran on ("3", "cuda:3", "0,1"); None = any
     start: float  # epoch seconds
     end: float
+    group: str | None = None  # cells with the same load (operator, side); None = its own
 
 
 def _float_or_none(text: object) -> float | None:
@@ -159,25 +170,6 @@ def _median(values: Sequence[float]) -> float:
     return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2.0
 
 
-def _largest_rise(values: Iterable[float]) -> float:
-    """Largest increase, later value minus earlier value, in time order (0 if none)."""
-    best, low = 0.0, math.inf
-    for v in values:
-        best = max(best, v - low)
-        low = min(low, v)
-    return best
-
-
-def _largest_rise_pct(values: Iterable[float]) -> float:
-    best, low = 0.0, math.inf
-    for v in values:
-        if low > 0 and math.isfinite(low):
-            best = max(best, (v - low) / low * 100.0)
-        if v > 0:
-            low = min(low, v)
-    return best
-
-
 def campaign_median_clock(samples: Sequence[TelemetrySample]) -> float | None:
     """Median SM clock over samples taken while busy (util > 0); all samples if none were."""
     busy = [s.sm_clock_mhz for s in samples
@@ -187,9 +179,19 @@ def campaign_median_clock(samples: Sequence[TelemetrySample]) -> float | None:
     return _median(busy) if busy else None
 
 
+def load_group(op: str, round_no: object, side: str) -> str:
+    """The group of a campaign cell: its operator and side; round 1's side A records
+    (autotune sweeps, a different load) and is a group of its own."""
+    try:
+        first = int(str(round_no).lstrip("r")) == 1
+    except ValueError:
+        first = False
+    return f"{op}/{side}" + ("/record" if first and side == "A" else "")
+
+
 def flag_cells(windows: Sequence[CellWindow], samples: Sequence[TelemetrySample], *,
-               clock_fraction: float = 0.75, max_temp_rise_c: float = 10.0,
-               max_power_rise_pct: float = 25.0,
+               clock_fraction: float = 0.75, max_temp_drift_c: float = 10.0,
+               max_power_drift_pct: float = 25.0,
                stamp_resolution_s: float = 1.0) -> list[CellFlag]:
     """One CellFlag per window, in the order given.
 
@@ -199,17 +201,22 @@ def flag_cells(windows: Sequence[CellWindow], samples: Sequence[TelemetrySample]
     are judged, because a cell spends its first seconds compiling with the device idle
     and idle clocks and power are low by design. Flags:
 
-    - ``sm_clock_low(<min><<fraction>*<median>)``: the lowest busy SM clock in the window
-      is below ``clock_fraction`` times the campaign's median busy clock;
-    - ``temp_rise(+<d>C><bound>C)``: temperature rose by more than the bound;
-    - ``power_rise(+<d>%><bound>%)``: power rose by more than the bound (power follows
-      load, so this is a weaker hint than the clock flag);
+    - ``sm_clock_low(<clock><<fraction>*<median>)``: at least two busy samples of the
+      window (its only one, if it has one) lie below ``clock_fraction`` times the
+      campaign's median busy clock; a single sample caught while the clock ramps is
+      not a throttle. ``<clock>`` is the second lowest (the lowest of a one-sample window);
+    - ``temp_drift(<+-d>C><bound>C)``: the median temperature over the window (idle
+      samples included) differs from the median over its group's windows by more than
+      the bound;
+    - ``power_drift(<+-d>%><bound>%)``: likewise for power, relative to the group's;
     - ``no_samples`` / ``no_busy_samples``: a note that nothing could be judged.
+
+    Temperature and power are judged only in groups of at least two windows with samples.
     """
     ordered = sorted(samples, key=lambda s: s.timestamp)
     times = [s.timestamp for s in ordered]
     median_clock = campaign_median_clock(ordered)
-    out = []
+    per_window: list[tuple[list[str], float | None, float | None]] = []
     for w in windows:
         devices = _devices(w.device)
         lo = bisect.bisect_right(times, w.start - stamp_resolution_s)
@@ -223,14 +230,32 @@ def flag_cells(windows: Sequence[CellWindow], samples: Sequence[TelemetrySample]
         elif not busy:
             flags.append("no_busy_samples")
         else:
-            clocks = [s.sm_clock_mhz for s in busy if s.sm_clock_mhz is not None]
-            if clocks and median_clock and min(clocks) < clock_fraction * median_clock:
-                flags.append(f"sm_clock_low({min(clocks):g}<{clock_fraction:g}*{median_clock:g})")
-            rise = _largest_rise(s.temp_c for s in busy if s.temp_c is not None)
-            if rise > max_temp_rise_c:
-                flags.append(f"temp_rise(+{rise:g}C>{max_temp_rise_c:g}C)")
-            prise = _largest_rise_pct(s.power_w for s in busy if s.power_w is not None)
-            if prise > max_power_rise_pct:
-                flags.append(f"power_rise(+{prise:.0f}%>{max_power_rise_pct:g}%)")
-        out.append(CellFlag(label=w.label, flags=tuple(flags)))
-    return out
+            clocks = sorted(s.sm_clock_mhz for s in busy if s.sm_clock_mhz is not None)
+            if clocks and median_clock:
+                low = [c for c in clocks if c < clock_fraction * median_clock]
+                if len(low) >= min(2, len(clocks)):
+                    shown = low[min(1, len(low) - 1)]
+                    flags.append(f"sm_clock_low({shown:g}<{clock_fraction:g}*{median_clock:g})")
+        temps = [s.temp_c for s in mine if s.temp_c is not None]
+        powers = [s.power_w for s in mine if s.power_w is not None and s.power_w > 0]
+        temp = _median(temps) if temps else None
+        power = _median(powers) if powers else None
+        per_window.append((flags, temp, power))
+
+    groups: dict[object, list[int]] = {}
+    for i, w in enumerate(windows):
+        groups.setdefault(w.group if w.group is not None else ("window", i), []).append(i)
+    for members in groups.values():
+        temps = [per_window[i][1] for i in members if per_window[i][1] is not None]
+        powers = [per_window[i][2] for i in members if per_window[i][2] is not None]
+        temp_ref = _median(temps) if len(temps) >= 2 else None
+        power_ref = _median(powers) if len(powers) >= 2 else None
+        for i in members:
+            flags, temp, power = per_window[i]
+            if temp is not None and temp_ref is not None and abs(temp - temp_ref) > max_temp_drift_c:
+                flags.append(f"temp_drift({temp - temp_ref:+g}C>{max_temp_drift_c:g}C)")
+            if power is not None and power_ref and \
+                    abs(power - power_ref) / power_ref * 100.0 > max_power_drift_pct:
+                pct = (power - power_ref) / power_ref * 100.0
+                flags.append(f"power_drift({pct:+.0f}%>{max_power_drift_pct:g}%)")
+    return [CellFlag(label=w.label, flags=tuple(f)) for w, (f, _, _) in zip(windows, per_window)]

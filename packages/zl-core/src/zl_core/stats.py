@@ -28,6 +28,9 @@ MIXED = "MIXED"
 SHAPE_VERDICTS = (FASTER, SLOWER, NO_CHANGE, INCONCLUSIVE)
 
 CI_METHOD = "order-statistic (exact, binomial)"
+EARLY_CI_METHOD = "student-t (parametric early look)"
+# Rounds an early look needs at least: two degrees of freedom for the t interval.
+MIN_EARLY_ROUNDS = 3
 
 
 # --------------------------------------------------------------------------- helpers
@@ -82,6 +85,65 @@ def min_rounds_for(confidence: float) -> int:
     while order_statistic_rank(n, confidence)[0] == 0:
         n += 1
     return n
+
+
+def _betainc(a: float, b: float, x: float) -> float:
+    """Regularized incomplete beta I_x(a, b), by its continued fraction (modified Lentz)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    if x > (a + 1.0) / (a + b + 2.0):  # the fraction converges fast only below the mean
+        return 1.0 - _betainc(b, a, 1.0 - x)
+    log_front = (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+                 + a * math.log(x) + b * math.log1p(-x))
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    frac = d
+    for m in range(1, 300):
+        for numerator in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            frac *= c * d
+        if abs(c * d - 1.0) < 1e-15:
+            break
+    return math.exp(log_front) * frac / a
+
+
+def student_t_cdf(t: float, df: int) -> float:
+    """P(T <= t) for Student's t with ``df`` degrees of freedom."""
+    tail = 0.5 * _betainc(df / 2.0, 0.5, df / (df + t * t))
+    return 1.0 - tail if t >= 0 else tail
+
+
+@lru_cache(maxsize=256)
+def student_t_quantile(p: float, df: int) -> float:
+    """The t with ``student_t_cdf(t, df) == p`` (0.5 < p < 1), by bisection."""
+    lo, hi = 0.0, 1.0
+    while student_t_cdf(hi, df) < p:
+        hi *= 2.0
+    for _ in range(200):
+        mid = (lo + hi) / 2.0
+        if student_t_cdf(mid, df) < p:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2.0
+
+
+def early_look_level(confidence: float) -> tuple[float, int]:
+    """Per-look confidence of the early looks and how many there are.
+
+    Early looks happen at MIN_EARLY_ROUNDS .. (rounds the exact interval needs - 1);
+    they share the error budget equally (Bonferroni), so stopping at any of them keeps
+    the chance of a wrong call at most ``1 - confidence`` under the t model.
+    """
+    looks = max(1, min_rounds_for(confidence) - MIN_EARLY_ROUNDS)
+    return 1.0 - (1.0 - confidence) / looks, looks
 
 
 def _sign_test_p(pos: int, neg: int) -> float:
@@ -198,8 +260,13 @@ class ShapeStats:
 
 
 def shape_stats(a: Sequence[float], b: Sequence[float], *, threshold_pct: float = 1.0,
-                confidence: float = 0.95) -> ShapeStats:
+                confidence: float = 0.95, early_look: bool = False) -> ShapeStats:
     """Statistics and verdict of one shape from its per-round latencies (same units).
+
+    ``early_look`` (adaptive campaigns only): with fewer rounds than the exact interval
+    needs (6 at 95%), but at least MIN_EARLY_ROUNDS, the interval is a Student-t
+    interval of the mean delta at the per-look level of :func:`early_look_level`. It
+    assumes roughly normal deltas, so fixed-round campaigns never use it.
 
     ``a[i]`` and ``b[i]`` must come from the same round. A round where either side is
     not a positive finite number (0, negative, NaN, inf, None) is skipped with a note;
@@ -226,8 +293,17 @@ def shape_stats(a: Sequence[float], b: Sequence[float], *, threshold_pct: float 
     thr = float(threshold_pct)
 
     k, coverage = order_statistic_rank(n, confidence)
+    method = CI_METHOD
+    early = early_look and k == 0 and n >= MIN_EARLY_ROUNDS
     if n == 0:
         lo = hi = math.nan
+    elif early:
+        level, looks = early_look_level(confidence)
+        mean = sum(deltas) / n
+        sd = math.sqrt(sum((d - mean) ** 2 for d in deltas) / (n - 1))
+        half = student_t_quantile((1.0 + level) / 2.0, n - 1) * sd / math.sqrt(n)
+        lo, hi, coverage = mean - half, mean + half, level
+        method = f"{EARLY_CI_METHOD}, mean delta, {looks} looks share {1 - confidence:.0%}"
     elif k == 0:
         lo, hi = s[0], s[-1]  # widest interval n allows; below the requested level
     else:
@@ -243,7 +319,12 @@ def shape_stats(a: Sequence[float], b: Sequence[float], *, threshold_pct: float 
         agree = max(pos, neg)  # median exactly 0 (or n = 0): count the majority sign
     held = n > 0 and (pos == n or neg == n)
 
-    if k == 0:
+    if early:
+        # Same shift model around the t interval: its half-width stays, the mean moves.
+        half = (hi - lo) / 2.0
+        mean = (hi + lo) / 2.0
+        mde = max(thr + half, mean - s[0], s[-1] - mean)
+    elif k == 0:
         mde = math.inf
     else:
         # Shift model: the same deltas around a true median E. FASTER needs
@@ -255,7 +336,7 @@ def shape_stats(a: Sequence[float], b: Sequence[float], *, threshold_pct: float 
     verdict = INCONCLUSIVE
     if n == 0:
         notes.append("no usable rounds")
-    elif k == 0:
+    elif k == 0 and not early:
         need = min_rounds_for(confidence)
         notes.append(f"{n} round(s) reach at most {coverage:.1%} coverage; "
                      f"{confidence:.0%} needs >= {need} rounds")
@@ -272,7 +353,7 @@ def shape_stats(a: Sequence[float], b: Sequence[float], *, threshold_pct: float 
 
     return ShapeStats(
         n=n, deltas=tuple(deltas), median_delta_pct=med, ci_low_pct=lo, ci_high_pct=hi,
-        ci_method=CI_METHOD, ci_level=coverage,
+        ci_method=method, ci_level=coverage,
         min_delta_pct=s[0] if n else math.nan, max_delta_pct=s[-1] if n else math.nan,
         sign_agree=agree, sign_p=_sign_test_p(pos, neg), sign_held=held,
         a_spread_pct=_spread_pct(a_used), b_spread_pct=_spread_pct(b_used),

@@ -93,7 +93,8 @@ def telemetry_flags(campaign: Path, device: str | None) -> dict[tuple[str, str, 
             continue  # never started (preflight failure): nothing ran to flag
         label = f"{row['op']} r{row['round']} {row['side']}"
         keys[label] = (row["op"], row["round"], row["side"])
-        windows.append(drift.CellWindow(label=label, device=device, start=start, end=end))
+        windows.append(drift.CellWindow(label=label, device=device, start=start, end=end,
+                                        group=drift.load_group(row["op"], row["round"], row["side"])))
     out: dict[tuple[str, str, str], list[str]] = {}
     for flag in drift.flag_cells(windows, samples):
         real = [f for f in flag.flags if not f.startswith(("no_samples", "no_busy_samples"))]

@@ -12,7 +12,6 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Mapping
 from pathlib import Path
 
 from zl_core.errors import PreflightError

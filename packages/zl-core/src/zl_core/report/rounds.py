@@ -5,8 +5,9 @@ Also the drift check (flagged cells, verdicts without them) and the device time 
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import attrs
@@ -139,15 +140,16 @@ def _no_ir_diff(campaign: Path, meta: dict, op: str, control: bool, complete: tu
 
 def _drift_flags(campaign: Path, meta: dict, status: dict[tuple[str, int, str], dict],
                  identities: Mapping[str, Mapping | None]) -> tuple[dict[str, list[str]], bool]:
-    """Flags per cell label: status.tsv's flags column plus telemetry-window flagging."""
+    """Flags per cell label, judged from telemetry.tsv where the campaign has one (so a
+    newer rule re-judges an older campaign), else status.tsv's flags column."""
     flags: dict[str, list[str]] = {}
-    for (op, rnd, side), row in status.items():
-        for flag in str(row.get("flags") or "").split(","):
-            flag = flag.strip()
-            if flag and flag != "SWITCH_NO_IR_DIFF":
-                flags.setdefault(_label(op, rnd, side), []).append(flag)
     telemetry = campaign / "telemetry.tsv"
     if not telemetry.is_file():
+        for (op, rnd, side), row in status.items():
+            for flag in str(row.get("flags") or "").split(","):
+                flag = flag.strip()
+                if flag and flag != "SWITCH_NO_IR_DIFF":
+                    flags.setdefault(_label(op, rnd, side), []).append(flag)
         return flags, False
     from zl_core import drift
 
@@ -162,7 +164,8 @@ def _drift_flags(campaign: Path, meta: dict, status: dict[tuple[str, int, str], 
         if device in (None, ""):
             device = (identities.get(label) or {}).get("device")
         windows.append(drift.CellWindow(label=label, device=None if device is None else str(device),
-                                        start=start, end=end))
+                                        start=start, end=end,
+                                        group=drift.load_group(op, rnd, side)))
     samples = drift.read_telemetry_tsv(telemetry)
     for cell_flag in drift.flag_cells(windows, samples):
         for flag in cell_flag.flags or ():
@@ -195,6 +198,9 @@ def build_rounds(campaign: Path, *, meta: dict | None = None, allow_mismatch: bo
     if threshold_pct is None:
         threshold_pct = meta.get("threshold_pct")
     threshold = float(DEFAULT_THRESHOLD_PCT if threshold_pct is None else threshold_pct)
+    # An adaptive campaign stopped on early looks; its report judges the same way.
+    judge = functools.partial(stats.shape_stats, threshold_pct=threshold,
+                              early_look=meta.get("rounds") == "auto")
     status = _status_by_cell(read_status(campaign))
     ops = [_op_name(s) for s in meta.get("ops") or []]
     controls = set(meta.get("controls") or [])
@@ -217,7 +223,7 @@ def build_rounds(campaign: Path, *, meta: dict | None = None, allow_mismatch: bo
     control_shapes = []
     notes: list[str] = []
     for plan in reported:
-        op_rows, op_summary, main_stats = _rounds_op(campaign, plan, threshold, flags, stats)
+        op_rows, op_summary, main_stats = _rounds_op(campaign, plan, judge, flags, stats)
         rows += op_rows
         operators.append(op_summary)
         if plan.control:
@@ -268,7 +274,7 @@ def _device_time(status: dict[tuple[str, int, str], dict]) -> dict:
             "text": f"device time used: {total:.0f}s of cell wall time ({parts})"}
 
 
-def _rounds_op(campaign: Path, plan: _OpCells, threshold: float, flags: dict[str, list[str]],
+def _rounds_op(campaign: Path, plan: _OpCells, judge: Callable, flags: dict[str, list[str]],
                stats) -> tuple[list[dict], dict, list]:
     """Shape rows and the operator summary of one operator with complete rounds."""
     per_round: dict[int, dict[tuple, Pair]] = {}
@@ -312,13 +318,12 @@ def _rounds_op(campaign: Path, plan: _OpCells, threshold: float, flags: dict[str
         if row["segment"] in ("main", "fallback"):
             a = [p.a.gems_latency_ms for p in got]
             b = [p.b.gems_latency_ms for p in got]
-            shape = stats.shape_stats(a, b, threshold_pct=threshold)
+            shape = judge(a, b)
             row["stats"] = _jsonable(shape)
             row["verdict"] = shape.verdict
             if row["segment"] == "main":
                 main.append((row, shape))
-                row["drift_check"] = _drift_check(stats, a, b, rounds, flagged_rounds, shape,
-                                                  threshold)
+                row["drift_check"] = _drift_check(judge, a, b, rounds, flagged_rounds, shape)
         rows.append(row)
 
     shapes = [s for _, s in main]
@@ -344,15 +349,15 @@ def _rounds_op(campaign: Path, plan: _OpCells, threshold: float, flags: dict[str
         "incomplete_shapes": sum(1 for r in rows if r["segment"] == "incomplete"),
         "timer": "/".join(main_timers) or None,
         "flagged_rounds": sorted(f"r{r:02d}" for r in flagged_rounds),
-        "drift_check": _op_drift_check(stats, main, flagged_rounds, rounds, verdict.verdict,
-                                       threshold),
+        "drift_check": _op_drift_check(stats, judge, main, flagged_rounds, rounds,
+                                       verdict.verdict),
         "notes": sorted(set(notes), key=notes.index),
     }
     return rows, summary, shapes
 
 
-def _drift_check(stats, a: list[float], b: list[float], rounds: list[int], flagged: set[int],
-                 shape, threshold: float) -> dict | None:
+def _drift_check(judge: Callable, a: list[float], b: list[float], rounds: list[int],
+                 flagged: set[int], shape) -> dict | None:
     """The shape's verdict without its flagged rounds (None when none are flagged)."""
     mine = [r for r in rounds if r in flagged]
     if not mine:
@@ -361,21 +366,21 @@ def _drift_check(stats, a: list[float], b: list[float], rounds: list[int], flagg
     if len(keep) < 2:
         return {"without_flagged": None, "depends": True,
                 "why": f"only {len(keep)} unflagged round(s) left"}
-    again = stats.shape_stats([a[i] for i in keep], [b[i] for i in keep], threshold_pct=threshold)
+    again = judge([a[i] for i in keep], [b[i] for i in keep])
     return {"without_flagged": again.verdict, "depends": again.verdict != shape.verdict,
             "why": ""}
 
 
-def _op_drift_check(stats, main: list[tuple[dict, object]], flagged: set[int], rounds: list[int],
-                    verdict: str, threshold: float) -> dict | None:
+def _op_drift_check(stats, judge: Callable, main: list[tuple[dict, object]], flagged: set[int],
+                    rounds: list[int], verdict: str) -> dict | None:
     if not flagged or not main:
         return None
     keep = [i for i, r in enumerate(rounds) if r not in flagged]
     if len(keep) < 2:
         return {"without_flagged": None, "depends": True,
                 "why": f"only {len(keep)} unflagged round(s) left"}
-    shapes = [stats.shape_stats([row["a_ms"][i] for i in keep], [row["b_ms"][i] for i in keep],
-                                threshold_pct=threshold) for row, _ in main]
+    shapes = [judge([row["a_ms"][i] for i in keep], [row["b_ms"][i] for i in keep])
+              for row, _ in main]
     medians = []
     for i in keep:
         med = _median(row["deltas_pct"][i] for row, _ in main)
