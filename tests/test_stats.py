@@ -21,9 +21,9 @@ from zl_core.errors import BadInputError
 from zl_core.stats import (
     CI_METHOD,
     EARLY_CI_METHOD,
-    MIN_EARLY_ROUNDS,
     FASTER,
     INCONCLUSIVE,
+    MIN_EARLY_ROUNDS,
     MIXED,
     NO_CHANGE,
     SLOWER,
