@@ -266,3 +266,19 @@ def test_rounds_html_and_markdown(campaign, tmp_path, monkeypatch, capsys):
     assert zl(["report", root, "--format", "md"], monkeypatch) == 0
     md = capsys.readouterr().out
     assert "| operator | verdict |" in md and "## mm: FASTER" in md
+
+
+def test_too_few_fixed_rounds_say_why_and_an_adaptive_campaign_looks_early(tmp_path):
+    fixed = Campaign(tmp_path / "ab_fixed", rounds=3)
+    fixed.op("mm", {"[4096, 4096]": 1.3}, {"[4096, 4096]": 1.0}, rounds=3)
+    [op] = build(fixed.write())["summary"]["operators"]
+    assert op["verdict"] == "INCONCLUSIVE"
+    assert any("needs >= 6 rounds" in n and "--rounds auto" in n for n in op["notes"])
+    auto = Campaign(tmp_path / "ab_auto")
+    auto.op("mm", {"[4096, 4096]": 1.3}, {"[4096, 4096]": 1.0}, rounds=3)
+    auto.meta["rounds"] = "auto"
+    model = build(auto.write())
+    [op] = model["summary"]["operators"]
+    assert op["verdict"] == "FASTER" and not any("needs >=" in n for n in op["notes"])
+    [row] = [r for r in model["rows"] if r["op"] == "mm"]
+    assert row["stats"]["ci_method"].startswith("student-t")

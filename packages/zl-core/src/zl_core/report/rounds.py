@@ -327,6 +327,14 @@ def _rounds_op(campaign: Path, plan: _OpCells, judge: Callable, flags: dict[str,
         rows.append(row)
 
     shapes = [s for _, s in main]
+    short = [st for st in shapes if st.ci_rank == 0 and not st.ci_method.startswith(
+        stats.EARLY_CI_METHOD) and st.n > 0]
+    if short:
+        need = stats.min_rounds_for(shapes[0].confidence)
+        notes.append(f"{len(rounds)} round(s) cannot decide a shape at "
+                     f"{shapes[0].confidence:.0%}: the exact interval needs >= {need} rounds; "
+                     "rerun with more --rounds, or --rounds auto (early looks from round "
+                     f"{stats.MIN_EARLY_ROUNDS})")
     round_medians = []
     for i, r in enumerate(rounds):
         med = _median(row["deltas_pct"][i] for row, _ in main)
