@@ -271,3 +271,16 @@ def test_odd_names_are_refused_on_one_line_before_anything_runs(argv, needle, fa
     err = capsys.readouterr().err
     assert needle in err and len(err.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == []
+
+
+def test_aa_sides_set_nothing_unless_a_switch_is_named(fake_host):
+    from zl_core.errors import UsageError
+
+    backend, _, _ = setup(fake_host)
+    plain = resolve_sides(backend, None, None, None, aa=True)
+    assert plain.switch == "none" and plain.a_env == {} and plain.b_env == {}
+    named = resolve_sides(backend, "TRITON_F32_DEFAULT", "ieee", "tf32", aa=True)
+    assert named.a_env == named.b_env == {"TRITON_F32_DEFAULT": "ieee"}
+    assert named.b_value == "ieee"
+    with pytest.raises(UsageError, match="--aa"):
+        resolve_sides(backend, "X", "1", "1")

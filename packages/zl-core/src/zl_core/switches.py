@@ -37,15 +37,23 @@ class Sides:
                    b_env=dict(data.get("b_env", {})))
 
 
+AA_NO_SWITCH = "none"
+
+
 def resolve_sides(backend: Backend, switch: str | None, a: str | None, b: str | None,
                   a_env: Sequence[tuple[str, str]] = (), b_env: Sequence[tuple[str, str]] = (),
                   *, aa: bool = False) -> Sides:
     """Build the sides from the command line, defaulting to the backend's own switch.
 
     ``--a``/``--b`` default to 0 and 1. With ``aa`` both sides get side A's
-    environment (an A/A control: any "difference" is noise).
+    environment (an A/A control: any "difference" is noise); an A/A with no switch
+    named sets no variable at all (switch ``none``).
     """
     extra_a, extra_b = dict(a_env), dict(b_env)
+    if aa and switch is None and not extra_a and not extra_b and a is None and b is None:
+        # A plain A/A control sets nothing: naming the backend's switch at 0 would
+        # suggest a switch was involved.
+        return Sides(switch=AA_NO_SWITCH, a_value="-", b_value="-", a_env={}, b_env={})
     if switch is None and (extra_a or extra_b) and a is None and b is None:
         name = "multi"
         env_a, env_b = extra_a, extra_b
