@@ -140,8 +140,8 @@ def test_graph_bench_times_the_replays_not_the_launches(host):
     assert timer.original.calls == []
 
 
-def test_graph_bench_caps_the_calls_per_graph():
-    di = FakeDI()
+def captured_graphs(di):
+    """Make ``di`` record the launches of every graph it captures; returns that list."""
     nodes = []
     real = di.CUDAGraph
 
@@ -151,6 +151,12 @@ def test_graph_bench_caps_the_calls_per_graph():
             nodes.append(self.nodes)
 
     di.CUDAGraph = Spy
+    return nodes
+
+
+def test_graph_bench_caps_the_calls_per_graph():
+    di = FakeDI()
+    nodes = captured_graphs(di)
     timing.graph_bench(di.kernel(1e-6), di, warmup=1, rep=1e6, return_mode="median")
     assert len(nodes[0]) == timing.MAX_GRAPH_CALLS
 
@@ -158,15 +164,7 @@ def test_graph_bench_caps_the_calls_per_graph():
 def test_graph_bench_spends_about_rep_in_all_replays():
     # A row must cost what do_bench's loop costs (rep ms of device time), not 10x it.
     di = FakeDI()
-    nodes = []
-    real = di.CUDAGraph
-
-    class Spy(real):
-        def __init__(self):
-            super().__init__()
-            nodes.append(self.nodes)
-
-    di.CUDAGraph = Spy
+    nodes = captured_graphs(di)
     timing.graph_bench(di.kernel(1.5), di, warmup=1, rep=100, return_mode="median")
     replayed = sum(nodes[0]) * timing.REPLAYS
     assert 50 <= replayed <= 100
