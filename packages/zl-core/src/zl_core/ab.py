@@ -14,6 +14,7 @@ from pathlib import Path
 
 import attrs
 
+from zl_core import stats
 from zl_core.backend import Backend
 from zl_core.campaign import (
     TELEMETRY_NAME,
@@ -31,7 +32,8 @@ from zl_core.status import rewrite_flags, telemetry_flags
 from zl_core.switches import Sides
 
 SWITCH_NO_IR_DIFF = "SWITCH_NO_IR_DIFF"
-MIN_ADAPTIVE_ROUNDS = 3
+# Adaptive campaigns first look at the first round an early look can judge.
+MIN_ADAPTIVE_ROUNDS = stats.MIN_EARLY_ROUNDS
 
 
 @attrs.frozen(kw_only=True)
@@ -159,8 +161,6 @@ def round_latencies(op_dir: Path, rounds: int) -> dict[tuple, tuple[list[float],
 
 
 def _adaptive_stop(op_dir: Path, rounds: int, plan: RoundsPlan) -> tuple[bool, str]:
-    from zl_core import stats
-
     shapes = [stats.shape_stats(a, b, threshold_pct=plan.threshold_pct, early_look=True)
               for a, b in round_latencies(op_dir, rounds).values() if len(a) == rounds]
     if not shapes:
