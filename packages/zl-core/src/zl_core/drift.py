@@ -189,6 +189,19 @@ def load_group(op: str, round_no: object, side: str) -> str:
     return f"{op}/{side}" + ("/record" if first and side == "A" else "")
 
 
+def _clock_flag(busy: Sequence[TelemetrySample], median_clock: float | None,
+                fraction: float) -> list[str]:
+    """``sm_clock_low`` when two busy clocks (a one-sample window's only one) are low."""
+    clocks = sorted(s.sm_clock_mhz for s in busy if s.sm_clock_mhz is not None)
+    if not clocks or not median_clock:
+        return []
+    low = [c for c in clocks if c < fraction * median_clock]
+    if len(low) < min(2, len(clocks)):
+        return []
+    shown = low[min(1, len(low) - 1)]
+    return [f"sm_clock_low({shown:g}<{fraction:g}*{median_clock:g})"]
+
+
 def flag_cells(windows: Sequence[CellWindow], samples: Sequence[TelemetrySample], *,
                clock_fraction: float = 0.75, max_temp_drift_c: float = 10.0,
                max_power_drift_pct: float = 25.0,
@@ -197,9 +210,9 @@ def flag_cells(windows: Sequence[CellWindow], samples: Sequence[TelemetrySample]
 
     A sample belongs to a window when it was taken on the window's device (any device
     when unknown) and its time lies in ``(start - stamp_resolution_s, end]``: the
-    sampler stamps whole seconds, rounded down. Only busy samples (util > 0 or unknown)
-    are judged, because a cell spends its first seconds compiling with the device idle
-    and idle clocks and power are low by design. Flags:
+    sampler stamps whole seconds, rounded down. The clock is judged on busy samples
+    only (util > 0 or unknown): a cell spends its first seconds compiling with the
+    device idle, and idle clocks are low by design. Flags:
 
     - ``sm_clock_low(<clock><<fraction>*<median>)``: at least two busy samples of the
       window (its only one, if it has one) lie below ``clock_fraction`` times the
@@ -230,12 +243,7 @@ def flag_cells(windows: Sequence[CellWindow], samples: Sequence[TelemetrySample]
         elif not busy:
             flags.append("no_busy_samples")
         else:
-            clocks = sorted(s.sm_clock_mhz for s in busy if s.sm_clock_mhz is not None)
-            if clocks and median_clock:
-                low = [c for c in clocks if c < clock_fraction * median_clock]
-                if len(low) >= min(2, len(clocks)):
-                    shown = low[min(1, len(low) - 1)]
-                    flags.append(f"sm_clock_low({shown:g}<{clock_fraction:g}*{median_clock:g})")
+            flags += _clock_flag(busy, median_clock, clock_fraction)
         temps = [s.temp_c for s in mine if s.temp_c is not None]
         powers = [s.power_w for s in mine if s.power_w is not None and s.power_w > 0]
         temp = _median(temps) if temps else None
