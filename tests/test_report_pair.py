@@ -2,32 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
-from zl_core import cli
+from report_helpers import IDENTITY, zl
 from zl_core.report import build_pair
-
-BASE_IDENTITY = {
-    "backend": "cuda", "device": "0", "device_name": "NVIDIA H200", "timer": "graph",
-    "bench_level": "core", "shape_mode": "upstream", "tuner_cache": "isolated",
-    "direct_repeat": 1, "triton_version": "3.6.0", "torch_version": "2.11.0",
-    "compile_only": False, "target": None,
-}
-
-
-def zl(argv, monkeypatch):
-    # Only the subcommands that exist in this checkout, so a sibling's unfinished
-    # command module cannot break these tests.
-    present = tuple(c for c in cli.COMMANDS if importlib.util.find_spec(f"zl_core.cli.{c}"))
-    monkeypatch.setattr(cli, "COMMANDS", present)
-    return cli.main([str(a) for a in argv])
 
 
 def cell(path, rows, **identity):
     path.mkdir(parents=True)
-    ident = {**BASE_IDENTITY, "autotune_mode": "replay", "replay_source": "A", **identity}
+    ident = {**IDENTITY, "autotune_mode": "replay", "replay_source": "A", **identity}
     (path / "run_identity.json").write_text(json.dumps(ident))
     (path / "results.json").write_text(json.dumps({
         "schema": 1, "op": "mm",
@@ -47,31 +31,31 @@ def pair(tmp_path, a_identity=None, b_identity=None):
     return a, b
 
 
-def test_timer_mismatch_is_refused_with_exit_4_naming_the_field(tmp_path, monkeypatch, capsys):
+def test_timer_mismatch_is_refused_with_exit_4_naming_the_field(tmp_path, capsys):
     a, b = pair(tmp_path, b_identity={"timer": "direct"})
-    assert zl(["report", "--ab", a, b], monkeypatch) == 4
+    assert zl(["report", "--ab", a, b]) == 4
     out, err = capsys.readouterr()
     assert out == ""  # no report at all
     lines = [ln for ln in err.splitlines() if "timer" in ln]
     assert lines and "graph" in lines[0] and "direct" in lines[0]
 
 
-def test_record_vs_record_is_refused_by_name(tmp_path, monkeypatch, capsys):
+def test_record_vs_record_is_refused_by_name(tmp_path, capsys):
     a, b = pair(tmp_path, b_identity={"autotune_mode": "record"})
-    assert zl(["report", "--ab", a, b], monkeypatch) == 4
+    assert zl(["report", "--ab", a, b]) == 4
     assert "record vs record" in capsys.readouterr().err
 
 
-def test_missing_identity_is_refused(tmp_path, monkeypatch, capsys):
+def test_missing_identity_is_refused(tmp_path, capsys):
     a, b = pair(tmp_path)
     (b / "run_identity.json").unlink()
-    assert zl(["report", "--ab", a, b], monkeypatch) == 4
+    assert zl(["report", "--ab", a, b]) == 4
     assert "B: no run_identity.json" in capsys.readouterr().err
 
 
-def test_allow_caliber_mismatch_reports_and_still_prints_problems(tmp_path, monkeypatch, capsys):
+def test_allow_caliber_mismatch_reports_and_still_prints_problems(tmp_path, capsys):
     a, b = pair(tmp_path, b_identity={"timer": "direct"})
-    assert zl(["report", "--ab", a, b, "--allow-caliber-mismatch", "--json"], monkeypatch) == 0
+    assert zl(["report", "--ab", a, b, "--allow-caliber-mismatch", "--json"]) == 0
     out, err = capsys.readouterr()
     model = json.loads(out)
     assert any("timer" in p for p in model["caliber_problems"])
@@ -94,41 +78,41 @@ def test_pair_rows_deltas_and_fallback_kept_apart(tmp_path):
     assert model["caliber"]["common"]["timer"] == "graph"
 
 
-def test_pair_text_report_shows_deltas(tmp_path, monkeypatch, capsys):
+def test_pair_text_report_shows_deltas(tmp_path, capsys):
     a, b = pair(tmp_path)
-    assert zl(["report", "--ab", a, b], monkeypatch) == 0
+    assert zl(["report", "--ab", a, b]) == 0
     out = capsys.readouterr().out
     assert "+10.00%" in out and "-20.00%" in out and "positive = B faster" in out
 
 
-def test_fail_on_with_a_pair_never_trips_and_says_why(tmp_path, monkeypatch, capsys):
+def test_fail_on_with_a_pair_never_trips_and_says_why(tmp_path, capsys):
     a, b = pair(tmp_path)
-    assert zl(["report", "--ab", a, b, "--fail-on", "any"], monkeypatch) == 0
+    assert zl(["report", "--ab", a, b, "--fail-on", "any"]) == 0
     assert "nothing to gate" in capsys.readouterr().err
 
 
-def test_missing_path_is_one_line_exit_2(tmp_path, monkeypatch, capsys):
+def test_missing_path_is_one_line_exit_2(tmp_path, capsys):
     a, _ = pair(tmp_path)
-    assert zl(["report", "--ab", a, tmp_path / "nope"], monkeypatch) == 2
+    assert zl(["report", "--ab", a, tmp_path / "nope"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "nope" in err
 
 
-def test_corrupt_results_json_exit_2_naming_the_file(tmp_path, monkeypatch, capsys):
+def test_corrupt_results_json_exit_2_naming_the_file(tmp_path, capsys):
     a, b = pair(tmp_path)
     (b / "results.json").write_text("{not json")
-    assert zl(["report", "--ab", a, b], monkeypatch) == 2
+    assert zl(["report", "--ab", a, b]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and str(b / "results.json") in err
 
 
-def test_a_cell_dir_as_path_says_use_ab(tmp_path, monkeypatch, capsys):
+def test_a_cell_dir_as_path_says_use_ab(tmp_path, capsys):
     a, _ = pair(tmp_path)
-    assert zl(["report", a], monkeypatch) == 2
+    assert zl(["report", a]) == 2
     assert "--ab" in capsys.readouterr().err
 
 
-def test_log_only_cells_pair_through_the_printed_table(tmp_path, monkeypatch, capsys):
+def test_log_only_cells_pair_through_the_printed_table(tmp_path, capsys):
     table = ("Operator: mm  Performance Test (dtype=torch.float16, mode=kernel,level=core)\n"
              "Status       Torch Latency (ms)    Gems Latency (ms)         Gems Speedup"
              "          Size Detail\n" + "-" * 95 + "\n")
@@ -136,7 +120,7 @@ def test_log_only_cells_pair_through_the_printed_table(tmp_path, monkeypatch, ca
         d = tmp_path / side
         d.mkdir()
         mode = "record" if side == "A" else "replay"
-        (d / "run_identity.json").write_text(json.dumps({**BASE_IDENTITY, "autotune_mode": mode}))
+        (d / "run_identity.json").write_text(json.dumps({**IDENTITY, "autotune_mode": mode}))
         (d / "run.log").write_text(table + f"SUCCESS{'0.5':>23}{ms:>20}{'0.5':>20}"
                                    "          [torch.Size([8, 8])]\n")
     model = build_pair(tmp_path / "A", tmp_path / "B")

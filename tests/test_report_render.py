@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import sys
 
 import pytest
-from zl_core import cli
+from report_helpers import IDENTITY, zl
 from zl_core.report import build_pair
 
-IDENTITY = {
-    "backend": "cuda", "device": "0", "device_name": "NVIDIA H200", "timer": "graph",
-    "bench_level": "core", "shape_mode": "upstream", "tuner_cache": "isolated",
-    "direct_repeat": 1, "triton_version": "3.6.0", "torch_version": "2.11.0",
-    "compile_only": False, "target": None,
-}
 TOP_KEYS = {"schema", "kind", "title", "caliber", "caliber_problems", "caliber_warnings", "rows",
             "summary", "notes"}
 ROW_KEYS = {"op", "dtype", "size_detail", "occurrence", "shape", "class", "reason", "a_latency_ms",
@@ -24,10 +17,6 @@ ROW_KEYS = {"op", "dtype", "size_detail", "occurrence", "shape", "class", "reaso
             "a_status", "b_status", "a_speedup", "b_speedup"}
 
 
-def zl(argv, monkeypatch):
-    present = tuple(c for c in cli.COMMANDS if importlib.util.find_spec(f"zl_core.cli.{c}"))
-    monkeypatch.setattr(cli, "COMMANDS", present)
-    return cli.main([str(a) for a in argv])
 
 
 @pytest.fixture
@@ -51,8 +40,8 @@ def _no_nan(text):
     raise AssertionError(f"non-standard JSON constant {text}")
 
 
-def test_json_form_has_the_documented_keys_and_is_strict_json(cells, monkeypatch, capsys):
-    assert zl(["report", "--ab", *cells, "--json"], monkeypatch) == 0
+def test_json_form_has_the_documented_keys_and_is_strict_json(cells, capsys):
+    assert zl(["report", "--ab", *cells, "--json"]) == 0
     model = json.loads(capsys.readouterr().out, parse_constant=_no_nan)
     assert set(model) == TOP_KEYS
     assert model["schema"] == 1 and model["kind"] == "pair"
@@ -63,16 +52,16 @@ def test_json_form_has_the_documented_keys_and_is_strict_json(cells, monkeypatch
     assert [r["class"] for r in model["rows"]] == ["ok", "ok", "failed"]
 
 
-def test_format_json_equals_json_flag(cells, monkeypatch, capsys):
-    zl(["report", "--ab", *cells, "--json"], monkeypatch)
+def test_format_json_equals_json_flag(cells, capsys):
+    zl(["report", "--ab", *cells, "--json"])
     a = capsys.readouterr().out
-    zl(["report", "--ab", *cells, "--format", "json"], monkeypatch)
+    zl(["report", "--ab", *cells, "--format", "json"])
     assert json.loads(capsys.readouterr().out) == json.loads(a)
 
 
-def test_html_is_self_contained_with_inline_svg(cells, tmp_path, monkeypatch):
+def test_html_is_self_contained_with_inline_svg(cells, tmp_path):
     out = tmp_path / "r.html"
-    assert zl(["report", "--ab", *cells, "--format", "html", "--out", out], monkeypatch) == 0
+    assert zl(["report", "--ab", *cells, "--format", "html", "--out", out]) == 0
     page = out.read_text()
     assert page.startswith("<!DOCTYPE html>") and "<svg" in page and "<style>" in page
     assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", page, re.IGNORECASE)
@@ -83,8 +72,8 @@ def test_html_is_self_contained_with_inline_svg(cells, tmp_path, monkeypatch):
     assert "<b>&" not in page and "&lt;b&gt;&amp;" in page
 
 
-def test_markdown_has_a_pipe_table(cells, monkeypatch, capsys):
-    assert zl(["report", "--ab", *cells, "--format", "md"], monkeypatch) == 0
+def test_markdown_has_a_pipe_table(cells, capsys):
+    assert zl(["report", "--ab", *cells, "--format", "md"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("# A/B pair mm")
     assert "| shape | A ms | B ms | delta |" in out and "|:---|---:|" in out
@@ -92,9 +81,9 @@ def test_markdown_has_a_pipe_table(cells, monkeypatch, capsys):
 
 def test_core_renders_plain_text_without_zl_report(cells, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "zl_report", None)  # as if not installed
-    assert zl(["report", "--ab", *cells], monkeypatch) == 0
+    assert zl(["report", "--ab", *cells]) == 0
     assert "+10.00%" in capsys.readouterr().out
-    assert zl(["report", "--ab", *cells, "--format", "html"], monkeypatch) == 2
+    assert zl(["report", "--ab", *cells, "--format", "html"]) == 2
     assert "pip install zl-report" in capsys.readouterr().err
 
 
@@ -114,8 +103,8 @@ def test_render_api_rejects_unknown_format(cells):
     assert zl_report.render(build_pair(*cells), "text").startswith("A/B pair mm")
 
 
-def test_json_and_format_conflict_is_a_usage_error(cells, monkeypatch, capsys):
-    assert zl(["report", "--ab", *cells, "--json", "--format", "md"], monkeypatch) == 2
+def test_json_and_format_conflict_is_a_usage_error(cells, capsys):
+    assert zl(["report", "--ab", *cells, "--json", "--format", "md"]) == 2
     assert "--json" in capsys.readouterr().err
 
 

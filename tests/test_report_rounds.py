@@ -2,31 +2,20 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import time
 
 import pytest
-from zl_core import cli
+from report_helpers import IDENTITY, zl
 from zl_core.report import build
 from zl_core.status import COLUMNS
 
-IDENTITY = {
-    "backend": "cuda", "device": "0", "device_name": "NVIDIA H200", "timer": "graph",
-    "bench_level": "core", "shape_mode": "upstream", "tuner_cache": "isolated",
-    "direct_repeat": 1, "triton_version": "3.6.0", "torch_version": "2.11.0",
-    "compile_only": False, "target": None,
-}
 T0 = 1_800_000_000.0
 ROUNDS = 6
 # Small deterministic jitter so rounds differ but never change sign.
 JITTER = [0.001, -0.002, 0.0015, -0.001, 0.002, -0.0005]
 
 
-def zl(argv, monkeypatch):
-    present = tuple(c for c in cli.COMMANDS if importlib.util.find_spec(f"zl_core.cli.{c}"))
-    monkeypatch.setattr(cli, "COMMANDS", present)
-    return cli.main([str(a) for a in argv])
 
 
 class Campaign:
@@ -167,28 +156,28 @@ def test_aa_campaign_makes_every_op_a_control(tmp_path):
     assert "1/2" in model["summary"]["controls"]["text"]
 
 
-def test_fail_on_exit_5_only_when_the_verdict_is_present(campaign, monkeypatch, capsys):
+def test_fail_on_exit_5_only_when_the_verdict_is_present(campaign, capsys):
     root = campaign.write()
-    assert zl(["report", root, "--fail-on", "faster"], monkeypatch) == 5
+    assert zl(["report", root, "--fail-on", "faster"]) == 5
     err = capsys.readouterr().err
     assert "mm: FASTER" in err
-    assert zl(["report", root, "--fail-on", "slower"], monkeypatch) == 5
-    assert zl(["report", root, "--fail-on", "inconclusive"], monkeypatch) == 0
-    assert zl(["report", root], monkeypatch) == 0
+    assert zl(["report", root, "--fail-on", "slower"]) == 5
+    assert zl(["report", root, "--fail-on", "inconclusive"]) == 0
+    assert zl(["report", root]) == 0
 
 
-def test_fail_on_ignores_controls(tmp_path, monkeypatch):
+def test_fail_on_ignores_controls(tmp_path):
     c = Campaign(tmp_path / "aa", aa=True)
     c.op("mm", {"[1]": 1.10}, {"[1]": 1.0})
-    assert zl(["report", c.write(), "--fail-on", "any"], monkeypatch) == 0
+    assert zl(["report", c.write(), "--fail-on", "any"]) == 0
 
 
-def test_caliber_mismatch_in_one_round_refuses_naming_the_cell(campaign, monkeypatch, capsys):
+def test_caliber_mismatch_in_one_round_refuses_naming_the_cell(campaign, capsys):
     ident = campaign.root / "mm" / "r03" / "B" / "run_identity.json"
     data = json.loads(ident.read_text())
     ident.write_text(json.dumps({**data, "timer": "direct"}))
     root = campaign.write()
-    assert zl(["report", root], monkeypatch) == 4
+    assert zl(["report", root]) == 4
     out, err = capsys.readouterr()
     assert out == ""
     line = next(ln for ln in err.splitlines() if "timer" in ln)
@@ -237,8 +226,8 @@ def test_no_telemetry_no_drift_flags(campaign):
     assert drift["telemetry"] is False and drift["flagged_cells"] == []
 
 
-def test_text_report_states_every_outcome(campaign, monkeypatch, capsys):
-    assert zl(["report", campaign.write()], monkeypatch) == 0
+def test_text_report_states_every_outcome(campaign, capsys):
+    assert zl(["report", campaign.write()]) == 0
     out = capsys.readouterr().out
     for needle in ("mm: FASTER", "bmm: SLOWER", "softmax: a cell failed", "sort:",
                    "SWITCH_NO_IR_DIFF", "false-positive rate on this campaign's controls: 0/1",
@@ -255,15 +244,15 @@ def test_interrupted_round_gets_no_report(tmp_path):
     assert entry["op"] == "mm" and "r07" in entry["reason"]
 
 
-def test_rounds_html_and_markdown(campaign, tmp_path, monkeypatch, capsys):
+def test_rounds_html_and_markdown(campaign, tmp_path, capsys):
     root = campaign.write()
     out = tmp_path / "ab.html"
-    assert zl(["report", root, "--format", "html", "--out", out], monkeypatch) == 0
+    assert zl(["report", root, "--format", "html", "--out", out]) == 0
     page = out.read_text()
     assert page.count("<svg") == 3  # one plot per reported operator: mm, bmm, relu
     assert "http://" not in page and "https://" not in page and "<script" not in page
     assert "SWITCH_NO_IR_DIFF" in page and "false-positive rate" in page
-    assert zl(["report", root, "--format", "md"], monkeypatch) == 0
+    assert zl(["report", root, "--format", "md"]) == 0
     md = capsys.readouterr().out
     assert "| operator | verdict |" in md and "## mm: FASTER" in md
 

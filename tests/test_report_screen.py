@@ -2,27 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 
 import pytest
-from zl_core import cli
+from report_helpers import IDENTITY, zl
 from zl_core.caliber import ALL_FIELDS
 from zl_core.report import build
-
-IDENTITY = {
-    "backend": "cuda", "device": "0", "device_name": "NVIDIA H200", "timer": "graph",
-    "bench_level": "core", "shape_mode": "upstream", "tuner_cache": "isolated",
-    "direct_repeat": 1, "triton_version": "3.6.0", "torch_version": "2.11.0",
-    "compile_only": False, "target": None,
-}
-
-
-def zl(argv, monkeypatch):
-    present = tuple(c for c in cli.COMMANDS if importlib.util.find_spec(f"zl_core.cli.{c}"))
-    monkeypatch.setattr(cli, "COMMANDS", present)
-    return cli.main([str(a) for a in argv])
 
 
 def write_cell(d, side, rows, identity=None):
@@ -92,8 +78,8 @@ def test_delta_range_only_for_ir_changed_and_no_ir_diff(screen):
     assert model["summary"]["ir_changed"] == ["mm"]
 
 
-def test_text_prints_ranges_by_verdict(screen, monkeypatch, capsys):
-    assert zl(["report", screen], monkeypatch) == 0
+def test_text_prints_ranges_by_verdict(screen, capsys):
+    assert zl(["report", screen]) == 0
     lines = capsys.readouterr().out.splitlines()
 
     def line(op):
@@ -105,36 +91,36 @@ def test_text_prints_ranges_by_verdict(screen, monkeypatch, capsys):
         assert not re.search(r"\d%", line(op)), line(op)
 
 
-def test_ir_only_screen_says_so_and_prints_no_latencies(tmp_path, monkeypatch, capsys):
+def test_ir_only_screen_says_so_and_prints_no_latencies(tmp_path, capsys):
     root = make_screen(tmp_path / "s", {"mm": ("IR_CHANGED", ROWS_A, ROWS_B),
                                         "add": ("NO_IR_DIFF", QUIET_A, QUIET_B)},
                        compile_only=True)
     model = build(root)
     assert all(r["delta"] is None for r in model["rows"])
     assert any("IR-only" in n for n in model["notes"])
-    assert zl(["report", root], monkeypatch) == 0
+    assert zl(["report", root]) == 0
     out = capsys.readouterr().out
     assert "IR-only" in out and not re.search(r"\d%", out)
 
 
-def test_screen_caliber_mismatch_refuses(tmp_path, monkeypatch, capsys):
+def test_screen_caliber_mismatch_refuses(tmp_path, capsys):
     root = make_screen(tmp_path / "s", {"mm": ("IR_CHANGED", ROWS_A, ROWS_B)},
                        b_identity={"bench_level": "comprehensive"})
-    assert zl(["report", root], monkeypatch) == 4
+    assert zl(["report", root]) == 4
     out, err = capsys.readouterr()
     assert out == "" and "bench_level" in err and "mm A=core" in err
-    assert zl(["report", root, "--allow-caliber-mismatch"], monkeypatch) == 0
+    assert zl(["report", root, "--allow-caliber-mismatch"]) == 0
 
 
-def test_screen_has_no_gate_verdicts(screen, monkeypatch, capsys):
-    assert zl(["report", screen, "--fail-on", "any"], monkeypatch) == 0
+def test_screen_has_no_gate_verdicts(screen, capsys):
+    assert zl(["report", screen, "--fail-on", "any"]) == 0
     assert "nothing to gate" in capsys.readouterr().err
 
 
-def test_unknown_campaign_kind_and_corrupt_campaign(tmp_path, monkeypatch, capsys):
+def test_unknown_campaign_kind_and_corrupt_campaign(tmp_path, capsys):
     (tmp_path / "campaign.json").write_text(json.dumps({"kind": "weird"}))
-    assert zl(["report", tmp_path], monkeypatch) == 2
+    assert zl(["report", tmp_path]) == 2
     (tmp_path / "campaign.json").write_text("{")
-    assert zl(["report", tmp_path], monkeypatch) == 2
+    assert zl(["report", tmp_path]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert "unknown kind" in err[0] and "campaign.json" in err[1]
