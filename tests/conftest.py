@@ -56,3 +56,9 @@ def fake_host(monkeypatch):
 
     monkeypatch.setattr(host_module, "_HOST", host)
     return host
+
+
+@pytest.fixture(autouse=True)
+def private_device_locks(tmp_path_factory, monkeypatch):
+    """Each test takes device locks in its own folder, so parallel runs never wait on each other."""
+    monkeypatch.setenv("ZL_LOCK_DIR", str(tmp_path_factory.mktemp("locks")))

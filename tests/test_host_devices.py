@@ -101,11 +101,13 @@ def test_explicit_devices_win(monkeypatch):
     assert host.enumerate_devices(backend, ["7", " 2 "]) == ["7", "2"]
 
 
-def test_visibility_variable_wins_over_the_vendor_tool_and_renumbers(monkeypatch):
+def test_visibility_variable_wins_over_the_vendor_tool_with_physical_ids(monkeypatch):
     monkeypatch.delenv("PROBE_VISIBLE", raising=False)
     monkeypatch.setenv("PROBE_ALT", "4,6,7")
     host, backend = _probe_host()
-    assert host.enumerate_devices(backend) == ["0", "1", "2"]
+    # Devices are named as the user sees them: renumbering to 0,1,2 would make a cell
+    # pinned to "0" run on physical device 0, outside the user's mask.
+    assert host.enumerate_devices(backend) == ["4", "6", "7"]
 
 
 def test_vendor_tool_answers_when_nothing_is_pinned(monkeypatch):

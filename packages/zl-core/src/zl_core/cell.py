@@ -25,7 +25,7 @@ from pathlib import Path
 
 import attrs
 
-from zl_core import caliber
+from zl_core import caliber, cellguard, devicelock, interrupts
 from zl_core.errors import PreflightError, UsageError
 from zl_core.host import PluginHost
 from zl_core.provider import CellRequest, Provider
@@ -206,12 +206,16 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
     caliber.write_identity(cell, initial_identity(host, request, provider, dict(command.identity)))
     markers = {m: 0 for m in MARKERS}
     timed_out = False
-    with open(log_path, "w", encoding="utf-8", errors="replace") as log:
+    device = None if request.compile_only else request.device
+    with open(log_path, "w", encoding="utf-8", errors="replace") as log, \
+            devicelock.holding(request.backend.name, device, on_wait=_say(log, echo)) as lock:
         log.write("# " + " ".join(command.argv) + "\n")
         log.flush()
-        proc = subprocess.Popen(list(command.argv), cwd=str(command.cwd), env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+        # The guard holds the cell's process group and ends it if this process dies;
+        # the cell inherits the device lock, so even an orphan keeps its device.
+        proc = cellguard.spawn(command.argv, cwd=command.cwd, env=env, stdout=subprocess.PIPE,
+                               hold_fd=None if lock is None else lock.fd)
+        interrupts.register(proc.pid)
         reader = threading.Thread(target=_pump, args=(proc, log, markers, echo), daemon=True)
         reader.start()
         try:
@@ -224,6 +228,7 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
             _kill_group(proc)
             raise
         finally:
+            interrupts.unregister(proc.pid)
             reader.join(timeout=10)
         if timed_out:
             log.write(f"CELL_TIMEOUT after {request.timeout_s:g}s: process group killed\n")
@@ -232,14 +237,25 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
     for cache in (TRITON_CACHE, TUNER_CACHE):
         shutil.rmtree(cell / cache, ignore_errors=True)
     success, failed = count_results(cell)
+    signum = interrupts.requested()
     caliber.merge_identity(cell, {
         "rc": rc, "timed_out": timed_out, "elapsed_s": round(end - start, 3),
-        "finished": _now_iso(), "markers": markers,
-        "success_rows": success, "failed_rows": failed,
+        # An interrupted cell is not finished: a resumed campaign moves it aside and reruns it.
+        **({"interrupted": signal.Signals(signum).name} if signum else {"finished": _now_iso()}),
+        "markers": markers, "success_rows": success, "failed_rows": failed,
     })
     return CellOutcome(cell_dir=cell, rc=rc, timed_out=timed_out, elapsed_s=end - start,
                        start=start, end=end, markers=markers, success_rows=success,
                        failed_rows=failed)
+
+
+def _say(log, echo: Callable[[str], None] | None) -> Callable[[str], None]:
+    def say(text: str) -> None:
+        log.write(text + "\n")
+        log.flush()
+        if echo is not None:
+            echo(text)
+    return say
 
 
 def _pump(proc: subprocess.Popen, log, markers: dict[str, int],

@@ -176,18 +176,29 @@ class PluginHost:
     # -- devices -----------------------------------------------------------------
 
     def enumerate_devices(self, backend: Backend, explicit: Sequence[str] | None = None) -> list[str]:
-        """Devices to use: explicit list > visibility variable > vendor probe > torch count."""
+        """Devices to use: explicit list > visibility variable > vendor probe > torch count.
+
+        Devices are physical ids, as the user sees them: under
+        ``CUDA_VISIBLE_DEVICES=5,6`` they are ``5`` and ``6``, and a cell pinned to
+        ``5`` gets ``CUDA_VISIBLE_DEVICES=5`` (never the renumbered ``0``).
+        """
         if explicit:
             return [str(d).strip() for d in explicit if str(d).strip()]
-        for key in backend.visibility_env_keys:
-            value = os.environ.get(key)
-            if value is not None and value.strip():
-                # Inside a visibility mask devices are renumbered from 0.
-                return [str(i) for i, _ in enumerate(v for v in value.split(",") if v.strip())]
+        mask = self.visibility_mask(backend)
+        if mask is not None:
+            return mask
         answer = self.probe_devices(backend)
         if answer is not None:
             return answer
         return [str(i) for i in range(_torch_device_count(backend))]
+
+    def visibility_mask(self, backend: Backend) -> list[str] | None:
+        """The physical ids the caller's visibility variable allows, or None when unset."""
+        for key in backend.visibility_env_keys:
+            value = os.environ.get(key)
+            if value is not None and value.strip():
+                return [v.strip() for v in value.split(",") if v.strip()]
+        return None
 
     def probe_devices(self, backend: Backend) -> list[str] | None:
         """Devices the vendor's own tool reports, or None when it has no answer.

@@ -12,7 +12,7 @@ import importlib
 import os
 import sys
 
-from zl_core import __version__
+from zl_core import __version__, interrupts
 from zl_core.errors import EXIT_USAGE, ZlError
 
 COMMANDS = ("backends", "doctor", "telemetry", "ops", "run", "screen", "ab", "report")
@@ -43,7 +43,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
-        return int(args.handler(args) or 0)
+        # SIGINT/SIGTERM/SIGHUP kill the running cells' process groups and end the
+        # command with one line and 128 + the signal's number (zl_core.interrupts).
+        with interrupts.handling_signals():
+            return int(args.handler(args) or 0)
     except ZlError as exc:
         print(f"zl {args.command}: {exc}", file=sys.stderr)
         for line in getattr(exc, "problems", ()):

@@ -1,0 +1,132 @@
+"""One lock per physical device, shared by every zl process of a user on a host.
+
+The lock is an ``flock`` on ``<lock dir>/<backend>-<device>.lock``. An flock
+belongs to the open file description, so when the orchestrator passes the
+descriptor to a cell (``pass_fds``) the cell holds the device too: an orphaned
+cell of a dead orchestrator still keeps other cells off its device until it
+exits, and the kernel drops the lock the moment the last holder dies (no stale
+lock files to clean up).
+
+The lock directory is ``$ZL_LOCK_DIR``, else ``$XDG_RUNTIME_DIR/zl-locks``, else
+``/tmp/zl-locks-<uid>``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from zl_core.ttgir_layout import safe_component
+
+LOCK_DIR_ENV = "ZL_LOCK_DIR"
+POLL_S = 0.2
+
+# Locks this process holds, so a cell started here reuses its lane's hold (a second
+# flock on the same file from this process would wait for ourselves).
+_held: dict[tuple[str, str], DeviceLock] = {}
+_held_lock = threading.Lock()
+
+
+def lock_dir() -> Path:
+    explicit = os.environ.get(LOCK_DIR_ENV)
+    if explicit:
+        return Path(explicit)
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and os.path.isdir(runtime) and os.access(runtime, os.W_OK):
+        return Path(runtime) / "zl-locks"
+    return Path(tempfile.gettempdir()) / f"zl-locks-{os.getuid()}"
+
+
+def lock_path(backend: str, device: str) -> Path:
+    return lock_dir() / f"{safe_component(backend)}-{safe_component(str(device))}.lock"
+
+
+class DeviceLock:
+    """An exclusive hold on one device; ``fd`` is what a cell inherits."""
+
+    def __init__(self, backend: str, device: str) -> None:
+        self.backend, self.device = backend, str(device)
+        self.path = lock_path(backend, self.device)
+        self.fd: int | None = None
+
+    @property
+    def held(self) -> bool:
+        return self.fd is not None
+
+    def try_acquire(self) -> bool:
+        """Take the lock if it is free; never waits."""
+        if self.fd is not None:
+            return True
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self.fd = fd
+        with _held_lock:
+            _held[(self.backend, self.device)] = self
+        return True
+
+    def acquire(self, *, timeout_s: float | None = None,
+                on_wait: Callable[[str], None] | None = None) -> bool:
+        """Wait for the lock (forever, or ``timeout_s``); ``on_wait`` hears once who holds it."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        told = False
+        while not self.try_acquire():
+            if not told and on_wait is not None:
+                on_wait(f"device {self.backend}:{self.device} is busy ({self.holder()}); waiting")
+                told = True
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            time.sleep(POLL_S)
+        return True
+
+    def holder(self) -> str:
+        """Who wrote the lock file last (the process that took it), for messages."""
+        try:
+            pid = self.path.read_text(encoding="utf-8").strip()
+        except OSError:
+            return "holder unknown"
+        return f"held by pid {pid}" if pid else "holder unknown"
+
+    def release(self) -> None:
+        if self.fd is not None:
+            with _held_lock:
+                _held.pop((self.backend, self.device), None)
+            os.close(self.fd)  # cells that inherited the descriptor keep holding the device
+            self.fd = None
+
+
+
+def held(backend: str, device: str) -> DeviceLock | None:
+    """The lock this process already holds on the device, if any."""
+    with _held_lock:
+        return _held.get((backend, str(device)))
+
+
+@contextlib.contextmanager
+def holding(backend: str, device: str | None, *, on_wait: Callable[[str], None] | None = None):
+    """The device's lock for a block: this process's own hold, or a new one taken (waiting)."""
+    if device is None:
+        yield None
+        return
+    own = held(backend, device)
+    if own is not None:
+        yield own
+        return
+    lock = DeviceLock(backend, device)
+    lock.acquire(on_wait=on_wait)
+    try:
+        yield lock
+    finally:
+        lock.release()

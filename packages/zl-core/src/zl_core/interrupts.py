@@ -1,0 +1,98 @@
+"""SIGINT, SIGTERM and SIGHUP end a campaign cleanly.
+
+Every running cell registers its process group here. :func:`handling_signals`
+installs handlers that kill those groups at once (whatever thread started them),
+remember the signal, and raise :class:`Interrupted` in the main thread; lanes ask
+:func:`requested` before starting another cell. The command line turns the
+exception into one line and exit code 128 + signal number (130, 143, 129).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+from collections.abc import Iterator
+
+from zl_core.errors import ZlError
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+_lock = threading.Lock()
+_groups: set[int] = set()
+_received: int | None = None
+
+
+class Interrupted(ZlError):
+    """Raised when a signal ends a campaign; its exit code is 128 + the signal number."""
+
+    def __init__(self, signum: int, detail: str = "") -> None:
+        self.signum = signum
+        self.exit_code = 128 + signum
+        name = signal.Signals(signum).name
+        super().__init__(f"interrupted by {name}; running cells were killed"
+                         + (f"; {detail}" if detail else ""))
+
+
+def register(pgid: int) -> None:
+    with _lock:
+        _groups.add(pgid)
+    if _received is not None:  # a signal arrived while the cell was starting
+        _kill(pgid)
+
+
+def unregister(pgid: int) -> None:
+    with _lock:
+        _groups.discard(pgid)
+
+
+def requested() -> int | None:
+    """The signal that interrupted this process, or None."""
+    return _received
+
+
+def reset() -> None:
+    global _received
+    _received = None
+
+
+def _kill(pgid: int) -> None:
+    # SIGTERM reaches every process of the group, the cell's guard included, which
+    # then makes sure (SIGKILL after a grace) that nothing of the group survives.
+    with contextlib.suppress(OSError):
+        os.killpg(pgid, signal.SIGTERM)
+
+
+def kill_running() -> int:
+    with _lock:
+        groups = list(_groups)
+    for pgid in groups:
+        _kill(pgid)
+    return len(groups)
+
+
+def _on_signal(signum: int, _frame) -> None:
+    global _received
+    first = _received is None
+    _received = signum
+    kill_running()
+    if first:
+        raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def handling_signals() -> Iterator[None]:
+    """Install the handlers for the duration of a campaign (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.getsignal(sig) for sig in SIGNALS}
+    reset()
+    for sig in SIGNALS:
+        signal.signal(sig, _on_signal)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -1,0 +1,50 @@
+"""The ``sleepy`` suite: operators whose cells sleep (sleepy_cell.py), for campaigns
+over several fake CUDA devices (bin/nvidia-smi). ``register(host)`` adds it to a
+plugin host; ``python zl_fake_lanes.py ARGS`` is ``zl ARGS`` with it registered."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from zl_core import hookimpl
+from zl_core.provider import CellCommand, OpInfo, Provider
+
+HERE = Path(__file__).resolve().parent
+BIN = HERE / "bin"
+DEFAULT_OPS = ("abs", "add", "mul", "sub", "exp", "log", "sin", "cos")
+
+
+class SleepyProvider(Provider):
+    name = "sleepy"
+    description = "cells that sleep (tests)"
+
+    def list_ops(self, source):
+        names = os.environ.get("ZL_FAKE_OPS", "").split() or DEFAULT_OPS
+        return [OpInfo(op=o, op_file=f"test_{o}.py") for o in names]
+
+    def preflight(self, request):
+        pass
+
+    def cell_command(self, request):
+        return CellCommand(argv=(sys.executable, str(HERE / "sleepy_cell.py")), cwd=Path(request.out_dir),
+                           identity={"provider_commit": "sleepy"})
+
+
+class SleepySuite:
+    @hookimpl
+    def zl_providers(self):
+        return [SleepyProvider()]
+
+
+def register(host) -> None:
+    host.register(SleepySuite(), name="sleepy", package="tests", version="0")
+
+
+if __name__ == "__main__":
+    from zl_core.cli import main
+    from zl_core.host import plugin_host
+
+    register(plugin_host())
+    sys.exit(main(sys.argv[1:]))
