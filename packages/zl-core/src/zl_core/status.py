@@ -1,22 +1,33 @@
-"""``status.tsv``: one row per finished cell, appended as it finishes."""
+"""``status.tsv``: one row per finished cell, appended as it finishes; and the
+throttle/drift judgement of those cells against the campaign's telemetry."""
 
 from __future__ import annotations
 
 import csv
+import io
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from zl_core import drift
+from zl_core.atomic import write_text_atomic
+from zl_core.campaigns.layout import STATUS_FILE, CampaignLayout
 from zl_core.cell import CellOutcome
 
-STATUS_NAME = "status.tsv"
+STATUS_NAME = STATUS_FILE
 COLUMNS = ("finished", "round", "op", "side", "switch_value", "rc", "elapsed_s", "timed_out",
            "success_rows", "failed_rows", "replay_fallback", "no_graph", "poisoned",
            "start", "end", "cell", "flags")
+#: drift.flag_cells notes that mean "no telemetry to judge", not "drifted".
+UNJUDGED_FLAGS = ("no_samples", "no_busy_samples")
+#: A cell of a campaign: (operator, round, side); round 0 is a screen's pair.
+CellKey = tuple[str, int, str]
 
 
 def append_status(campaign: Path, *, round_no: int, op: str, side: str, switch_value: str,
                   outcome: CellOutcome, flags: str = "") -> dict[str, str]:
-    path = Path(campaign) / STATUS_NAME
+    layout = CampaignLayout(campaign)
+    path = layout.status_file
     new = not path.exists()
     row = {
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(outcome.end)),
@@ -28,7 +39,7 @@ def append_status(campaign: Path, *, round_no: int, op: str, side: str, switch_v
         "no_graph": str(outcome.markers.get("BENCHMARK_DIRECT_NO_CUDAGRAPH", 0)),
         "poisoned": str(outcome.markers.get("BENCHMARK_CAPTURE_POISONED", 0)),
         "start": f"{outcome.start:.3f}", "end": f"{outcome.end:.3f}",
-        "cell": str(Path(outcome.cell_dir).resolve().relative_to(Path(campaign).resolve())),
+        "cell": layout.relative(outcome.cell_dir),
         "flags": flags,
     }
     with open(path, "a", encoding="utf-8", newline="") as fh:
@@ -41,12 +52,23 @@ def append_status(campaign: Path, *, round_no: int, op: str, side: str, switch_v
 
 def read_status(campaign: Path) -> list[dict[str, str]]:
     """Rows of status.tsv; a truncated last line (killed writer) is dropped."""
-    path = Path(campaign) / STATUS_NAME
+    path = CampaignLayout(campaign).status_file
     if not path.is_file():
         return []
     with open(path, encoding="utf-8", errors="replace", newline="") as fh:
         rows = list(csv.DictReader(fh, delimiter="\t"))
     return [r for r in rows if all(r.get(c) is not None for c in COLUMNS)]
+
+
+def latest_by_cell(rows: Iterable[dict[str, str]]) -> dict[CellKey, dict[str, str]]:
+    """The last status row of every (op, round, side); a rerun cell replaces its row."""
+    out = {}
+    for row in rows:
+        try:
+            out[(row["op"], int(row["round"]), row["side"])] = row
+        except (KeyError, ValueError):
+            continue
+    return out
 
 
 def rewrite_flags(campaign: Path, flags: dict[tuple[str, str, str], list[str]]) -> int:
@@ -66,38 +88,53 @@ def rewrite_flags(campaign: Path, flags: dict[tuple[str, str, str], list[str]]) 
             changed += 1
     if not changed:
         return 0
-    path = Path(campaign) / STATUS_NAME
-    tmp = path.with_suffix(".tsv.tmp")
-    with open(tmp, "w", encoding="utf-8", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=COLUMNS, delimiter="\t", lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-    tmp.replace(path)
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=COLUMNS, delimiter="\t", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    write_text_atomic(CampaignLayout(campaign).status_file, buf.getvalue())
     return changed
 
 
-def telemetry_flags(campaign: Path, device: str | None) -> dict[tuple[str, str, str], list[str]]:
-    """Throttle/drift flags of each finished cell from the campaign's telemetry.tsv."""
-    from zl_core import drift
+def judge_cells(campaign: Path, cells: dict[CellKey, dict[str, str]],
+                device_of: Callable[[CellKey], str | None]) -> dict[CellKey, list[str]] | None:
+    """Every started cell's telemetry flags (drift, throttle, and the ``no_samples``-style
+    notes), or None when the campaign sampled no telemetry.
 
-    samples = drift.read_telemetry_tsv(Path(campaign) / "telemetry.tsv")
-    if not samples:
-        return {}
+    The one place that turns status rows into the time windows :func:`drift.flag_cells`
+    judges: a cell that never started (preflight refusal, end == start) has no window.
+    ``device_of`` names the device a cell ran on (None: any).
+    """
+    telemetry = CampaignLayout(campaign).telemetry_file
+    if not telemetry.is_file():
+        return None
     windows, keys = [], {}
-    for row in read_status(campaign):
+    for key, row in cells.items():
         try:
             start, end = float(row["start"]), float(row["end"])
-        except ValueError:
+        except (KeyError, ValueError):
             continue
         if end <= start:
-            continue  # never started (preflight failure): nothing ran to flag
-        label = f"{row['op']} r{row['round']} {row['side']}"
-        keys[label] = (row["op"], row["round"], row["side"])
-        windows.append(drift.CellWindow(label=label, device=device, start=start, end=end,
-                                        group=drift.load_group(row["op"], row["round"], row["side"])))
+            continue
+        op, round_no, side = key
+        label = f"{op} {round_no} {side}"
+        keys[label] = key
+        device = device_of(key)
+        windows.append(drift.CellWindow(label=label, device=None if device is None else str(device),
+                                        start=start, end=end,
+                                        group=drift.load_group(op, round_no, side)))
+    samples = drift.read_telemetry_tsv(telemetry)
+    return {keys[flag.label]: list(flag.flags) for flag in drift.flag_cells(windows, samples)
+            if flag.flags}
+
+
+def telemetry_flags(campaign: Path, device: str | None) -> dict[tuple[str, str, str], list[str]]:
+    """Throttle/drift flags of each finished cell, keyed as :func:`rewrite_flags` wants."""
+    judged = judge_cells(campaign, latest_by_cell(read_status(campaign)), lambda key: device) or {}
     out: dict[tuple[str, str, str], list[str]] = {}
-    for flag in drift.flag_cells(windows, samples):
-        real = [f for f in flag.flags if not f.startswith(("no_samples", "no_busy_samples"))]
+    for (op, round_no, side), flags in judged.items():
+        real = [f for f in flags if f not in UNJUDGED_FLAGS]
         if real:
-            out[keys[flag.label]] = real
+            out[(op, str(round_no), side)] = real
     return out
+

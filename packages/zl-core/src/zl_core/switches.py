@@ -77,16 +77,3 @@ def resolve_sides(backend: Backend, switch: str | None, a: str | None, b: str | 
                          "use zl ab --aa")
     return Sides(switch=name, a_value=va, b_value=vb, a_env=env_a, b_env=env_b)
 
-
-def add_switch_args(p) -> None:
-    from zl_core.cli._common import env_pair
-
-    g = p.add_argument_group("switch")
-    g.add_argument("--switch", help="environment variable that differs between the sides "
-                   "(default: the backend's own compiler switch)")
-    g.add_argument("--a", dest="a_value", help="side A value (default 0)")
-    g.add_argument("--b", dest="b_value", help="side B value (default 1)")
-    g.add_argument("--a-env", action="append", type=env_pair, default=[], metavar="NAME=VALUE",
-                   help="extra variable for side A only (repeatable)")
-    g.add_argument("--b-env", action="append", type=env_pair, default=[], metavar="NAME=VALUE",
-                   help="extra variable for side B only (repeatable)")

@@ -13,7 +13,6 @@ from zl_core.backend import Backend
 from zl_core.errors import NoDeviceError, UsageError
 from zl_core.host import PluginHost
 from zl_core.provider import Provider
-from zl_core.switches import add_switch_args
 
 BACKEND_ENV = "ZL_BACKEND"
 FLAGGEMS_ENV = "FLAGGEMS_DIR"
@@ -54,6 +53,18 @@ def env_pair(text: str) -> tuple[str, str]:
     if not sep or not name or not name.replace("_", "").isalnum():
         raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
     return name, value
+
+
+def add_switch_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("switch")
+    g.add_argument("--switch", help="environment variable that differs between the sides "
+                   "(default: the backend's own compiler switch)")
+    g.add_argument("--a", dest="a_value", help="side A value (default 0)")
+    g.add_argument("--b", dest="b_value", help="side B value (default 1)")
+    g.add_argument("--a-env", action="append", type=env_pair, default=[], metavar="NAME=VALUE",
+                   help="extra variable for side A only (repeatable)")
+    g.add_argument("--b-env", action="append", type=env_pair, default=[], metavar="NAME=VALUE",
+                   help="extra variable for side B only (repeatable)")
 
 
 def add_backend_args(p: argparse.ArgumentParser) -> None:

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import argparse
 
-from zl_core.ab import RoundsPlan, run_ab
-from zl_core.campaign import read_campaign
+from zl_core.campaigns.ab_campaign import run_ab
+from zl_core.campaigns.ab_task import RoundsPlan
+from zl_core.campaigns.record import read_campaign
+from zl_core.campaigns.screen_campaign import latest_screen, read_screen
 from zl_core.cli import _common
 from zl_core.cli.screen import common_setup, resolve_ops, settings_from
 from zl_core.errors import UsageError
 from zl_core.host import plugin_host
+from zl_core.ir_verdict import IR_CHANGED, NO_IR_DIFF
 from zl_core.opspec import OpSpec
-from zl_core.screen import latest_screen, read_screen
-from zl_core.screening import IR_CHANGED, NO_IR_DIFF
 from zl_core.switches import Sides, resolve_sides
 
 

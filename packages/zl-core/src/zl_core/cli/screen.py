@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from zl_core.campaign import CellSettings
+from zl_core.campaigns.screen_campaign import run_screen
+from zl_core.campaigns.settings import CellSettings
 from zl_core.cli import _common
 from zl_core.errors import UsageError
 from zl_core.host import PluginHost, plugin_host
 from zl_core.opspec import OpSpec
 from zl_core.provider import Provider
-from zl_core.screen import run_screen
 from zl_core.switches import resolve_sides
 
 

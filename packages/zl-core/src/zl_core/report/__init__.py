@@ -16,6 +16,8 @@ read these dicts; nothing here formats for a screen.
 
 from __future__ import annotations
 
+from zl_core.status import UNJUDGED_FLAGS
+
 from .common import (
     DEFAULT_THRESHOLD_PCT,
     DIRECT_NOTE,
@@ -28,8 +30,9 @@ from .common import (
 from .dispatch import build
 from .gate import VERDICT_KINDS, gate_hits
 from .pair import build_pair
-from .rounds import DRIFT_RULE, UNJUDGED_FLAGS, build_rounds
-from .screen import NOISE_FLOOR, build_screen
+from .rounds_drift import DRIFT_RULE
+from .rounds_report import build_rounds
+from .screen_report import NOISE_FLOOR, build_screen
 
 __all__ = [
     "DEFAULT_THRESHOLD_PCT",

@@ -6,15 +6,16 @@ from pathlib import Path
 
 from zl_core.errors import BadInputError
 
-from .rounds import build_rounds
-from .screen import build_screen
+from .rounds_report import build_rounds
+from .screen_report import build_screen
 
 # --------------------------------------------------------------------------- entry points
 
 
 def build(path: Path, *, allow_mismatch: bool = False, threshold_pct: float | None = None) -> dict:
     """The report of a campaign folder, its kind read from campaign.json."""
-    from zl_core.campaign import CAMPAIGN_NAME, read_campaign
+    from zl_core.campaigns.layout import CAMPAIGN_FILE as CAMPAIGN_NAME
+    from zl_core.campaigns.record import ROUNDS_KINDS, SCREEN, read_campaign
 
     path = Path(path)
     if not path.exists():
@@ -28,10 +29,10 @@ def build(path: Path, *, allow_mismatch: bool = False, threshold_pct: float | No
                             "folder (or two cells with --ab A_DIR B_DIR)")
     meta = read_campaign(path)
     kind = meta.get("kind")
-    if kind == "screen":
+    if kind == SCREEN:
         return build_screen(path, meta=meta, allow_mismatch=allow_mismatch,
                             threshold_pct=threshold_pct)
-    if kind == "ab":
+    if kind in ROUNDS_KINDS:
         return build_rounds(path, meta=meta, allow_mismatch=allow_mismatch,
                             threshold_pct=threshold_pct)
-    raise BadInputError(f"{path / CAMPAIGN_NAME}: unknown kind {kind!r}; expected screen or ab")
+    raise BadInputError(f"{path / CAMPAIGN_NAME}: unknown kind {kind!r}; expected screen, ab or aa")

@@ -1,7 +1,9 @@
-"""Screening verdicts from one pinned pair of cells (DESIGN.md section 5).
+"""What two sides' generated code says: the screen verdict of one pinned pair
+(DESIGN.md section 5) and the A/B campaign's SWITCH_NO_IR_DIFF stop.
 
 The criterion is the TTGIR fingerprint. A cell with no ``.ttgir`` has no
-fingerprint at all, which is never "equal".
+fingerprint at all, which is never "equal". Both rules read fingerprints through
+:func:`compare_ir`, so a screen and an A/B campaign cannot disagree on "identical".
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ NO_ROWS = "NO_ROWS"
 TIMEOUT = "TIMEOUT"
 FAILED = "FAILED"
 VERDICTS = (IR_CHANGED, NO_IR_DIFF, NO_TRITON, NO_ROWS, TIMEOUT, FAILED)
+#: An A/B operator stopped after round 1 because the switch left its TTGIR identical.
+SWITCH_NO_IR_DIFF = "SWITCH_NO_IR_DIFF"
 #: Verdicts under which a speedup range may be printed.
 MEASURED = (IR_CHANGED, NO_IR_DIFF)
 
@@ -51,12 +55,23 @@ def screen_verdict(a: SideResult, b: SideResult, *, compile_only: bool) -> tuple
     elif a.rows == 0 or b.rows == 0:
         empty = [lbl for lbl, s in (("A", a), ("B", b)) if s.rows == 0]
         return NO_ROWS, notes + [f"no successful rows on side {', '.join(empty)}"]
-    fa, fb = a.ir.fingerprint, b.ir.fingerprint
+    verdict, why = compare_ir(a.ir.fingerprint, b.ir.fingerprint)
+    return verdict, notes + ([why] if why else [])
+
+
+def compare_ir(fa: str | None, fb: str | None) -> tuple[str, str]:
+    """NO_TRITON, IR_CHANGED or NO_IR_DIFF from two fingerprints, and why when not plain."""
     if fa is None and fb is None:
-        return NO_TRITON, notes + ["no .ttgir on either side: nothing reached the Triton compiler"]
+        return NO_TRITON, "no .ttgir on either side: nothing reached the Triton compiler"
     if fa is None or fb is None:
-        missing = "A" if fa is None else "B"
-        return IR_CHANGED, notes + [f"side {missing} compiled no Triton kernel"]
-    if fa != fb:
-        return IR_CHANGED, notes
-    return NO_IR_DIFF, notes
+        return IR_CHANGED, f"side {'A' if fa is None else 'B'} compiled no Triton kernel"
+    return (IR_CHANGED if fa != fb else NO_IR_DIFF), ""
+
+
+def switch_no_ir_diff(fa: str | None, fb: str | None, *, exempt: bool) -> bool:
+    """Whether an A/B operator stops after round 1: identical, non-empty TTGIR.
+
+    ``exempt``: A/A campaigns, controls and ``--allow-no-ir-diff`` time the operator
+    anyway. No ``.ttgir`` on either side is not "identical": nothing to compare.
+    """
+    return not exempt and compare_ir(fa, fb)[0] == NO_IR_DIFF

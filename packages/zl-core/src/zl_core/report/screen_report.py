@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from zl_core import caliber
+from zl_core.campaigns.layout import SIDES, CampaignLayout, cell_label
 from zl_core.pairing import FALLBACK, MIXED_TIMER, OK, count_classes, pair_rows
 from zl_core.rows import read_cell
 
@@ -19,18 +20,19 @@ NOISE_FLOOR = "noise floor"
 def build_screen(campaign: Path, *, meta: dict | None = None, allow_mismatch: bool = False,
                  threshold_pct: float | None = None) -> dict:
     """Per operator IR verdicts of a screen, with the pair's delta range where it means something."""
-    from zl_core.campaign import read_campaign
-    from zl_core.screen import read_screen
-    from zl_core.screening import MEASURED, NO_IR_DIFF, VERDICTS
+    from zl_core.campaigns.record import read_campaign
+    from zl_core.campaigns.screen_campaign import read_screen
+    from zl_core.ir_verdict import MEASURED, NO_IR_DIFF, VERDICTS
 
     campaign = _require_dir(campaign, "campaign")
+    layout = CampaignLayout(campaign)
     meta = meta if meta is not None else read_campaign(campaign)
     compile_only = bool(meta.get("compile_only"))
     entries = read_screen(campaign)
     compared = [e for e in entries if e.get("verdict") in (*MEASURED, "NO_TRITON")]
 
     identities, check = check_caliber_groups(
-        ({f"{op} {s}": caliber.read_identity(campaign / op / s) for s in ("A", "B")}
+        ({cell_label(op, s): caliber.read_identity(layout.cell_dir(op, s)) for s in SIDES}
          for op in (str(e.get("op")) for e in compared)),
         allow_mismatch=allow_mismatch)
 
@@ -43,7 +45,7 @@ def build_screen(campaign: Path, *, meta: dict | None = None, allow_mismatch: bo
             "timed_out", "notes")}
         row["delta"] = None
         if not compile_only and verdict in MEASURED:
-            cell_a, cell_b = read_cell(campaign / op / "A"), read_cell(campaign / op / "B")
+            cell_a, cell_b = (read_cell(layout.cell_dir(op, s)) for s in SIDES)
             pairs = pair_rows(cell_a.rows, cell_b.rows)
             ok = [p for p in pairs if p.cls == OK]
             counts = count_classes(pairs)

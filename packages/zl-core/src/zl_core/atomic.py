@@ -1,0 +1,31 @@
+"""Write a file so that a reader never sees half of it: write a sibling, then rename.
+
+A rename within one folder is atomic on POSIX, so a killed writer leaves either the
+old file or the new one, never a truncated mix. Every module that rewrites a file
+others may read while it runs (campaign tables, identities, indexes, records) uses
+this one function.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Replace ``path`` with ``text`` (UTF-8) in one rename; returns the path."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    finally:
+        if tmp.exists():  # the write failed before the rename: leave no stray sibling
+            tmp.unlink()
+    return path
+
+
+def write_json_atomic(path: str | Path, data: object, *, indent: int | None = 2) -> Path:
+    """``data`` as JSON (one trailing newline), written atomically."""
+    return write_text_atomic(path, json.dumps(data, indent=indent, default=str) + "\n")

@@ -1,0 +1,74 @@
+"""An A/B (or A/A) campaign: plan one task per operator, run the plan with telemetry
+sampled alongside, then flag throttled or drifting cells in status.tsv."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from zl_core.backend import Backend
+from zl_core.host import PluginHost
+from zl_core.ir_verdict import SWITCH_NO_IR_DIFF
+from zl_core.opspec import OpSpec
+from zl_core.provider import Provider
+from zl_core.status import rewrite_flags, telemetry_flags
+from zl_core.switches import Sides
+
+from . import record
+from .ab_task import AbTask, OpRun, RoundsPlan, run_ab_task
+from .executor import CampaignSink, Executor, SerialExecutor, TaskRuntime
+from .layout import CampaignLayout
+from .progress import Progress
+from .settings import CellSettings
+from .telemetry_sampler import TelemetrySampler
+
+
+def plan_ab(layout: CampaignLayout, suite: str, backend: Backend, device: str | None,
+            sides: Sides, ops: list[OpSpec], controls: list[OpSpec], settings: CellSettings,
+            plan: RoundsPlan, *, aa: bool) -> list[AbTask]:
+    """One task per operator, the operators first and the A/A controls after them."""
+    def task(op: OpSpec, control: bool) -> AbTask:
+        return AbTask(op=op, control=control, exempt_no_ir_diff=aa or control or plan.allow_no_ir_diff,
+                      layout=layout, suite=suite, backend=backend, device=device, sides=sides,
+                      settings=settings, plan=plan)
+
+    return [task(o, False) for o in ops] + [task(c, True) for c in controls]
+
+
+def run_ab(host: PluginHost, provider: Provider, backend: Backend, device: str | None,
+           sides: Sides, ops: list[OpSpec], controls: list[OpSpec], settings: CellSettings,
+           plan: RoundsPlan, runs_root: Path, *, telemetry_interval: float, aa: bool,
+           screen: Path | None, executor: Executor | None = None) -> tuple[Path, list[OpRun]]:
+    """Run the rounds of ``ops`` (and ``controls``): the campaign folder and each operator's end."""
+    kind = record.AA if aa else record.AB
+    layout = CampaignLayout.create(runs_root, kind, sides.switch)
+    record.write_campaign(layout, kind=kind, **sides.to_json(), backend=backend.name,
+                          device=device, suite=provider.name, **settings.to_json(),
+                          ops=[str(o) for o in [*ops, *controls]],
+                          rounds=plan.rounds if plan.rounds else "auto", max_rounds=plan.max_rounds,
+                          controls=[c.op for c in controls], screen=str(screen) if screen else None,
+                          threshold_pct=plan.threshold_pct, allow_no_ir_diff=plan.allow_no_ir_diff)
+    tasks = plan_ab(layout, provider.name, backend, device, sides, ops, controls, settings, plan,
+                    aa=aa)
+    progress = Progress(2 * plan.planned * len(tasks), f"{kind} {sides.switch} on {layout.name}")
+    runtime = TaskRuntime(host=host, sink=CampaignSink(layout=layout, progress=progress))
+    sampler = TelemetrySampler(host, backend, device, layout.telemetry_file, telemetry_interval)
+    sampler.start()
+    start_note = sampler.note
+    if start_note:
+        progress.line(start_note)
+    try:
+        runs = list((executor or SerialExecutor()).run(run_ab_task, tasks, runtime))
+    finally:
+        sampler.stop()
+        progress.close()
+    if sampler.note and sampler.note != start_note and sampler.samples == 0:
+        print(sampler.note)  # the sampler ran but never produced a row: say why
+    flags = telemetry_flags(layout.root, device)
+    for run in runs:
+        if run.state == SWITCH_NO_IR_DIFF:
+            for side in ("A", "B"):
+                flags.setdefault((run.op.op, "1", side), []).append(SWITCH_NO_IR_DIFF)
+    marked = rewrite_flags(layout.root, flags)
+    if marked:
+        print(f"status.tsv: {marked} cell(s) flagged (throttle/drift or {SWITCH_NO_IR_DIFF})")
+    return layout.root, runs

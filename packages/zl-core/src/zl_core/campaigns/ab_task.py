@@ -1,0 +1,129 @@
+"""An A/B task: all rounds of one operator, configs pinned to round 1's record.
+
+Round 1's A cell records the autotune configs; every other cell of every round and
+side replays that record. Round order alternates (A B, B A, ...) so slow drift does
+not always favour the same side. After round 1, identical TTGIR stops the operator
+(``SWITCH_NO_IR_DIFF``) unless it is exempt; a failed or timed-out cell stops it
+without a report; an adaptive plan stops once the statistics decide.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from zl_core import stats
+from zl_core.backend import Backend
+from zl_core.ir_verdict import SWITCH_NO_IR_DIFF, SideResult, switch_no_ir_diff
+from zl_core.opspec import OpSpec
+from zl_core.pairing import pair_rows
+from zl_core.rows import read_rows
+from zl_core.series import MAIN, shape_series
+from zl_core.switches import Sides
+
+from .cell_run import run_side
+from .executor import TaskRuntime
+from .layout import CampaignLayout
+from .settings import CellSettings
+
+# Adaptive campaigns first look at the first round an early look can judge.
+MIN_ADAPTIVE_ROUNDS = stats.MIN_EARLY_ROUNDS
+#: Task end states.
+DONE, FAILED = "done", "failed"
+
+
+@attrs.frozen(kw_only=True)
+class RoundsPlan:
+    rounds: int | None  # None = adaptive
+    max_rounds: int
+    allow_no_ir_diff: bool
+    threshold_pct: float
+
+    @property
+    def planned(self) -> int:
+        """Rounds every operator is planned for (an adaptive plan may add more)."""
+        return self.rounds or MIN_ADAPTIVE_ROUNDS
+
+
+@attrs.frozen(kw_only=True)
+class AbTask:
+    """One operator of an A/B (or A/A) campaign: everything its rounds need."""
+
+    op: OpSpec
+    control: bool
+    exempt_no_ir_diff: bool  # A/A, a control, or --allow-no-ir-diff: time it anyway
+    layout: CampaignLayout
+    suite: str  # the provider's name, resolved where the task runs
+    backend: Backend
+    device: str | None
+    sides: Sides
+    settings: CellSettings
+    plan: RoundsPlan
+
+
+@attrs.frozen(kw_only=True)
+class OpRun:
+    """How one operator's rounds ended: done, SWITCH_NO_IR_DIFF or failed."""
+
+    op: OpSpec
+    control: bool
+    rounds_done: int
+    state: str
+    reason: str = ""
+
+
+def side_order(round_no: int) -> tuple[str, str]:
+    return ("A", "B") if round_no % 2 == 1 else ("B", "A")
+
+
+def run_ab_task(task: AbTask, runtime: TaskRuntime) -> OpRun:
+    """Run the operator's rounds until its plan, a failure, or a decision stops them."""
+    op, plan, layout = task.op, task.plan, task.layout
+    record_cell = layout.cell_dir(op.op, "A", 1)
+    limit = plan.rounds or plan.max_rounds
+    run = OpRun(op=op, control=task.control, rounds_done=0, state=DONE)
+    for round_no in range(1, limit + 1):
+        if round_no > plan.planned:
+            runtime.sink.more_cells(2)  # adaptive rounds beyond the planned minimum
+        results: dict[str, SideResult] = {}
+        for side in side_order(round_no):
+            recording = round_no == 1 and side == "A"
+            req = task.settings.request(op=op, backend=task.backend, device=task.device,
+                                        out_dir=layout.cell_dir(op.op, side, round_no),
+                                        env=task.sides.env(side), side=side,
+                                        autotune_mode="record" if recording else "replay",
+                                        replay_from=None if recording else record_cell)
+            results[side] = run_side(runtime, task.suite, req, round_no=round_no,
+                                     switch_value=task.sides.value(side))
+        run = attrs.evolve(run, rounds_done=round_no)
+        bad = [s for s, r in results.items() if r.outcome is None or not r.outcome.ok]
+        if bad:
+            reason = f"round {round_no} side {','.join(bad)} failed or timed out"
+            runtime.sink.line(f"{op.op}: stopped, {reason}; no report for this operator")
+            return attrs.evolve(run, state=FAILED, reason=reason)
+        if round_no == 1:
+            fa, fb = results["A"].ir.fingerprint, results["B"].ir.fingerprint
+            if switch_no_ir_diff(fa, fb, exempt=task.exempt_no_ir_diff):
+                runtime.sink.line(f"{SWITCH_NO_IR_DIFF} op={op.op}: skipped "
+                                  "(pass --allow-no-ir-diff to time it anyway)")
+                return attrs.evolve(run, state=SWITCH_NO_IR_DIFF, reason="identical TTGIR after round 1")
+            if fa is None and fb is None and not task.exempt_no_ir_diff:
+                runtime.sink.line(f"{op.op}: note: no .ttgir on either side, so the identical-IR "
+                                  "check was skipped (not 'identical')")
+        if plan.rounds is None and round_no >= MIN_ADAPTIVE_ROUNDS:
+            stop, why = adaptive_stop(layout, op.op, round_no, plan)
+            if stop:
+                runtime.sink.line(f"{op.op}: adaptive stop after {round_no} rounds: {why}")
+                return attrs.evolve(run, reason=why)
+    return run
+
+
+def adaptive_stop(layout: CampaignLayout, op: str, rounds: int, plan: RoundsPlan) -> tuple[bool, str]:
+    """Whether the rounds so far decide every comparable shape (or the budget is spent)."""
+    pairs = {r: pair_rows(read_rows(layout.cell_dir(op, "A", r)), read_rows(layout.cell_dir(op, "B", r)))
+             for r in range(1, rounds + 1)}
+    shapes = [stats.shape_stats(s.a_ms, s.b_ms, threshold_pct=plan.threshold_pct, early_look=True)
+              for s in shape_series(pairs) if s.segment == MAIN]
+    if not shapes:
+        return rounds >= plan.max_rounds, "no comparable rows"
+    return stats.should_stop(shapes, rounds_done=rounds, min_rounds=MIN_ADAPTIVE_ROUNDS,
+                             max_rounds=plan.max_rounds)

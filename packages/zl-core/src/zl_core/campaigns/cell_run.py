@@ -1,0 +1,44 @@
+"""Run one cell of a task: the cell itself, its report to the sink, its IR summary."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from zl_core.cell import CellOutcome, run_cell
+from zl_core.errors import PreflightError
+from zl_core.ir_verdict import SideResult
+from zl_core.provider import CellRequest
+from zl_core.ttgir_layout import TTGIR_DIR, IrSummary, summarize
+
+from .executor import TaskRuntime
+
+EMPTY_IR = IrSummary(fingerprint=None, files=0, kernels=0, convert_layouts=0)
+
+
+def run_side(runtime: TaskRuntime, suite: str, request: CellRequest, *, round_no: int,
+             switch_value: str) -> SideResult:
+    """Run ``request``'s cell, report it to the runtime's sink, and summarise its IR.
+
+    A preflight refusal is a finished cell too (rc 3, an empty window stamped when
+    refused), so status.tsv lists every cell the plan asked for.
+    """
+    provider = runtime.host.get_provider(suite)
+    op, side = request.op.op, request.side
+    try:
+        outcome = run_cell(runtime.host, provider, request)
+    except PreflightError as exc:
+        now = time.time()
+        outcome = CellOutcome(cell_dir=Path(request.out_dir), rc=exc.exit_code, timed_out=False,
+                              elapsed_s=0.0, start=now, end=now, markers={}, success_rows=0,
+                              failed_rows=0, preflight=str(exc))
+        runtime.sink.cell_finished(op=op, round_no=round_no, side=side, switch_value=switch_value,
+                                   outcome=outcome, summary=str(exc))
+        return SideResult(outcome=outcome, ir=EMPTY_IR, preflight=str(exc))
+    ir = summarize(outcome.cell_dir / TTGIR_DIR)
+    state = "TIMEOUT" if outcome.timed_out else f"rc={outcome.rc}"
+    runtime.sink.cell_finished(op=op, round_no=round_no, side=side, switch_value=switch_value,
+                               outcome=outcome,
+                               summary=f"{state} rows={outcome.success_rows} ttgir={ir.files} "
+                                       f"{outcome.elapsed_s:.1f}s")
+    return SideResult(outcome=outcome, ir=ir)

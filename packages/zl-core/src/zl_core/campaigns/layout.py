@@ -1,0 +1,120 @@
+"""Where the files of a campaign live; the one place that spells the folder layout.
+
+::
+
+    <runs root>/<kind>_<switch>_<stamp>/      a campaign
+        campaign.json  status.tsv  telemetry.tsv  screen.tsv  screen.json  report.json
+        <op>/A  <op>/B                        a screen's pair (round 0)
+        <op>/r01/A  <op>/r01/B  <op>/r02/...  an A/B campaign's rounds
+
+The campaign engine writes through this object and the report reads through it.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from pathlib import Path
+
+import attrs
+
+from zl_core.ttgir_layout import safe_component
+
+CAMPAIGN_FILE = "campaign.json"
+STATUS_FILE = "status.tsv"
+TELEMETRY_FILE = "telemetry.tsv"
+SCREEN_TSV = "screen.tsv"
+SCREEN_JSON = "screen.json"
+REPORT_JSON = "report.json"
+SIDES = ("A", "B")
+_ROUND_DIR = re.compile(r"^r(\d+)$")
+
+
+def round_name(round_no: int) -> str:
+    """The folder (and label) of an A/B round: ``r01``, ``r02``, ..."""
+    return f"r{int(round_no):02d}"
+
+
+def parse_round(name: str) -> int | None:
+    """The round number of a round folder's name, None for any other name."""
+    m = _ROUND_DIR.match(name)
+    return int(m.group(1)) if m else None
+
+
+def cell_label(op: str, side: str, round_no: int = 0) -> str:
+    """How reports name a cell: ``op r01/A`` in a rounds campaign, ``op A`` in a screen."""
+    return f"{op} {round_name(round_no)}/{side}" if round_no else f"{op} {side}"
+
+
+@attrs.frozen
+class CampaignLayout:
+    """The folders and files of one campaign rooted at ``root``."""
+
+    root: Path = attrs.field(converter=Path)
+
+    @classmethod
+    def create(cls, runs_root: Path, kind: str, switch: str) -> CampaignLayout:
+        """A new, empty campaign folder ``<kind>_<switch>_<stamp>`` (``.2``, ... if taken)."""
+        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+        base = Path(runs_root) / f"{kind}_{safe_component(switch)}_{stamp}"
+        path, n = base, 1
+        while path.exists():
+            n += 1
+            path = base.with_name(f"{base.name}.{n}")
+        path.mkdir(parents=True)
+        return cls(path)
+
+    @property
+    def name(self) -> str:
+        return self.root.name
+
+    @property
+    def campaign_file(self) -> Path:
+        return self.root / CAMPAIGN_FILE
+
+    @property
+    def status_file(self) -> Path:
+        return self.root / STATUS_FILE
+
+    @property
+    def telemetry_file(self) -> Path:
+        return self.root / TELEMETRY_FILE
+
+    @property
+    def screen_tsv(self) -> Path:
+        return self.root / SCREEN_TSV
+
+    @property
+    def screen_json(self) -> Path:
+        return self.root / SCREEN_JSON
+
+    @property
+    def report_json(self) -> Path:
+        return self.root / REPORT_JSON
+
+    def op_dir(self, op: str) -> Path:
+        return self.root / op
+
+    def round_dir(self, op: str, round_no: int) -> Path:
+        return self.op_dir(op) / round_name(round_no)
+
+    def cell_dir(self, op: str, side: str, round_no: int = 0) -> Path:
+        """A cell's folder: ``<op>/<side>`` for a screen (round 0), else ``<op>/rNN/<side>``."""
+        base = self.round_dir(op, round_no) if round_no else self.op_dir(op)
+        return base / side
+
+    def rounds_on_disk(self, op: str) -> dict[int, frozenset[str]]:
+        """The round folders of ``op`` and the sides each holds."""
+        found: dict[int, frozenset[str]] = {}
+        op_dir = self.op_dir(op)
+        if not op_dir.is_dir():
+            return found
+        for child in op_dir.iterdir():
+            round_no = parse_round(child.name)
+            if round_no is not None and child.is_dir():
+                found[round_no] = frozenset(s for s in SIDES if (child / s).is_dir())
+        return found
+
+    def relative(self, path: Path) -> str:
+        """``path`` relative to the campaign (as status.tsv names cells)."""
+        return str(Path(path).resolve().relative_to(self.root.resolve()))

@@ -1,0 +1,85 @@
+"""A screen campaign: plan one pinned pair per operator, run the plan, write the tables."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from zl_core.atomic import write_json_atomic, write_text_atomic
+from zl_core.backend import Backend
+from zl_core.errors import BadInputError
+from zl_core.host import PluginHost
+from zl_core.opspec import OpSpec
+from zl_core.provider import Provider
+from zl_core.switches import Sides
+
+from . import record
+from .executor import CampaignSink, Executor, SerialExecutor, TaskRuntime
+from .layout import CampaignLayout
+from .progress import Progress
+from .screen_task import COLUMNS, ScreenTask, run_screen_task
+from .settings import CellSettings
+
+
+def plan_screen(layout: CampaignLayout, suite: str, backend: Backend, device: str | None,
+                sides: Sides, ops: list[OpSpec], settings: CellSettings) -> list[ScreenTask]:
+    """One task per operator: A records into ``<op>/A``, B replays it into ``<op>/B``."""
+    tasks = []
+    for op in ops:
+        a_dir, b_dir = layout.cell_dir(op.op, "A"), layout.cell_dir(op.op, "B")
+        a = settings.request(op=op, backend=backend, device=device, out_dir=a_dir,
+                             env=sides.env("A"), side="A", autotune_mode="record", replay_from=None)
+        b = settings.request(op=op, backend=backend, device=device, out_dir=b_dir,
+                             env=sides.env("B"), side="B", autotune_mode="replay", replay_from=a_dir)
+        tasks.append(ScreenTask(op=op, suite=suite, a=a, b=b, a_value=sides.value("A"),
+                                b_value=sides.value("B"), compile_only=settings.compile_only))
+    return tasks
+
+
+def run_screen(host: PluginHost, provider: Provider, backend: Backend, device: str | None,
+               sides: Sides, ops: list[OpSpec], settings: CellSettings, runs_root: Path,
+               *, progress: Progress | None = None,
+               executor: Executor | None = None) -> tuple[Path, list[dict]]:
+    """Screen ``ops``: returns the campaign folder and the rows of screen.json, in plan order."""
+    layout = CampaignLayout.create(runs_root, record.SCREEN, sides.switch)
+    record.write_campaign(layout, kind=record.SCREEN, **sides.to_json(), backend=backend.name,
+                          device=device, suite=provider.name, **settings.to_json(),
+                          ops=[str(o) for o in ops])
+    tasks = plan_screen(layout, provider.name, backend, device, sides, ops, settings)
+    progress = progress or Progress(2 * len(tasks), f"screen {sides.switch} on {layout.name}")
+    runtime = TaskRuntime(host=host, sink=CampaignSink(layout=layout, progress=progress))
+    order = {task.op.op: i for i, task in enumerate(tasks)}
+    rows: list[dict] = []
+    try:
+        for result in (executor or SerialExecutor()).run(run_screen_task, tasks, runtime):
+            rows.append(result.row)
+            rows.sort(key=lambda row: order[row["op"]])
+            write_screen_tables(layout, rows)
+    finally:
+        progress.close()
+    return layout.root, rows
+
+
+def write_screen_tables(layout: CampaignLayout, rows: list[dict]) -> None:
+    lines = ["\t".join(COLUMNS)]
+    for row in rows:
+        lines.append("\t".join(str(row.get(c, "")).replace("\t", " ") for c in COLUMNS))
+    write_text_atomic(layout.screen_tsv, "\n".join(lines) + "\n")
+    write_json_atomic(layout.screen_json, {"schema": 1, "ops": rows})
+
+
+def latest_screen(runs_root: Path) -> Path | None:
+    """The most recent screen campaign (by its creation stamp) under the runs root."""
+    layouts = [CampaignLayout(p) for p in Path(runs_root).glob(f"{record.SCREEN}_*")]
+    done = [lay for lay in layouts if lay.screen_json.is_file()]
+    if not done:
+        return None
+    return max(done, key=lambda lay: (lay.campaign_file.stat().st_mtime, lay.name)).root
+
+
+def read_screen(campaign: Path) -> list[dict]:
+    path = CampaignLayout(campaign).screen_json
+    try:
+        return list(json.loads(path.read_text(encoding="utf-8"))["ops"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise BadInputError(f"cannot read screen results {path}: {exc}; re-run the screen") from None

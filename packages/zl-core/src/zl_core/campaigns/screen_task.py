@@ -1,0 +1,76 @@
+"""A screen task: one operator's pinned pair (A records, B replays A) and its verdict."""
+
+from __future__ import annotations
+
+import attrs
+
+from zl_core import caliber
+from zl_core.ir_verdict import SideResult, screen_verdict
+from zl_core.opspec import OpSpec
+from zl_core.provider import CellRequest
+
+from .cell_run import EMPTY_IR, run_side
+from .executor import TaskRuntime
+
+#: The columns of screen.tsv (and the keys of each row of screen.json).
+COLUMNS = ("op", "op_file", "dtypes", "verdict", "rows_a", "rows_b", "kernels_a", "kernels_b",
+           "convert_layouts_a", "convert_layouts_b", "ttgir_files_a", "ttgir_files_b",
+           "fingerprint_a", "fingerprint_b", "elapsed_a", "elapsed_b", "timed_out", "notes",
+           *caliber.ALL_FIELDS)
+
+
+@attrs.frozen(kw_only=True)
+class ScreenTask:
+    """One operator of a screen: side A's recording cell and side B's replaying cell."""
+
+    op: OpSpec
+    suite: str  # the provider's name, resolved where the task runs
+    a: CellRequest
+    b: CellRequest  # replays a.out_dir
+    a_value: str  # the switch value of each side, for status.tsv
+    b_value: str
+    compile_only: bool
+
+
+@attrs.frozen(kw_only=True)
+class ScreenResult:
+    op: OpSpec
+    verdict: str
+    notes: tuple[str, ...]
+    row: dict  # the operator's row of screen.tsv / screen.json
+
+
+def run_screen_task(task: ScreenTask, runtime: TaskRuntime) -> ScreenResult:
+    """Run A, then B unless A did not complete, and judge the pair."""
+    a = run_side(runtime, task.suite, task.a, round_no=0, switch_value=task.a_value)
+    if a.preflight or (a.outcome is not None and a.outcome.timed_out):
+        b = SideResult(outcome=None, ir=EMPTY_IR, preflight="not run: side A did not complete")
+        runtime.sink.cell_skipped(op=task.op.op, round_no=0, side="B",
+                                  why="side A did not complete")
+    else:
+        b = run_side(runtime, task.suite, task.b, round_no=0, switch_value=task.b_value)
+    verdict, notes = screen_verdict(a, b, compile_only=task.compile_only)
+    a_dir = task.a.out_dir
+    identity = caliber.read_identity(a_dir) if a_dir.is_dir() else None
+    runtime.sink.line(f"{task.op.op}: {verdict}" + (f" ({'; '.join(notes)})" if notes else ""))
+    return ScreenResult(op=task.op, verdict=verdict, notes=tuple(notes),
+                        row=screen_row(task.op, verdict, notes, a, b, identity))
+
+
+def screen_row(op: OpSpec, verdict: str, notes: list[str], a: SideResult, b: SideResult,
+               identity: dict | None) -> dict:
+    def elapsed(s: SideResult) -> str:
+        return f"{s.outcome.elapsed_s:.1f}" if s.outcome else ""
+
+    row = {
+        "op": op.op, "op_file": op.op_file, "dtypes": ",".join(op.dtypes), "verdict": verdict,
+        "rows_a": a.rows, "rows_b": b.rows, "kernels_a": a.ir.kernels, "kernels_b": b.ir.kernels,
+        "convert_layouts_a": a.ir.convert_layouts, "convert_layouts_b": b.ir.convert_layouts,
+        "ttgir_files_a": a.ir.files, "ttgir_files_b": b.ir.files,
+        "fingerprint_a": a.ir.fingerprint or "", "fingerprint_b": b.ir.fingerprint or "",
+        "elapsed_a": elapsed(a), "elapsed_b": elapsed(b),
+        "timed_out": int(any(s.outcome is not None and s.outcome.timed_out for s in (a, b))),
+        "notes": "; ".join(notes),
+    }
+    row.update({k: ("" if v is None else v) for k, v in caliber.caliber_of(identity).items()})
+    return row

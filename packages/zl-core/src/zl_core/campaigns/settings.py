@@ -1,0 +1,48 @@
+"""The measurement settings every cell of a campaign shares (its caliber)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+
+from zl_core.backend import Backend
+from zl_core.opspec import OpSpec
+from zl_core.provider import CellRequest
+
+
+@attrs.frozen(kw_only=True)
+class CellSettings:
+    """What every cell of a campaign is measured with; builds each cell's frozen request."""
+
+    python: str
+    source: str | None
+    shape_file: Path | None
+    shapes: str
+    level: str
+    timer: str
+    direct_repeat: int
+    isolate_tuner_cache: bool
+    timeout_s: float
+    compile_only: bool
+    target: str | None
+
+    def to_json(self) -> dict:
+        """The fields campaign.json records (the rest are in every cell's identity)."""
+        return {"source": self.source, "compile_only": self.compile_only, "target": self.target,
+                "level": self.level, "timer": self.timer}
+
+    def request(self, *, op: OpSpec, backend: Backend, device: str | None, out_dir: Path,
+                env: dict[str, str], side: str, autotune_mode: str,
+                replay_from: Path | None) -> CellRequest:
+        if self.compile_only:
+            # Compile-only cells compile every config; nothing is tuned to pin.
+            autotune_mode, replay_from = "none", None
+        return CellRequest(op=op, backend=backend, out_dir=out_dir, python=self.python,
+                           device=device, source=self.source, shape_file=self.shape_file,
+                           shapes=self.shapes, level=self.level, autotune_mode=autotune_mode,
+                           replay_from=replay_from, timer=self.timer,
+                           direct_repeat=self.direct_repeat,
+                           isolate_tuner_cache=self.isolate_tuner_cache, env=env,
+                           timeout_s=self.timeout_s, compile_only=self.compile_only,
+                           target=self.target, side=side)

@@ -1,0 +1,60 @@
+"""The background telemetry sampler of a campaign: ``telemetry.tsv`` while cells run."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from zl_core.backend import Backend
+from zl_core.drift import TELEMETRY_COLUMNS
+from zl_core.host import PluginHost
+
+
+class TelemetrySampler:
+    """Samples the backend's telemetry into ``telemetry.tsv`` in a background thread.
+
+    A missing or failing sampler is a quiet note, never a failure: no telemetry is
+    missing evidence, not a reason to stop measuring.
+    """
+
+    def __init__(self, host: PluginHost, backend: Backend, device: str | None, path: Path,
+                 interval_s: float) -> None:
+        self.host, self.backend, self.device = host, backend, device
+        self.path, self.interval_s = Path(path), interval_s
+        self.note = ""
+        self.samples = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self.interval_s <= 0:
+            self.note = "telemetry off (--telemetry-interval 0)"
+            return
+        if self.host.telemetry_command(self.backend, self.device) is None:
+            self.note = f"telemetry: backend {self.backend.name} declares no sampler"
+            return
+        self._thread = threading.Thread(target=self._loop, name="zl-telemetry", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        from zl_core.telemetry import sample_once
+
+        with open(self.path, "a", encoding="utf-8") as fh:
+            if fh.tell() == 0:
+                fh.write("\t".join(TELEMETRY_COLUMNS) + "\n")
+            while not self._stop.is_set():
+                stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+                rows, reason = sample_once(self.host, self.backend, self.device)
+                if rows:
+                    fh.writelines("\t".join([stamp, *(row.get(c, "") for c in TELEMETRY_COLUMNS[1:])]) + "\n" for row in rows)
+                    self.samples += len(rows)
+                    fh.flush()
+                elif reason and not self.note:
+                    self.note = f"telemetry: {reason}"
+                self._stop.wait(self.interval_s)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=15)

@@ -1,0 +1,87 @@
+"""Which cells of an A/B campaign an operator's report may use, and why not when not.
+
+An operator gets a report when every cell of its complete rounds finished cleanly
+and it was not stopped as SWITCH_NO_IR_DIFF; otherwise the reason is carried.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from zl_core.campaigns.layout import SIDES, CampaignLayout, round_name
+from zl_core.campaigns.record import is_aa
+from zl_core.ir_verdict import SWITCH_NO_IR_DIFF, switch_no_ir_diff
+from zl_core.status import CellKey
+from zl_core.ttgir_layout import TTGIR_DIR, summarize
+
+SKIPPED_NO_IR_DIFF = f"{SWITCH_NO_IR_DIFF}: identical TTGIR after round 1"
+
+
+@attrs.frozen(kw_only=True)
+class OpCells:
+    op: str
+    control: bool
+    rounds: tuple[int, ...]  # complete rounds (both sides present), ascending
+    problem: str  # non-empty: this op gets no report, and why
+    skipped: str  # non-empty: SWITCH_NO_IR_DIFF (or similar) skip, and why
+    notes: tuple[str, ...]
+
+
+def _true(value: object) -> bool:
+    return str(value).strip().lower() in ("1", "true", "yes")
+
+
+def op_cells(layout: CampaignLayout, meta: dict, op: str, control: bool,
+             status: dict[CellKey, dict]) -> OpCells:
+    found = layout.rounds_on_disk(op)
+    failures = []
+    notes = []
+    for (s_op, rnd, side), row in sorted(status.items()):
+        if s_op != op:
+            continue
+        where = f"{round_name(rnd)}/{side}"
+        if _true(row.get("timed_out")):
+            failures.append(f"{where} timed out (rc={row.get('rc')})")
+        elif str(row.get("rc", "0")).strip() != "0":
+            failures.append(f"{where} failed (rc={row.get('rc')})")
+        replay = str(row.get("replay_fallback", "0")).strip()
+        if replay not in ("", "0"):
+            notes.append(f"{where}: {replay} autotune replay fallback(s): configs not fully pinned")
+    complete = tuple(sorted(r for r, sides in found.items() if sides == set(SIDES)))
+    partial = sorted(r for r, sides in found.items() if sides != set(SIDES))
+    problem = skipped = ""
+    if failures:
+        problem = "a cell failed: " + "; ".join(failures)
+    elif not found:
+        problem = "no cells (never ran)"
+    elif partial:
+        problem = (f"round(s) {', '.join(round_name(r) for r in partial)} incomplete "
+                   "(one side missing: campaign interrupted?)")
+    if not problem:
+        skipped = _no_ir_diff(layout, meta, op, control, complete, status)
+    if not problem and not skipped:
+        planned = meta.get("rounds")
+        if isinstance(planned, int) and len(complete) < planned:
+            problem = f"only {len(complete)} of {planned} rounds complete"
+        elif len(complete) < 2:
+            problem = f"{len(complete)} complete round(s); a verdict needs at least 2"
+    return OpCells(op=op, control=control, rounds=complete, problem=problem, skipped=skipped,
+                   notes=tuple(notes))
+
+
+def _no_ir_diff(layout: CampaignLayout, meta: dict, op: str, control: bool,
+                complete: tuple[int, ...], status: dict[CellKey, dict]) -> str:
+    """Why the op was skipped as SWITCH_NO_IR_DIFF, or "".
+
+    The A/B engine stops such an op after round 1 and flags it in status.tsv; failing
+    the flag, the report applies the engine's own rule to the round-1 cells on disk.
+    """
+    flagged = any(s_op == op and SWITCH_NO_IR_DIFF in str(row.get("flags", ""))
+                  for (s_op, _, _), row in status.items())
+    if flagged:
+        return SKIPPED_NO_IR_DIFF
+    exempt = control or is_aa(meta) or bool(meta.get("allow_no_ir_diff"))
+    if exempt or complete != (1,):
+        return ""
+    fa, fb = (summarize(layout.cell_dir(op, side, 1) / TTGIR_DIR).fingerprint for side in SIDES)
+    return SKIPPED_NO_IR_DIFF if switch_no_ir_diff(fa, fb, exempt=exempt) else ""

@@ -1,0 +1,107 @@
+"""Drift in a rounds report: which cells telemetry flags, and which verdicts depend on them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from zl_core.campaigns.layout import CampaignLayout, cell_label
+from zl_core.ir_verdict import SWITCH_NO_IR_DIFF
+from zl_core.status import UNJUDGED_FLAGS, CellKey, judge_cells
+
+from .common import _median
+
+DRIFT_RULE = ("a verdict depends on drift when dropping the rounds with a flagged cell (either side) "
+              "changes it, or leaves fewer than 2 rounds to decide it")
+
+
+def drift_flags(layout: CampaignLayout, meta: dict, status: dict[CellKey, dict],
+                identities: Mapping[str, Mapping | None]) -> tuple[dict[str, list[str]], bool]:
+    """Flags per cell label, judged from telemetry.tsv where the campaign has one (so a
+    newer rule re-judges an older campaign), else status.tsv's flags column."""
+    def device_of(key: CellKey) -> str | None:
+        device = meta.get("device")
+        if device in (None, ""):
+            op, rnd, side = key
+            device = (identities.get(cell_label(op, side, rnd)) or {}).get("device")
+        return None if device is None else str(device)
+
+    judged = judge_cells(layout.root, status, device_of)
+    flags: dict[str, list[str]] = {}
+    if judged is None:
+        for (op, rnd, side), row in status.items():
+            for flag in str(row.get("flags") or "").split(","):
+                flag = flag.strip()
+                if flag and flag != SWITCH_NO_IR_DIFF:
+                    flags.setdefault(cell_label(op, side, rnd), []).append(flag)
+        return flags, False
+    for (op, rnd, side), items in judged.items():
+        flags[cell_label(op, side, rnd)] = list(dict.fromkeys(items))
+    return flags, True
+
+
+def split_flags(flags: dict[str, list[str]]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """(drift flags, notes): "no_samples"-style flags say nothing could be judged."""
+    drifted, unjudged = {}, {}
+    for label, items in flags.items():
+        real = [f for f in items if f not in UNJUDGED_FLAGS]
+        if real:
+            drifted[label] = real
+        elif items:
+            unjudged[label] = items
+    return drifted, unjudged
+
+
+def drift_check(judge: Callable, a: list[float], b: list[float], rounds: list[int],
+                flagged: set[int], shape) -> dict | None:
+    """The shape's verdict without its flagged rounds (None when none are flagged)."""
+    mine = [r for r in rounds if r in flagged]
+    if not mine:
+        return None
+    keep = [i for i, r in enumerate(rounds) if r not in flagged]
+    if len(keep) < 2:
+        return {"without_flagged": None, "depends": True,
+                "why": f"only {len(keep)} unflagged round(s) left"}
+    again = judge([a[i] for i in keep], [b[i] for i in keep])
+    return {"without_flagged": again.verdict, "depends": again.verdict != shape.verdict,
+            "why": ""}
+
+
+def op_drift_check(stats, judge: Callable, main: list[tuple[dict, object]], flagged: set[int],
+                   rounds: list[int], verdict: str) -> dict | None:
+    """The operator's verdict without its flagged rounds (None when none are flagged)."""
+    if not flagged or not main:
+        return None
+    keep = [i for i, r in enumerate(rounds) if r not in flagged]
+    if len(keep) < 2:
+        return {"without_flagged": None, "depends": True,
+                "why": f"only {len(keep)} unflagged round(s) left"}
+    shapes = [judge([row["a_ms"][i] for i in keep], [row["b_ms"][i] for i in keep])
+              for row, _ in main]
+    medians = []
+    for i in keep:
+        med = _median(row["deltas_pct"][i] for row, _ in main)
+        if med is not None:
+            medians.append(med)
+    again = stats.operator_verdict(shapes, round_median_deltas=medians).verdict
+    return {"without_flagged": again, "depends": again != verdict, "why": ""}
+
+
+def drift_summary(flags: dict[str, list[str]], unjudged: dict[str, list[str]], telemetry: bool,
+                  rows: list[dict], operators: list[dict]) -> dict:
+    dependent_shapes = [
+        {"op": r["op"], "shape": r["shape"], "verdict": r["verdict"],
+         "without_flagged": r["drift_check"]["without_flagged"], "why": r["drift_check"]["why"]}
+        for r in rows if r.get("drift_check") and r["drift_check"]["depends"]]
+    dependent_ops = [
+        {"op": o["op"], "verdict": o["verdict"],
+         "without_flagged": o["drift_check"]["without_flagged"], "why": o["drift_check"]["why"]}
+        for o in operators if o.get("drift_check") and o["drift_check"]["depends"]]
+    return {
+        "telemetry": telemetry,
+        "flagged_cells": [{"label": k, "flags": v} for k, v in sorted(flags.items())],
+        "ops_with_flagged_cells": sorted({k.split(" ", 1)[0] for k in flags}),
+        "unjudged_cells": [{"label": k, "flags": v} for k, v in sorted(unjudged.items())],
+        "dependent_shapes": dependent_shapes,
+        "dependent_operators": dependent_ops,
+        "rule": DRIFT_RULE,
+    }
