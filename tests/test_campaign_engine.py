@@ -6,6 +6,7 @@ import json
 import os
 import time
 
+import attrs
 import pytest
 from zl_core import caliber
 from zl_core.campaigns.ab_campaign import run_ab
@@ -61,9 +62,31 @@ def test_cell_env_applies_visibility_and_contract(fake_host, tmp_path, monkeypat
                              autotune_mode="replay", replay_from=tmp_path / "src")
     env = cell_environment(fake_host, req)
     assert env["FAKE_VISIBLE_DEVICES"] == "2"
-    assert env["ZL_OP_FILE"] == "mmfile" and env["ZL_DTYPES"] == "float16"
+    assert env["ZL_OP"] == "gemm" and env["ZL_DTYPES"] == "float16"
+    assert "ZL_OP_FILE" not in env and "ZL_DEVICE" not in env  # set once, read by nothing
     assert env["ZL_REPLAY_DIR"] == str((tmp_path / "src" / "autotune_records").resolve())
     assert env["X"] == "1" and env["ZL_AUTOTUNE_MODE"] == "replay"
+
+
+def test_cell_env_has_one_writer_per_contract_variable(fake_host, tmp_path, monkeypatch):
+    from zl_core import contract
+    from zl_core.cell import cell_environment
+
+    monkeypatch.setenv("ZL_SHAPE_FILE", "/stale/from/the/caller.yaml")
+    monkeypatch.setenv("ZL_REPLAY_DIR", "/stale/records")
+    monkeypatch.setenv("DROP_ME", "1")
+    monkeypatch.delenv("GEMS_VENDOR", raising=False)
+    backend, _, _ = setup(fake_host)
+    backend = attrs.evolve(backend, flaggems_vendor="fakevendor")  # the provider's business now
+    req = settings().request(op=OpSpec.parse("gemm"), backend=backend, device="0",
+                             out_dir=tmp_path / "c", env={"DROP_ME": "2"}, side="A",
+                             autotune_mode="record", replay_from=None)
+    env = cell_environment(fake_host, req, extra={contract.SHAPE_FILE: "", contract.PROVIDER: "p"},
+                           unset=("DROP_ME",))
+    assert env[contract.SHAPE_FILE] == "" and env[contract.PROVIDER] == "p"  # the provider's
+    assert contract.REPLAY_DIR not in env and "DROP_ME" not in env
+    assert env[contract.SEED] == contract.DEFAULT_SEED
+    assert "GEMS_VENDOR" not in env and "FLAGGEMS_CACHE_DIR" not in env
 
 
 def test_cell_refuses_to_reuse_a_run_directory(fake_host, tmp_path):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import fake_flaggems
 import pytest
-from zl_core import Backend
+from zl_core import Backend, contract
 from zl_core.errors import PreflightError
 from zl_core.opspec import OpSpec
 from zl_core.provider import CellRequest
@@ -202,12 +202,29 @@ def test_cell_command_env_and_identity(fg, monkeypatch, tmp_path):
     root = fg.resolve()
     assert cmd.env["PYTHONPATH"].split(":") == [str(root / "src"), str(root), "/already/there"]
     assert cmd.env["ZL_SHAPE_FILE"] == str(shapes.resolve())
-    assert cmd.env["ZL_OP"] == "fakeadd" and cmd.env["ZL_OP_FILE"] == "fake"
+    # the provider writes its own share of the cell contract, the core the rest
+    assert {k for k in cmd.env if k.startswith("ZL_")} == set(contract.PROVIDER_WRITES)
     assert cmd.identity["provider"] == "flaggems"
     assert cmd.identity["shape_mode"] == f"file:{shapes.resolve()}"
     assert cmd.identity["timer"] == "graph"
     upstream = FlagGemsProvider().cell_command(request(fg, shape_file=shapes, shapes="upstream"))
     assert upstream.identity["shape_mode"] == "upstream" and upstream.env["ZL_SHAPE_FILE"] == ""
+
+
+def test_cell_command_owns_flaggems_vendor_and_tuner_cache(fg, monkeypatch, tmp_path):
+    for key in ("GEMS_VENDOR", "FLAGGEMS_VENDOR", "GEMS_BACKEND", "FLAGGEMS_BACKEND"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("FLAGGEMS_CACHE_DIR", "/users/own/cache")
+    cmd = FlagGemsProvider().cell_command(request(fg, out_dir=tmp_path / "cell"))
+    assert cmd.env["GEMS_VENDOR"] == BACKEND.flaggems_vendor
+    assert cmd.env["FLAGGEMS_CACHE_DIR"] == str((tmp_path / "cell").resolve() / contract.TUNER_CACHE)
+    assert cmd.unset == ("FLAGGEMS_DB_URL",) and cmd.identity["tuner_cache"] == "isolated"
+    # one rule for the vendor: any of FlagGems' own variables set by the user wins
+    monkeypatch.setenv("FLAGGEMS_VENDOR", "other")
+    shared = FlagGemsProvider().cell_command(request(fg, out_dir=tmp_path / "c2",
+                                                     isolate_tuner_cache=False))
+    assert "GEMS_VENDOR" not in shared.env and "FLAGGEMS_CACHE_DIR" not in shared.env
+    assert shared.unset == () and shared.identity["tuner_cache"] == "shared(/users/own/cache)"
 
 
 def test_cell_command_test_node_and_kunlunxin_mode_flag(fg):

@@ -25,23 +25,18 @@ from pathlib import Path
 
 import attrs
 
-from zl_core import caliber, cellguard, devicelock, interrupts
+from zl_core import caliber, cellguard, contract, devicelock, interrupts
 from zl_core.errors import PreflightError, UsageError
 from zl_core.host import PluginHost
 from zl_core.provider import CellRequest, Provider
 
-MARKERS = (
-    "AUTOTUNE_REPLAY_FALLBACK",
-    "BENCHMARK_DIRECT_NO_CUDAGRAPH",
-    "BENCHMARK_CAPTURE_POISONED",
-    "FOREIGN_VENDOR_MODULE",
-)
+MARKERS = contract.MARKERS
 _MARKER_RE = re.compile(r"(?:^|\s)(" + "|".join(MARKERS) + r")(?=\s|$)")
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 EXIT_TIMEOUT = 124
 KILL_GRACE_S = 5.0
-TRITON_CACHE = ".triton_cache"
-TUNER_CACHE = ".tuner_cache"
+TRITON_CACHE = contract.TRITON_CACHE
+TUNER_CACHE = contract.TUNER_CACHE
 
 
 @attrs.frozen(kw_only=True)
@@ -93,52 +88,46 @@ def prepare_cell_dir(path: Path, *, fresh: bool = True) -> Path:
 
 
 def cell_environment(host: PluginHost, request: CellRequest, base: dict[str, str] | None = None,
-                     extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The cell's environment: caller's env, side overrides, visibility and the ZL_* contract."""
+                     extra: dict[str, str] | None = None, unset: tuple[str, ...] = ()) -> dict[str, str]:
+    """The cell's environment: caller's env, the provider's ``extra``, side overrides,
+    visibility and the core's share of the ``ZL_*`` contract (:mod:`zl_core.contract`).
+
+    Contract variables inherited from the caller are dropped first, so each one
+    reaches the cell from its one writer (the core, or the provider's ``extra``).
+    """
     env = dict(os.environ if base is None else base)
+    for key in (*contract.CORE_WRITES, *contract.PROVIDER_WRITES):
+        env.pop(key, None)
     backend = request.backend
     cell = str(Path(request.out_dir).resolve())
-    user_vendor = env.get("GEMS_VENDOR") or request.env.get("GEMS_VENDOR")
     env.update({str(k): str(v) for k, v in (extra or {}).items()})
     env.update({str(k): str(v) for k, v in request.env.items()})
+    for key in unset:
+        env.pop(key, None)
     host.apply_visibility(backend, env, request.device)
-    if backend.flaggems_vendor and not user_vendor:
-        env["GEMS_VENDOR"] = backend.flaggems_vendor
     env["TRITON_CACHE_DIR"] = str(Path(cell) / TRITON_CACHE)
-    if request.isolate_tuner_cache:
-        env["FLAGGEMS_CACHE_DIR"] = str(Path(cell) / TUNER_CACHE)
-        env.pop("FLAGGEMS_DB_URL", None)  # a database URL would bypass the isolated folder
     env.update({
-        "ZL_CELL_DIR": cell,
-        "ZL_BACKEND": backend.name,
-        "ZL_DEVICE": "" if request.device is None else str(request.device),
-        "ZL_OP": request.op.op,
-        "ZL_OP_FILE": request.op.op_file,
-        "ZL_DTYPES": ",".join(request.op.dtypes),
-        "ZL_AUTOTUNE_MODE": request.autotune_mode,
-        "ZL_TIMER": request.timer,
-        "ZL_DIRECT_REPEAT": str(request.direct_repeat),
-        "ZL_SEED": env.get("ZL_SEED", "0"),
+        contract.CELL_DIR: cell,
+        contract.BACKEND: backend.name,
+        contract.OP: request.op.op,
+        contract.DTYPES: ",".join(request.op.dtypes),
+        contract.AUTOTUNE_MODE: request.autotune_mode,
+        contract.TIMER: request.timer,
+        contract.DIRECT_REPEAT: str(request.direct_repeat),
+        contract.SEED: env.get(contract.SEED, contract.DEFAULT_SEED),
         "PYTHONUNBUFFERED": "1",
     })
-    for key in ("ZL_REPLAY_DIR", "ZL_SHAPE_FILE", "ZL_COMPILE_ONLY", "ZL_TARGET"):
-        env.pop(key, None)
     if request.replay_from is not None:
-        env["ZL_REPLAY_DIR"] = str((Path(request.replay_from) / "autotune_records").resolve())
-    if request.shape_file is not None and request.shapes != "upstream":
-        env["ZL_SHAPE_FILE"] = str(Path(request.shape_file).resolve())
+        env[contract.REPLAY_DIR] = str((Path(request.replay_from) / "autotune_records").resolve())
     if request.compile_only:
-        env["ZL_COMPILE_ONLY"] = "1"
-        env["ZL_TARGET"] = request.target or ""
+        env[contract.COMPILE_ONLY] = "1"
+        env[contract.TARGET] = request.target or ""
     return env
 
 
 def initial_identity(host: PluginHost, request: CellRequest, provider: Provider,
                      provider_identity: dict) -> dict:
     backend = request.backend
-    tuner = ("isolated" if request.isolate_tuner_cache else
-             "shared(" + os.environ.get("FLAGGEMS_DB_URL",
-                                        os.environ.get("FLAGGEMS_CACHE_DIR", "~/.flaggems")) + ")")
     identity = {
         "schema": 1,
         "op": request.op.op,
@@ -152,7 +141,8 @@ def initial_identity(host: PluginHost, request: CellRequest, provider: Provider,
         "bench_level": request.level,
         "shape_mode": ("upstream" if request.shapes == "upstream" else
                        f"file:{Path(request.shape_file).name}" if request.shape_file else "provider"),
-        "tuner_cache": tuner,
+        # The provider names a shared cache's location (provider_identity below).
+        "tuner_cache": "isolated" if request.isolate_tuner_cache else "shared",
         "direct_repeat": request.direct_repeat,
         "autotune_mode": request.autotune_mode,
         "replay_source": str(Path(request.replay_from).resolve()) if request.replay_from else None,
@@ -202,7 +192,7 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
                                       "preflight_failed": exc.check, "rc": 3})
         raise
     command = provider.cell_command(request)
-    env = cell_environment(host, request, extra=dict(command.env))
+    env = cell_environment(host, request, extra=dict(command.env), unset=command.unset)
     caliber.write_identity(cell, initial_identity(host, request, provider, dict(command.identity)))
     markers = {m: 0 for m in MARKERS}
     timed_out = False

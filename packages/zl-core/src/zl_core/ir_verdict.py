@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import attrs
 
+from zl_core import contract
 from zl_core.cell import CellOutcome
 from zl_core.ttgir_layout import IrSummary
 
@@ -45,8 +46,8 @@ def screen_verdict(a: SideResult, b: SideResult, *, compile_only: bool) -> tuple
             notes.append(f"{label}: {side.preflight}")
         if side.outcome is not None and side.outcome.timed_out:
             return TIMEOUT, notes + [f"{label} timed out after {side.outcome.elapsed_s:.0f}s"]
-    if b.outcome is not None and b.outcome.markers.get("AUTOTUNE_REPLAY_FALLBACK"):
-        notes.append(f"B fell back to tuning for {b.outcome.markers['AUTOTUNE_REPLAY_FALLBACK']} "
+    if b.outcome is not None and b.outcome.markers.get(contract.AUTOTUNE_REPLAY_FALLBACK):
+        notes.append(f"B fell back to tuning for {b.outcome.markers[contract.AUTOTUNE_REPLAY_FALLBACK]} "
                      "key(s): configs not fully pinned")
     if compile_only:
         failed = [lbl for lbl, s in (("A", a), ("B", b)) if s.outcome is None or s.outcome.rc != 0]

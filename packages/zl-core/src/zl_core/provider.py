@@ -67,7 +67,11 @@ class CellCommand:
     argv: tuple[str, ...]
     cwd: Path
     env: Mapping[str, str] = attrs.field(factory=dict)  # added to the cell's environment
-    # Identity fields the provider knows (e.g. provider_commit, shape_mode).
+    #: Variables removed from the cell's environment (e.g. one that would bypass an
+    #: isolated cache), after the side's overrides are applied.
+    unset: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    # Identity fields the provider knows (e.g. provider_commit, shape_mode, tuner_cache);
+    # they replace the core's generic defaults before the identity is first written.
     identity: Mapping[str, object] = attrs.field(factory=dict)
 
 

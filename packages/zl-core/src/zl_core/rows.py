@@ -20,6 +20,7 @@ from pathlib import Path
 
 import attrs
 
+from zl_core import contract
 from zl_core.caliber import read_identity
 from zl_core.errors import BadInputError
 
@@ -28,7 +29,7 @@ LOG_NAME = "run.log"
 SUCCESS = "SUCCESS"
 FAILED = "FAILED"
 TIMERS = ("graph", "direct")
-FALLBACK_MARKER = "BENCHMARK_DIRECT_NO_CUDAGRAPH"
+FALLBACK_MARKER = contract.BENCHMARK_DIRECT_NO_CUDAGRAPH
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 # FlagGems: "Operator: {op}  Performance Test (dtype={dtype}, mode={mode},level={level})".

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from zl_core import drift
+from zl_core import contract, drift
 from zl_core.atomic import write_text_atomic
 from zl_core.campaigns.layout import STATUS_FILE, CampaignLayout
 from zl_core.cell import CellOutcome
@@ -35,9 +35,9 @@ def append_status(campaign: Path, *, round_no: int, op: str, side: str, switch_v
         "rc": str(outcome.rc), "elapsed_s": f"{outcome.elapsed_s:.1f}",
         "timed_out": "1" if outcome.timed_out else "0",
         "success_rows": str(outcome.success_rows), "failed_rows": str(outcome.failed_rows),
-        "replay_fallback": str(outcome.markers.get("AUTOTUNE_REPLAY_FALLBACK", 0)),
-        "no_graph": str(outcome.markers.get("BENCHMARK_DIRECT_NO_CUDAGRAPH", 0)),
-        "poisoned": str(outcome.markers.get("BENCHMARK_CAPTURE_POISONED", 0)),
+        "replay_fallback": str(outcome.markers.get(contract.AUTOTUNE_REPLAY_FALLBACK, 0)),
+        "no_graph": str(outcome.markers.get(contract.BENCHMARK_DIRECT_NO_CUDAGRAPH, 0)),
+        "poisoned": str(outcome.markers.get(contract.BENCHMARK_CAPTURE_POISONED, 0)),
         "start": f"{outcome.start:.3f}", "end": f"{outcome.end:.3f}",
         "cell": layout.relative(outcome.cell_dir),
         "flags": flags,

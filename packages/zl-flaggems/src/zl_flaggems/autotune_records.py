@@ -28,12 +28,13 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from zl_core import contract
 from zl_core.ttgir_layout import safe_component
 
 SCHEMA = 1
 RECORDS_DIR = "autotune_records"
 META_NAME = "meta.json"
-FALLBACK_MARKER = "AUTOTUNE_REPLAY_FALLBACK"
+FALLBACK_MARKER = contract.AUTOTUNE_REPLAY_FALLBACK
 #: The launch options every triton.Config carries; written even when None.
 CONFIG_FIELDS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")

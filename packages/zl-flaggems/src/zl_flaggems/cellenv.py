@@ -14,12 +14,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from zl_core import contract
+
 _UNRESOLVED = object()
 _backend_cache: Any = _UNRESOLVED
-
-#: The variables FlagGems reads to pick its vendor, in its own order.
-VENDOR_ENV_KEYS = ("GEMS_VENDOR", "FLAGGEMS_VENDOR", "GEMS_BACKEND", "FLAGGEMS_BACKEND")
-
 
 _config: Any = None
 
@@ -58,7 +56,7 @@ def env(name: str, default: str = "") -> str:
 
 def cell_dir() -> Path | None:
     """``ZL_CELL_DIR``, or None outside a zl cell (then plugins write nothing)."""
-    value = env("ZL_CELL_DIR")
+    value = env(contract.CELL_DIR)
     return Path(value) if value else None
 
 
@@ -86,7 +84,7 @@ def backend(plugin: str = "env") -> Any:
     global _backend_cache
     if _backend_cache is not _UNRESOLVED:
         return _backend_cache
-    name = env("ZL_BACKEND")
+    name = env(contract.BACKEND)
     found = None
     if not name:
         note(plugin, "ZL_BACKEND is not set; backend-specific behaviour is off")

@@ -33,12 +33,12 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from zl_core import contract
+
 EXIT_COMPILE = 1
 EXIT_USAGE = 2
 EXIT_MISSING = 3
 DEFAULT_TARGET = "cuda:90"
-MARKERS = ("AUTOTUNE_REPLAY_FALLBACK", "BENCHMARK_DIRECT_NO_CUDAGRAPH",
-           "BENCHMARK_CAPTURE_POISONED", "FOREIGN_VENDOR_MODULE")
 _CUDA = re.compile(r"^cuda:(\d{2,3})$")
 _HIP = re.compile(r"^hip:(gfx[0-9a-z]+)$")
 _WARP = {"cuda": 32, "hip": 64}
@@ -191,7 +191,7 @@ def run(op: str, target: str, cell_dir: Path, dtypes: list[str]) -> int:
         "device_name": f"none (compile-only {target})", "torch_version": None,
     })
     results = {"schema": 1, "op": op, "rows": [], "compile_only": True, "target": target,
-               "markers": {m: 0 for m in MARKERS}, "compiles": records,
+               "markers": {m: 0 for m in contract.MARKERS}, "compiles": records,
                "failed_compiles": failures, "compile_seconds": round(total, 3)}
     tmp = cell_dir / "results.json.tmp"
     tmp.write_text(json.dumps(results, indent=2, default=str) + "\n", encoding="utf-8")
@@ -216,10 +216,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    target = args.target or os.environ.get("ZL_TARGET") or DEFAULT_TARGET
-    raw_dtypes = args.dtypes if args.dtypes is not None else os.environ.get("ZL_DTYPES", "")
+    target = args.target or os.environ.get(contract.TARGET) or DEFAULT_TARGET
+    raw_dtypes = args.dtypes if args.dtypes is not None else os.environ.get(contract.DTYPES, "")
     dtypes = [d.strip() for d in raw_dtypes.split(",") if d.strip()]
-    cell = args.cell_dir or (Path(os.environ["ZL_CELL_DIR"]) if os.environ.get("ZL_CELL_DIR") else None)
+    cell = args.cell_dir or (Path(os.environ[contract.CELL_DIR]) if os.environ.get(contract.CELL_DIR) else None)
     try:
         if cell is None:
             raise CompileOnlyError("no output folder: set ZL_CELL_DIR or pass --cell-dir", EXIT_USAGE)

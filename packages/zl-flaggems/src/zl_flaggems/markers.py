@@ -2,7 +2,7 @@
 
 A marker is one line starting with its name, then ``key=value`` fields, the
 free-text field last (``error=`` may contain spaces). Core counts them in
-run.log; the counts kept here go into results.json (the autotune plugin keeps
+run.log; the names are :mod:`zl_core.contract`'s; the counts kept here go into results.json (the autotune plugin keeps
 its own count of ``AUTOTUNE_REPLAY_FALLBACK``; the results plugin adds both).
 """
 
@@ -11,11 +11,13 @@ from __future__ import annotations
 import sys
 from collections import Counter
 
-DIRECT_NO_CUDAGRAPH = "BENCHMARK_DIRECT_NO_CUDAGRAPH"
-CAPTURE_POISONED = "BENCHMARK_CAPTURE_POISONED"
-FOREIGN_VENDOR_MODULE = "FOREIGN_VENDOR_MODULE"
-AUTOTUNE_REPLAY_FALLBACK = "AUTOTUNE_REPLAY_FALLBACK"
-ALL = (AUTOTUNE_REPLAY_FALLBACK, DIRECT_NO_CUDAGRAPH, CAPTURE_POISONED, FOREIGN_VENDOR_MODULE)
+from zl_core import contract
+
+DIRECT_NO_CUDAGRAPH = contract.BENCHMARK_DIRECT_NO_CUDAGRAPH
+CAPTURE_POISONED = contract.BENCHMARK_CAPTURE_POISONED
+FOREIGN_VENDOR_MODULE = contract.FOREIGN_VENDOR_MODULE
+AUTOTUNE_REPLAY_FALLBACK = contract.AUTOTUNE_REPLAY_FALLBACK
+ALL = contract.MARKERS
 
 _COUNTS: Counter[str] = Counter()
 

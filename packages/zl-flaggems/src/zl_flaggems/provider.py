@@ -14,11 +14,11 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from zl_core import contract
 from zl_core.errors import PreflightError
 from zl_core.provider import CellCommand, CellRequest, OpInfo, Provider
 
-from zl_flaggems import plugin_order, preflight
-from zl_flaggems.cellenv import VENDOR_ENV_KEYS
+from zl_flaggems import gems_env, plugin_order, preflight
 from zl_flaggems.preflight import BENCH_DIR
 
 _TEST_DEF = re.compile(r"^def\s+test_([A-Za-z0-9_]+)\s*\(", re.MULTILINE)
@@ -197,37 +197,32 @@ class FlagGemsProvider(Provider):
     # -- interpreter -------------------------------------------------------------
 
     def cell_env(self, request: CellRequest, root: Path) -> dict[str, str]:
-        """Variables this provider adds to the cell (core adds its own ``ZL_*`` set)."""
+        """Variables this provider adds to the cell: its import path, its share of the
+        ``ZL_*`` contract, FlagGems' vendor and tuner cache (core adds its own share)."""
         existing = request.env.get("PYTHONPATH", os.environ.get("PYTHONPATH", ""))
         paths = [str(root / "src"), str(root)] + [p for p in existing.split(os.pathsep) if p]
         shape_file = self._shape_file(request)
+        environ = {**os.environ, **request.env}
         env = {
             "PYTHONPATH": os.pathsep.join(dict.fromkeys(paths)),
-            "ZL_PROVIDER": self.name,
-            "ZL_OP": request.op.op,
-            "ZL_OP_FILE": request.op.op_file,
-            "ZL_DTYPES": ",".join(request.op.dtypes),
-            "ZL_SHAPE_MODE": self._shape_mode(request),
+            contract.PROVIDER: self.name,
+            contract.SHAPE_MODE: self._shape_mode(request),
             # Empty means "FlagGems' own shapes" to the shapes plugin, even if a
             # shape file was given alongside --shapes upstream.
-            "ZL_SHAPE_FILE": str(shape_file.resolve()) if shape_file else "",
-            "ZL_BENCH_LEVEL": request.level,
+            contract.SHAPE_FILE: str(shape_file.resolve()) if shape_file else "",
+            **gems_env.vendor_env(request.backend, environ),
         }
+        env.update(gems_env.tuner_cache(request.isolate_tuner_cache, request.out_dir, environ)[0])
         return env
-
-    def _vendor_env(self, request: CellRequest) -> dict[str, str]:
-        merged = {**os.environ, **request.env}
-        if any(merged.get(k) for k in VENDOR_ENV_KEYS) or not request.backend.flaggems_vendor:
-            return {}
-        return {"GEMS_VENDOR": request.backend.flaggems_vendor}
 
     def _check_interpreter(self, request: CellRequest, root: Path) -> dict:
         python = request.python
         shown = preflight.shown_python(python)
         modules = list(self._plan(request).modules)
-        env = {**os.environ, **request.env, **self._vendor_env(request),
+        environ = {**os.environ, **request.env}
+        env = {**environ, **gems_env.vendor_env(request.backend, environ),
                "PYTHONPATH": self.cell_env(request, root)["PYTHONPATH"]}
-        key = (python, str(root), env.get("PYTHONPATH"), tuple(env.get(k, "") for k in VENDOR_ENV_KEYS),
+        key = (python, str(root), env.get("PYTHONPATH"), gems_env.vendor(request.backend, env),
                tuple(modules))
         if key in self._probe_cache:
             return self._probe_cache[key]
@@ -261,8 +256,8 @@ class FlagGemsProvider(Provider):
 
     def _mode_flag(self, request: CellRequest) -> str:
         # FlagGems' conftest renames --mode on kunlunxin (it clashes with a plugin there).
-        vendor = ({**os.environ, **request.env}.get("GEMS_VENDOR") or request.backend.flaggems_vendor)
-        return "--fg_mode" if (vendor or "").lower() == "kunlunxin" else "--mode"
+        vendor = gems_env.vendor(request.backend, {**os.environ, **request.env})
+        return "--fg_mode" if vendor == "kunlunxin" else "--mode"
 
     def cell_command(self, request: CellRequest) -> CellCommand:
         root = self._root(request.source)
@@ -278,9 +273,12 @@ class FlagGemsProvider(Provider):
                 self._mode_flag(request), "kernel"]
         for dtype in request.op.dtypes:
             argv += ["--dtypes", dtype]
+        _, unset, tuner = gems_env.tuner_cache(request.isolate_tuner_cache, request.out_dir,
+                                               {**os.environ, **request.env})
         identity: dict[str, object] = {
             "provider": self.name,
             "provider_commit": provider_commit(root),
+            "tuner_cache": tuner,
             "shape_mode": self._shape_mode(request),
             "bench_level": request.level,
             "timer": plan.timer,
@@ -290,5 +288,5 @@ class FlagGemsProvider(Provider):
         if plan.notes:
             identity["plan_notes"] = list(plan.notes)
         return CellCommand(argv=tuple(argv), cwd=root, env=self.cell_env(request, root),
-                           identity=identity)
+                           unset=unset, identity=identity)
 

@@ -10,9 +10,11 @@ from pathlib import Path
 import attrs
 
 from zl_core import caliber
+from zl_core.contract import AUTOTUNE_REPLAY_FALLBACK
+from zl_core.contract import BENCHMARK_DIRECT_NO_CUDAGRAPH as FALLBACK_MARKER
 from zl_core.errors import BadInputError, CaliberMismatchError
 from zl_core.pairing import Pair
-from zl_core.rows import FALLBACK_MARKER, CellRows
+from zl_core.rows import CellRows
 
 SCHEMA = 1
 KINDS = ("pair", "rounds", "screen")
@@ -125,7 +127,7 @@ def _cell_notes(label: str, cell: CellRows) -> list[str]:
     if fallbacks:
         notes.append(f"{label}: {fallbacks} graph-capture fallback(s) "
                      f"({FALLBACK_MARKER}); those rows are kept apart")
-    replay = cell.markers.get("AUTOTUNE_REPLAY_FALLBACK", 0)
+    replay = cell.markers.get(AUTOTUNE_REPLAY_FALLBACK, 0)
     if replay:
         notes.append(f"{label}: {replay} autotune replay fallback(s): configs not fully pinned")
     return notes

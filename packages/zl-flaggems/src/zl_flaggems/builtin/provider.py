@@ -17,9 +17,10 @@ import ast
 import os
 from pathlib import Path
 
+from zl_core import contract
 from zl_core.errors import PreflightError
 from zl_core.provider import CellCommand, CellRequest, OpInfo, Provider
-from zl_flaggems import preflight
+from zl_flaggems import gems_env, preflight
 from zl_flaggems.preflight import BENCH_DIR
 
 SUITE_DIR = Path(__file__).resolve().parent
@@ -228,9 +229,16 @@ class BuiltinSuiteProvider(Provider):
 
     def cell_command(self, request: CellRequest) -> CellCommand:
         root = self.root(request.source)
+        # The suite runs under FlagGems' protocol, so FlagGems' vendor and tuner-cache
+        # rules apply to its cells as well.
+        environ = {**os.environ, **request.env}
+        tuner_env, unset, tuner = gems_env.tuner_cache(request.isolate_tuner_cache,
+                                                       request.out_dir, environ)
+        gems = {**gems_env.vendor_env(request.backend, environ), **tuner_env}
         identity: dict[str, object] = {
             "provider": self.name,
             "provider_commit": package_version(),
+            "tuner_cache": tuner,
             "shape_mode": self._shape_mode(request),
             "bench_level": request.level,
             "suite_dir": str(root),
@@ -243,7 +251,8 @@ class BuiltinSuiteProvider(Provider):
                 argv += ["--dtypes", ",".join(request.op.dtypes)]
             identity.update({"timer": "none", "compile_only": True, "target": target})
             return CellCommand(argv=tuple(argv), cwd=Path(request.out_dir),
-                               env={"ZL_PROVIDER": self.name}, identity=identity)
+                               env={contract.PROVIDER: self.name, **gems}, unset=unset,
+                               identity=identity)
 
         from zl_flaggems import plugin_order
 
@@ -262,12 +271,12 @@ class BuiltinSuiteProvider(Provider):
         if plan.notes:
             identity["plan_notes"] = list(plan.notes)
         env = {
-            "ZL_PROVIDER": self.name,
-            "ZL_SHAPE_MODE": self._shape_mode(request),
-            "ZL_SHAPE_FILE": str(shape_file) if shape_file else "",
-            "ZL_BENCH_LEVEL": request.level,
+            contract.PROVIDER: self.name,
+            contract.SHAPE_MODE: self._shape_mode(request),
+            contract.SHAPE_FILE: str(shape_file) if shape_file else "",
+            **gems,
             # The suite sits in site-packages: no bytecode there, and no user addopts.
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTEST_ADDOPTS": "",
         }
-        return CellCommand(argv=tuple(argv), cwd=root, env=env, identity=identity)
+        return CellCommand(argv=tuple(argv), cwd=root, env=env, unset=unset, identity=identity)

@@ -40,8 +40,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from zl_core import contract
 
-from zl_flaggems import crashsafe
+from zl_flaggems import crashsafe, gems_env
 from zl_flaggems.autotune_records import (
     FALLBACK_MARKER,
     RECORDS_DIR,
@@ -404,11 +405,7 @@ def _triton_config_cls() -> type:
 
 
 def _flaggems_vendor() -> str:
-    for name in ("GEMS_VENDOR", "FLAGGEMS_VENDOR"):
-        if os.environ.get(name):
-            return os.environ[name]
-    module = sys.modules.get("flag_gems")
-    return str(getattr(module, "vendor_name", "") or "")
+    return gems_env.running_vendor(os.environ)
 
 
 def _write_meta(records_dir: Path) -> None:
@@ -418,8 +415,8 @@ def _write_meta(records_dir: Path) -> None:
         version = str(getattr(triton, "__version__", ""))
     except Exception:  # noqa: BLE001
         version = ""
-    write_meta(records_dir, backend=os.environ.get("ZL_BACKEND", ""), flaggems_vendor=_flaggems_vendor(),
-               triton_version=version, op=os.environ.get("ZL_OP", ""))
+    write_meta(records_dir, backend=os.environ.get(contract.BACKEND, ""), flaggems_vendor=_flaggems_vendor(),
+               triton_version=version, op=os.environ.get(contract.OP, ""))
 
 
 # -- public API for other plugins -------------------------------------------------
@@ -443,19 +440,19 @@ def autotune_stats() -> dict:
 
 def pytest_configure(config: Any) -> None:
     global _HUB
-    cell = os.environ.get("ZL_CELL_DIR", "").strip()
+    cell = os.environ.get(contract.CELL_DIR, "").strip()
     if not cell or _HUB is not None:
         return
-    mode = os.environ.get("ZL_AUTOTUNE_MODE", "uncontrolled").strip().lower()
+    mode = os.environ.get(contract.AUTOTUNE_MODE, "uncontrolled").strip().lower()
     if mode not in ("record", "replay"):
         return
     emitter = Emitter(config)
     book = None
     if mode == "replay":
-        source = os.environ.get("ZL_REPLAY_DIR", "").strip()
+        source = os.environ.get(contract.REPLAY_DIR, "").strip()
         problem = (("replay_dir", ("ZL_AUTOTUNE_MODE=replay but ZL_REPLAY_DIR is not set; "
                                    "set it to the source cell's autotune_records/ folder"))
-                   if not source else replay_problem(Path(source), os.environ.get("ZL_BACKEND", "")))
+                   if not source else replay_problem(Path(source), os.environ.get(contract.BACKEND, "")))
         if problem is not None:
             line = preflight_line(*problem)
             emitter.emit(line, err=True)
@@ -480,7 +477,7 @@ def pytest_sessionfinish(session: Any, exitstatus: Any) -> None:
     if hub is None:
         return
     hub.flush()
-    cell = Path(os.environ.get("ZL_CELL_DIR", ""))
+    cell = Path(os.environ.get(contract.CELL_DIR, ""))
     try:
         _write_meta(cell / RECORDS_DIR)  # flag_gems may only now know its vendor
         from zl_core.caliber import IDENTITY_NAME, merge_identity

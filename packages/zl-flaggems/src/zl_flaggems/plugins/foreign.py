@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from zl_flaggems import cellenv, markers
+from zl_flaggems import cellenv, gems_env, markers
 
 PLUGIN = "foreign"
 PREFIX = ("flag_gems", "runtime", "backend")
@@ -40,13 +40,7 @@ def foreign_vendors(module_names: Iterable[str], active: str) -> list[str]:
 
 
 def active_vendor() -> str:
-    gems = sys.modules.get("flag_gems")
-    vendor = getattr(gems, "vendor_name", None) if gems is not None else None
-    if vendor:
-        return str(vendor)
-    backend = cellenv.backend(PLUGIN)
-    return (getattr(backend, "flaggems_vendor", "") if backend is not None else "") or \
-        os.environ.get("GEMS_VENDOR", "")
+    return gems_env.running_vendor(os.environ, lambda: cellenv.backend(PLUGIN))
 
 
 def check() -> str | None:

@@ -20,6 +20,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from zl_core import contract
 
 from zl_flaggems import benchapi, cellenv, crashsafe, markers
 from zl_flaggems.rowclock import CLOCK
@@ -152,10 +153,10 @@ class Collector:
         return counts
 
     def document(self) -> dict:
-        op = cellenv.env("ZL_OP") or (self.rows[0]["op"] if self.rows else "")
+        op = cellenv.env(contract.OP) or (self.rows[0]["op"] if self.rows else "")
         return {
             "schema": SCHEMA,
-            "provider": cellenv.env("ZL_PROVIDER") or "flaggems",
+            "provider": cellenv.env(contract.PROVIDER) or "flaggems",
             "op": op,
             "complete": self.complete,
             "exitstatus": self.exitstatus,

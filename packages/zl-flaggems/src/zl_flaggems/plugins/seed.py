@@ -12,13 +12,15 @@ import random
 import sys
 from typing import Any
 
+from zl_core import contract
+
 from zl_flaggems import cellenv
 
 PLUGIN = "seed"
 
 
 def seed_value() -> int:
-    return cellenv.env_int("ZL_SEED", 0, minimum=0)
+    return cellenv.env_int(contract.SEED, 0, minimum=0)
 
 
 def seed_all(seed: int) -> list[str]:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from zl_core import contract
 
 from zl_flaggems import benchapi, cellenv
 from zl_flaggems.rowclock import CLOCK
@@ -41,7 +42,7 @@ _recorder_looked = False
 
 
 def shape_file() -> Path | None:
-    value = cellenv.env("ZL_SHAPE_FILE")
+    value = cellenv.env(contract.SHAPE_FILE)
     return Path(value) if value else None
 
 
@@ -236,7 +237,7 @@ def pytest_configure(config: Any) -> None:
     cellenv.bind_config(config)
     path = shape_file()
     mode = f"file:{path}" if path is not None else "upstream"
-    cellenv.merge_identity(PLUGIN, {"shape_mode": cellenv.env("ZL_SHAPE_MODE") or mode})
+    cellenv.merge_identity(PLUGIN, {"shape_mode": cellenv.env(contract.SHAPE_MODE) or mode})
 
 
 def pytest_collection_finish(session: Any) -> None:

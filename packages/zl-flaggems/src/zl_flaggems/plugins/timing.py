@@ -42,6 +42,7 @@ from typing import Any
 
 import attrs
 import pytest
+from zl_core import contract
 
 from zl_flaggems import cellenv, markers
 from zl_flaggems.plugin_order import resolve_timer
@@ -324,7 +325,7 @@ _current_op = ""
 
 
 def current_op() -> str:
-    return _current_op or cellenv.env("ZL_OP")
+    return _current_op or cellenv.env(contract.OP)
 
 
 def active_timer() -> Timer | None:
@@ -343,10 +344,10 @@ def pytest_configure(config: Any) -> None:
     if _TIMER is not None:
         return
     backend = cellenv.backend(PLUGIN)
-    mode, message = resolve_timer(cellenv.env("ZL_TIMER") or "auto", backend)
+    mode, message = resolve_timer(cellenv.env(contract.TIMER) or "auto", backend)
     if message:
         cellenv.note(PLUGIN, message)
-    repeat = cellenv.env_int("ZL_DIRECT_REPEAT", 1)
+    repeat = cellenv.env_int(contract.DIRECT_REPEAT, 1)
     if mode == "none":
         cellenv.merge_identity(PLUGIN, {"timer": "none"})
         return

@@ -30,9 +30,10 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
+from zl_core import contract
 from zl_core.ttgir_layout import TTGIR_DIR
 
-from zl_flaggems import crashsafe
+from zl_flaggems import crashsafe, gems_env
 from zl_flaggems.ttgir_recorder import TtgirRecorder, get_recorder, measure_hook_cost
 
 _ACTIVE: TritonHooks | None = None
@@ -96,7 +97,7 @@ class TritonHooks:
 
         self._undo.append(undo_listener)
         runtime = getattr(knobs, "runtime", None)
-        if os.environ.get("ZL_TTGIR_LAUNCH_HOOK", "1").strip() != "0":
+        if os.environ.get(contract.TTGIR_LAUNCH_HOOK, "1").strip() != "0":
             self._install_launch_hook(runtime)
         else:  # diagnostic only (overhead measurement): launches are not counted, so nothing is dumped
             self.notes.append("launch hook disabled by ZL_TTGIR_LAUNCH_HOOK=0")
@@ -218,7 +219,7 @@ def _scan_compiled_kernels(recorder: TtgirRecorder):
 
 
 def _backend_refuses_hooks() -> str | None:
-    name = os.environ.get("ZL_BACKEND", "").strip()
+    name = os.environ.get(contract.BACKEND, "").strip()
     if not name:
         return None
     try:
@@ -233,7 +234,7 @@ def _backend_refuses_hooks() -> str | None:
 
 
 def _merge_identity(updates: dict) -> None:
-    cell = Path(os.environ.get("ZL_CELL_DIR", ""))
+    cell = Path(os.environ.get(contract.CELL_DIR, ""))
     try:
         from zl_core.caliber import IDENTITY_NAME, merge_identity
 
@@ -250,7 +251,7 @@ def _emit(config: Any, line: str) -> None:
 
 
 def ttgir_root() -> Path:
-    return Path(os.environ["ZL_CELL_DIR"]) / TTGIR_DIR
+    return Path(os.environ[contract.CELL_DIR]) / TTGIR_DIR
 
 
 def flush() -> None:
@@ -273,14 +274,14 @@ def _flush_on_shape(_label: str) -> None:
 
 def pytest_configure(config: Any) -> None:
     global _ACTIVE
-    if not os.environ.get("ZL_CELL_DIR", "").strip() or _ACTIVE is not None:
+    if not os.environ.get(contract.CELL_DIR, "").strip() or _ACTIVE is not None:
         return
     reason = _backend_refuses_hooks()
     recorder = get_recorder()
-    recorder.dump_unlaunched = os.environ.get("ZL_COMPILE_ONLY", "").strip() == "1"
+    recorder.dump_unlaunched = os.environ.get(contract.COMPILE_ONLY, "").strip() == "1"
     # Per-cell directories whose paths end up in loc(...) of generated kernels.
     recorder.alias_paths({name: os.environ.get(name) for name in
-                          ("FLAGGEMS_CACHE_DIR", "TRITON_CACHE_DIR", "ZL_CELL_DIR")})
+                          (gems_env.CACHE_DIR, "TRITON_CACHE_DIR", contract.CELL_DIR)})
     hooks = TritonHooks(recorder)
     if reason is None and not hooks.install():
         reason = "; ".join(hooks.notes)

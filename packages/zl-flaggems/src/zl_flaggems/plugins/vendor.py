@@ -18,22 +18,17 @@ from typing import Any
 
 import pytest
 
-from zl_flaggems import cellenv
+from zl_flaggems import cellenv, gems_env
 
 PLUGIN = "vendor"
 _done = False
 
 
 def ensure_gems_vendor(backend: Any) -> str | None:
-    """Set ``GEMS_VENDOR`` from ``backend`` unless a vendor variable is already set."""
-    for key in cellenv.VENDOR_ENV_KEYS:
-        if os.environ.get(key, "").strip():
-            return os.environ[key].strip()
-    vendor = getattr(backend, "flaggems_vendor", "") if backend is not None else ""
-    if vendor:
-        os.environ["GEMS_VENDOR"] = vendor
-        return vendor
-    return None
+    """Apply :func:`zl_flaggems.gems_env.vendor_env` to this process (a zl cell has it
+    from its provider already; a cell started by hand may not); returns the vendor."""
+    os.environ.update(gems_env.vendor_env(backend, os.environ))
+    return gems_env.user_vendor(os.environ)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -91,7 +86,7 @@ def collect_identity(backend: Any) -> tuple[dict[str, Any], list[str]]:
         if expected and got and got != expected:
             problems.append(f"flag_gems picked vendor {got!r} but backend "
                             f"{getattr(backend, 'name', '?')} expects {expected!r} "
-                            f"(GEMS_VENDOR={os.environ.get('GEMS_VENDOR', '')!r})")
+                            f"({gems_env.VENDOR}={os.environ.get(gems_env.VENDOR, '')!r})")
     return identity, problems
 
 

@@ -1,0 +1,83 @@
+"""The cell contract: what a cell process is handed and what it prints back.
+
+The core (:mod:`zl_core.cell`) starts every cell and writes its environment; the
+provider adds its own variables through its :class:`~zl_core.provider.CellCommand`;
+the pytest plugins inside the cell read them. Every ``ZL_*`` variable and every
+marker name is spelled here once, and each variable has exactly one writer:
+
+========================  ==========  ==============================================
+variable                  writer      meaning
+========================  ==========  ==============================================
+``ZL_CELL_DIR``           core        the cell directory (plugins write nothing without it)
+``ZL_BACKEND``            core        the backend's canonical name
+``ZL_OP``                 core        the operator
+``ZL_DTYPES``             core        comma list of dtypes ("" = the benchmark's own)
+``ZL_AUTOTUNE_MODE``      core        record | replay | uncontrolled | none
+``ZL_REPLAY_DIR``         core        the ``autotune_records/`` to replay (replay only)
+``ZL_TIMER``              core        the requested timer (auto | graph | direct | none)
+``ZL_DIRECT_REPEAT``      core        calls per direct-timed measurement (median)
+``ZL_COMPILE_ONLY``       core        "1" for a compile-only cell
+``ZL_TARGET``             core        the compile-only target (compile-only only)
+``ZL_SEED``               user        random seed; core passes it on, "0" when unset
+``ZL_PROVIDER``           provider    the provider's name
+``ZL_SHAPE_FILE``         provider    the shape YAML to inject ("" = the benchmark's own)
+``ZL_SHAPE_MODE``         provider    the identity's ``shape_mode``
+``ZL_TTGIR_LAUNCH_HOOK``  user        "0" turns the TTGIR launch hook off
+========================  ==========  ==============================================
+
+A marker is one line of the cell's output that starts with its name, then
+``key=value`` fields. Core counts them in ``run.log``; the plugins count the
+ones they print into ``results.json``.
+"""
+
+from __future__ import annotations
+
+# -- environment written by the core ----------------------------------------------
+
+CELL_DIR = "ZL_CELL_DIR"
+BACKEND = "ZL_BACKEND"
+OP = "ZL_OP"
+DTYPES = "ZL_DTYPES"
+AUTOTUNE_MODE = "ZL_AUTOTUNE_MODE"
+REPLAY_DIR = "ZL_REPLAY_DIR"
+TIMER = "ZL_TIMER"
+DIRECT_REPEAT = "ZL_DIRECT_REPEAT"
+COMPILE_ONLY = "ZL_COMPILE_ONLY"
+TARGET = "ZL_TARGET"
+
+CORE_WRITES = (CELL_DIR, BACKEND, OP, DTYPES, AUTOTUNE_MODE, REPLAY_DIR, TIMER, DIRECT_REPEAT,
+               COMPILE_ONLY, TARGET)
+
+# -- environment written by the provider (through its cell command) -------------------
+
+PROVIDER = "ZL_PROVIDER"
+SHAPE_FILE = "ZL_SHAPE_FILE"
+SHAPE_MODE = "ZL_SHAPE_MODE"
+
+PROVIDER_WRITES = (PROVIDER, SHAPE_FILE, SHAPE_MODE)
+
+# -- settings a user may give a cell (zl passes them on, never invents them) -------------
+
+SEED = "ZL_SEED"
+DEFAULT_SEED = "0"
+TTGIR_LAUNCH_HOOK = "ZL_TTGIR_LAUNCH_HOOK"
+
+# -- markers ---------------------------------------------------------------------------
+
+#: A replayed autotune key had no recorded config and was tuned afresh.
+AUTOTUNE_REPLAY_FALLBACK = "AUTOTUNE_REPLAY_FALLBACK"
+#: A row meant to be graph-timed fell back to direct timing.
+BENCHMARK_DIRECT_NO_CUDAGRAPH = "BENCHMARK_DIRECT_NO_CUDAGRAPH"
+#: A graph-capture attempt killed the device context; the cell stops timing.
+BENCHMARK_CAPTURE_POISONED = "BENCHMARK_CAPTURE_POISONED"
+#: Another vendor's FlagGems backend module was imported into the cell.
+FOREIGN_VENDOR_MODULE = "FOREIGN_VENDOR_MODULE"
+
+MARKERS = (AUTOTUNE_REPLAY_FALLBACK, BENCHMARK_DIRECT_NO_CUDAGRAPH, BENCHMARK_CAPTURE_POISONED,
+           FOREIGN_VENDOR_MODULE)
+
+# -- scratch folders of a cell (created by the cell, removed by the core afterwards) ------
+
+TRITON_CACHE = ".triton_cache"
+#: Where a provider points its tuner's cache when the request isolates it.
+TUNER_CACHE = ".tuner_cache"
