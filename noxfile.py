@@ -97,6 +97,7 @@ def tests(session: nox.Session) -> None:
     """Run the test suite in a fresh virtualenv (real Triton, no accelerator)."""
     session.install("pytest", "hatchling", "nox", TRITON_FOR_TESTS)
     session.install(*[f"-e{ROOT / 'packages' / name}" for name in PACKAGES])
+    session.install("distributed")  # zl-core's dask extra: the multi-host tests use a real scheduler
     session.run("pytest", *(session.posargs or ["-q", "tests"]))
 
 

@@ -3,6 +3,7 @@ cells are real processes honouring the ZL_* contract (tests/fake_cell.py)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -62,3 +63,24 @@ def fake_host(monkeypatch):
 def private_device_locks(tmp_path_factory, monkeypatch):
     """Each test takes device locks in its own folder, so parallel runs never wait on each other."""
     monkeypatch.setenv("ZL_LOCK_DIR", str(tmp_path_factory.mktemp("locks")))
+
+
+@pytest.fixture
+def lanes_host(monkeypatch, tmp_path):
+    """A host with the real CUDA backend over a fake 4-GPU nvidia-smi and the sleepy suite
+    (tests/fake_lanes); cells log what they saw to ``tmp_path/ledger.tsv``."""
+    import zl_backend_cuda.plugin as cuda_plugin
+
+    fakes = Path(__file__).with_name("fake_lanes")
+    if str(fakes) not in sys.path:
+        sys.path.insert(0, str(fakes))
+    import zl_fake_lanes
+
+    monkeypatch.setenv("PATH", f"{fakes / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setenv("ZL_FAKE_LEDGER", str(tmp_path / "ledger.tsv"))
+    monkeypatch.setenv("ZL_FAKE_SLEEP", "0.2")
+    host = PluginHost()
+    host.register(cuda_plugin, name="cuda", package="zl-backend-cuda", version="0")
+    zl_fake_lanes.register(host)
+    return host

@@ -8,8 +8,10 @@ import os
 import sys
 from pathlib import Path
 
+import attrs
 from zl_core import hookimpl
-from zl_core.provider import CellCommand, OpInfo, Provider
+from zl_core.opspec import OpSpec
+from zl_core.provider import CellCommand, CellRequest, OpInfo, Provider
 
 HERE = Path(__file__).resolve().parent
 BIN = HERE / "bin"
@@ -36,6 +38,32 @@ class SleepySuite:
     @hookimpl
     def zl_providers(self):
         return [SleepyProvider()]
+
+
+@attrs.frozen(kw_only=True)
+class PairTask:
+    """A task record shaped like a screen task: one operator, two cells."""
+
+    op: OpSpec
+    a: CellRequest
+    b: CellRequest
+
+
+@attrs.frozen(kw_only=True)
+class Runtime:
+    host: object
+    sink: object
+
+
+def run_pair(task: PairTask, runtime: Runtime) -> list:
+    """Run the pair's cells (importable, so a Dask worker can run it too)."""
+    from zl_core.cell import run_cell
+
+    provider = runtime.host.get_provider("sleepy")
+    outcomes = [run_cell(runtime.host, provider, req) for req in (task.a, task.b)]
+    for outcome in outcomes:
+        runtime.sink.line(f"{task.op.op} {outcome.cell_dir.name} rc={outcome.rc}")
+    return outcomes
 
 
 def register(host) -> None:

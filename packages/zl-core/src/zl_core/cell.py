@@ -181,6 +181,9 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
     A failed preflight raises :class:`PreflightError` after writing its line into
     the cell's ``run.log``, so a campaign keeps the evidence.
     """
+    signum = interrupts.requested()
+    if signum is not None:  # the campaign is ending: start nothing new
+        raise interrupts.Interrupted(signum)
     cell = prepare_cell_dir(Path(request.out_dir), fresh=fresh_dir)
     log_path = cell / "run.log"
     start = time.time()
@@ -234,6 +237,8 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
         **({"interrupted": signal.Signals(signum).name} if signum else {"finished": _now_iso()}),
         "markers": markers, "success_rows": success, "failed_rows": failed,
     })
+    if signum is not None:  # killed by the campaign's interruption: no outcome to report
+        raise interrupts.Interrupted(signum)
     return CellOutcome(cell_dir=cell, rc=rc, timed_out=timed_out, elapsed_s=end - start,
                        start=start, end=end, markers=markers, success_rows=success,
                        failed_rows=failed)

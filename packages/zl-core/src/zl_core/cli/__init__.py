@@ -15,7 +15,7 @@ import sys
 from zl_core import __version__, interrupts
 from zl_core.errors import EXIT_USAGE, ZlError
 
-COMMANDS = ("backends", "doctor", "telemetry", "ops", "run", "screen", "ab", "report")
+COMMANDS = ("backends", "doctor", "telemetry", "ops", "run", "screen", "ab", "report", "worker")
 
 
 class _Parser(argparse.ArgumentParser):

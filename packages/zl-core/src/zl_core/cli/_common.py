@@ -177,3 +177,25 @@ def check_compile_only(args: argparse.Namespace, provider: Provider) -> None:
 
 def runs_root(value: Path | None) -> Path:
     return Path(value or os.environ.get(RUNS_ROOT_ENV) or "runs").expanduser().resolve()
+
+
+def resolve_devices(host: PluginHost, backend: Backend, spec: str, *, what: str) -> list[str]:
+    """``all`` or ``0,1,...`` as physical device ids; ids outside a visibility mask are refused."""
+    if spec.strip().lower() == "all":
+        devices = host.enumerate_devices(backend)
+        if not devices:
+            raise NoDeviceError(f"no {backend.name} device found on this machine for {what} "
+                                "--devices all; name them with --devices 0,1,...")
+        return devices
+    devices = [d.strip() for d in spec.split(",") if d.strip()]
+    if not devices:
+        raise UsageError(f"--devices {spec!r} names no device; give all or a list such as 0,1")
+    repeated = sorted({d for d in devices if devices.count(d) > 1})
+    if repeated:
+        raise UsageError(f"--devices names {', '.join(repeated)} twice; a device is one lane")
+    mask = host.visibility_mask(backend)
+    outside = [d for d in devices if mask is not None and d not in mask]
+    if outside:
+        raise UsageError(f"device(s) {', '.join(outside)} are hidden by the visibility mask "
+                         f"({', '.join(mask or [])}); devices are physical ids, pick among those")
+    return devices

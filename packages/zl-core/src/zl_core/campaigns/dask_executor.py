@@ -1,0 +1,242 @@
+"""The Dask executor: operator tasks on the lanes of ``zl worker`` processes, any host.
+
+Needs the ``dask`` extra (``pip install 'zl-core[dask]'``, which brings Dask
+distributed). Every task asks the scheduler for one ``lane`` resource; a worker
+started by ``zl worker`` offers one lane per device. No shared filesystem is
+assumed: on the worker a task runs in a scratch copy of the campaign folder, and
+what it wrote travels back as a tar archive that this side unpacks into the real
+campaign folder, together with the cell reports the task made (replayed into the
+campaign's sink, so status.tsv and the progress display see every cell).
+
+When a worker dies, the scheduler reruns its task from scratch on another worker.
+Every start of a task is logged as a scheduler event; the campaign records each
+operator's attempts (host, worker, device) in ``dask_tasks.tsv`` and says when a
+task ran more than once. The FlagGems checkout, the interpreter and any shape file
+must exist under the same paths on every host.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import socket
+import tarfile
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import attrs
+
+from zl_core.devicelock import DeviceLock
+from zl_core.errors import UsageError
+
+from .lanes import task_op
+from .retarget import on_device, rebased
+
+T = TypeVar("T")
+R = TypeVar("R")
+LANE = "lane"
+EVENT_TOPIC = "zl-task-start"
+TASKS_TSV = "dask_tasks.tsv"
+WORKER_BACKEND_ENV = "ZL_WORKER_BACKEND"
+WORKER_DEVICES_ENV = "ZL_WORKER_DEVICES"
+SCRATCH_ENV = "ZL_WORKER_SCRATCH"
+INSTALL_HINT = "the Dask executor needs Dask distributed: pip install 'zl-core[dask]'"
+_POLL_S = 0.2
+
+
+def import_distributed():
+    """``distributed``, or a one-line usage error saying how to install it."""
+    try:
+        import distributed
+    except ImportError:
+        raise UsageError(INSTALL_HINT) from None
+    return distributed
+
+
+# -- on the worker ------------------------------------------------------------------
+
+
+class RecordingSink:
+    """Collects a task's cell reports on the worker; the campaign side replays them."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict]] = []
+
+    def __getattr__(self, name: str) -> Callable[..., None]:
+        if name.startswith("_"):
+            raise AttributeError(name)
+
+        def record(*args: Any, **kwargs: Any) -> None:
+            if args:
+                kwargs = {"_args": args, **kwargs}
+            self.calls.append((name, kwargs))
+        return record
+
+
+_lanes_lock = threading.Lock()
+_lanes_busy: set[str] = set()
+
+
+def _take_lane() -> tuple[str, str, DeviceLock]:
+    """A free device of this worker: not busy in this process and lockable on this host."""
+    backend = os.environ.get(WORKER_BACKEND_ENV, "")
+    devices = [d for d in os.environ.get(WORKER_DEVICES_ENV, "").split(",") if d]
+    if not backend or not devices:
+        raise RuntimeError("this Dask worker offers no zl lanes; start workers with "
+                           "'zl worker --scheduler ADDRESS'")
+    while True:
+        with _lanes_lock:
+            for device in devices:
+                if device in _lanes_busy:
+                    continue
+                lock = DeviceLock(backend, device)
+                if lock.try_acquire():
+                    _lanes_busy.add(device)
+                    return backend, device, lock
+        time.sleep(_POLL_S)
+
+
+def _give_back(device: str, lock: DeviceLock) -> None:
+    lock.release()
+    with _lanes_lock:
+        _lanes_busy.discard(device)
+
+
+def _archive(folder: Path) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for child in sorted(folder.iterdir()):
+            tar.add(child, arcname=child.name)
+    return buffer.getvalue()
+
+
+def run_on_worker(fn: Callable[[T, Any], R], task: T, runtime: Any, campaign_root: str) -> dict:
+    """Run one task on a lane of this worker; return its result, reports and folder."""
+    from distributed import get_worker
+
+    from zl_core.host import plugin_host
+
+    worker = get_worker()
+    backend, device, lock = _take_lane()
+    try:
+        host = socket.gethostname()
+        worker.log_event(EVENT_TOPIC, {"key": str(worker.get_current_task()), "op": task_op(task),
+                                       "host": host, "worker": worker.address, "device": device,
+                                       "time": time.time()})
+        base = Path(tempfile.mkdtemp(prefix="zl-task-", dir=os.environ.get(SCRATCH_ENV) or None))
+        try:
+            root = Path(campaign_root)
+            scratch = base / root.name
+            scratch.mkdir()
+            sink = RecordingSink()
+            local = on_device(rebased(task, root, scratch), device)
+            result = fn(local, attrs.evolve(runtime, host=plugin_host(), sink=sink))
+            return {"result": rebased(result, scratch, root), "calls": rebased(sink.calls, scratch, root),
+                    "archive": _archive(scratch), "host": host, "device": f"{backend}:{device}"}
+        finally:
+            shutil.rmtree(base, ignore_errors=True)
+    finally:
+        _give_back(device, lock)
+
+
+# -- on the campaign's host -------------------------------------------------------------
+
+
+def _unpack(archive: bytes, root: Path) -> None:
+    with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(root, filter="data")  # no absolute paths, no escapes, no devices
+            return
+        for member in tar.getmembers():
+            if member.name.startswith("/") or ".." in Path(member.name).parts or not (
+                    member.isfile() or member.isdir()):
+                raise RuntimeError(f"refusing archive member {member.name!r} from a worker")
+        tar.extractall(root)
+
+
+def _replay(calls: list[tuple[str, dict]], sink: Any) -> None:
+    for name, kwargs in calls:
+        args = kwargs.pop("_args", ())
+        getattr(sink, name)(*args, **kwargs)
+
+
+class DaskExecutor:
+    """Runs each task on one lane of a ``zl worker`` connected to the scheduler."""
+
+    def __init__(self, scheduler: str, *, campaign_root: Path | None = None,
+                 connect_timeout_s: float = 30.0) -> None:
+        self.distributed = import_distributed()
+        self.scheduler = scheduler
+        # None: the campaign folder of the sink the tasks report to (CampaignSink.layout).
+        self.campaign_root = None if campaign_root is None else Path(campaign_root)
+        self.connect_timeout_s = connect_timeout_s
+        self._client = None
+
+    def client(self):
+        if self._client is None:
+            try:
+                self._client = self.distributed.Client(self.scheduler, timeout=self.connect_timeout_s)
+            except (OSError, TimeoutError) as exc:
+                raise UsageError(f"cannot reach the Dask scheduler at {self.scheduler} ({exc}); "
+                                 "start one with 'dask scheduler' and workers with "
+                                 f"'zl worker --scheduler {self.scheduler}'") from None
+        return self._client
+
+    @property
+    def concurrency(self) -> int:
+        """Lanes offered by the workers connected now."""
+        workers = self.client().scheduler_info().get("workers", {})
+        return int(sum(w.get("resources", {}).get(LANE, 0) for w in workers.values())) or 1
+
+    def run(self, fn: Callable[[T, Any], R], tasks: Iterable[T], runtime: Any) -> Iterator[R]:
+        client = self.client()
+        if self.campaign_root is None:
+            self.campaign_root = Path(runtime.sink.layout.root)
+        travelling = attrs.evolve(runtime, host=None, sink=None)
+        keys = {}
+        futures = []
+        for task in tasks:
+            key = f"zl-{task_op(task)}-{uuid.uuid4().hex[:8]}"
+            keys[key] = task_op(task)
+            futures.append(client.submit(run_on_worker, fn, task, travelling, str(self.campaign_root),
+                                         resources={LANE: 1}, pure=False, key=key))
+        try:
+            for future in self.distributed.as_completed(futures):
+                out = future.result()
+                _unpack(out["archive"], self.campaign_root)
+                _replay(out["calls"], runtime.sink)
+                yield out["result"]
+        finally:
+            self._record_attempts(client, keys, runtime)
+            for future in futures:
+                future.cancel()
+
+    def _record_attempts(self, client, keys: dict[str, str], runtime: Any) -> None:
+        """Write every start of this campaign's tasks to dask_tasks.tsv; name the retried ones."""
+        try:
+            events = client.get_events(EVENT_TOPIC)
+        except Exception:  # noqa: BLE001 - the record is evidence, not a reason to fail the campaign
+            return
+        starts: dict[str, list[dict]] = {}
+        for _, msg in events:
+            if isinstance(msg, dict) and msg.get("key") in keys:
+                starts.setdefault(keys[msg["key"]], []).append(msg)
+        lines = ["op\tattempt\thost\tworker\tdevice"]
+        for op in sorted(starts):
+            for n, msg in enumerate(sorted(starts[op], key=lambda m: m.get("time", 0)), start=1):
+                lines.append(f"{op}\t{n}\t{msg.get('host', '')}\t{msg.get('worker', '')}\t{msg.get('device', '')}")
+            if len(starts[op]) > 1:
+                runtime.sink.line(f"{op}: rerun from scratch after its worker died "
+                                  f"({len(starts[op])} attempts, see {TASKS_TSV})")
+        (self.campaign_root / TASKS_TSV).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None

@@ -1,0 +1,93 @@
+"""The lanes executor with real cells on four fake CUDA devices (tests/fake_lanes)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from zl_core.campaigns.lanes import LanesExecutor, longest_first
+from zl_core.campaigns.retarget import devices_of, on_device, rebased
+from zl_core.opspec import OpSpec
+from zl_core.provider import CellRequest
+
+FAKES = Path(__file__).with_name("fake_lanes")
+sys.path.insert(0, str(FAKES))
+from zl_fake_lanes import PairTask, Runtime, run_pair
+
+
+class ListSink:
+    def __init__(self):
+        self.lines = []
+
+    def line(self, text):
+        self.lines.append(text)
+
+
+def pair_tasks(host, root: Path, names) -> list[PairTask]:
+    cuda = host.get_backend("cuda")
+    tasks = []
+    for name in names:
+        op = OpSpec.parse(name)
+        common = {"op": op, "backend": cuda, "python": sys.executable, "device": None, "timeout_s": 60}
+        a = CellRequest(out_dir=root / name / "A", side="A", autotune_mode="record", **common)
+        b = CellRequest(out_dir=root / name / "B", side="B", autotune_mode="replay",
+                        replay_from=root / name / "A", **common)
+        tasks.append(PairTask(op=op, a=a, b=b))
+    return tasks
+
+
+def read_ledger(path: Path) -> list[list[str]]:
+    return [line.split("\t") for line in path.read_text().splitlines()]
+
+
+def test_four_lanes_run_every_task_once_one_cell_per_device_an_operator_on_one_device(lanes_host, tmp_path):
+    names = ["abs", "add", "mul", "sub", "exp", "log", "sin", "cos"]
+    executor = LanesExecutor("cuda", ["0", "1", "2", "3"])
+    results = list(executor.run(run_pair, pair_tasks(lanes_host, tmp_path / "c", names),
+                                Runtime(host=lanes_host, sink=ListSink())))
+    assert sorted(r[0].cell_dir.parent.name for r in results) == sorted(names)
+    assert all(o.ok for pair in results for o in pair)
+    events = read_ledger(tmp_path / "ledger.tsv")
+    starts = [e for e in events if e[0] == "start"]
+    assert len(starts) == 2 * len(names)  # each cell ran exactly once
+    devices_by_op = {}
+    for event in starts:
+        devices_by_op.setdefault(event[2], set()).add(event[1])
+    assert all(len(d) == 1 for d in devices_by_op.values())  # A and B on the same device
+    assert len(set().union(*devices_by_op.values())) == 4  # every lane worked
+    # No two cells overlapped on one device: each device's start/end events alternate.
+    for device in "0123":
+        sequence = [e[0] for e in events if e[1] == device]
+        assert sequence == ["start", "end"] * (len(sequence) // 2)
+
+
+def test_a_device_held_by_another_process_is_left_alone(lanes_host, tmp_path):
+    from zl_core.devicelock import DeviceLock
+
+    other = DeviceLock("cuda", "1")
+    assert other.try_acquire()
+    try:
+        sink = ListSink()
+        list(LanesExecutor("cuda", ["0", "1"]).run(run_pair, pair_tasks(lanes_host, tmp_path / "c", ["abs", "add"]),
+                                                   Runtime(host=lanes_host, sink=sink)))
+    finally:
+        other.release()
+    devices = {e[1] for e in read_ledger(tmp_path / "ledger.tsv")}
+    assert devices == {"0"}
+    assert any("cuda:1: device busy" in line for line in sink.lines)
+
+
+def test_longest_known_tasks_go_first_and_unknown_ones_keep_plan_order():
+    tasks = [PairTask(op=OpSpec.parse(n), a=None, b=None) for n in ("a", "b", "c", "d")]
+    ordered = longest_first(tasks, {"c": 30.0, "a": 10.0})
+    assert [t.op.op for t in ordered] == ["c", "b", "d", "a"]  # b, d at the mean (20 s)
+    assert longest_first(tasks, {}) == tasks
+
+
+def test_placing_a_task_pins_every_cell_and_rebasing_moves_only_its_own_paths(lanes_host, tmp_path):
+    task = pair_tasks(lanes_host, tmp_path / "camp", ["abs"])[0]
+    placed = on_device(task, "3")
+    assert devices_of(placed) == {"3"} and devices_of(task) == {None}
+    moved = rebased(placed, tmp_path / "camp", Path("/scratch/camp"))
+    assert moved.b.replay_from == Path("/scratch/camp/abs/A")
+    assert moved.a.python == sys.executable  # a path outside the campaign stays
