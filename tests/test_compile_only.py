@@ -36,8 +36,8 @@ CUDA = Backend(name="cuda", aliases=("nvidia",), visibility_env_keys=("CUDA_VISI
 SIDES = {
     "base": ({}, ALL_OPS),
     "mma_v3_off": ({"DISABLE_MMA_V3": "1"}, ("mm", "add", "softmax", "layer_norm")),
-    "f32_ieee": ({"TRITON_F32_DEFAULT": "ieee"}, ("mm_f32",)),
-    "f32_tf32": ({"TRITON_F32_DEFAULT": "tf32"}, ("mm_f32",)),
+    "f32_ieee": ({"TRITON_F32_DEFAULT": "ieee"}, ("mm_f32", "mm")),
+    "f32_tf32": ({"TRITON_F32_DEFAULT": "tf32"}, ("mm_f32", "mm")),
     "typo": ({"DISABLE_MMA_V33": "1"}, ALL_OPS),
 }
 
@@ -143,6 +143,15 @@ def test_f32_default_reaches_the_float32_dot(sides):
     ieee, tf32 = fingerprint(sides[("f32_ieee", "mm_f32")]), fingerprint(sides[("f32_tf32", "mm_f32")])
     assert ieee != tf32
     assert tf32 == fingerprint(sides[("base", "mm_f32")])  # unset behaves like tf32
+
+
+def test_f32_default_leaves_the_fp16_gemm_alone(sides):
+    # The fp16/bf16 GEMM states its dot precision, so the float32 default is not
+    # written into its TTGIR: the two switches reach different operators.
+    ieee, tf32 = fingerprint(sides[("f32_ieee", "mm")]), fingerprint(sides[("f32_tf32", "mm")])
+    assert ieee == tf32 == fingerprint(sides[("base", "mm")])
+    text = next((sides[("f32_tf32", "mm")] / "ttgir").rglob("*.ttgir")).read_text()
+    assert "inputPrecision" not in text
 
 
 def test_a_misspelled_switch_changes_nothing(sides):

@@ -3,6 +3,13 @@
 The kernel a compiler switch about matrix units touches first: on sm90 its
 TTGIR uses ``warp_group_dot`` (MMA v3), and ``DISABLE_MMA_V3=1`` turns it into
 MMA v2 ``tt.dot``. Inputs are row-major (``a`` is M x K, ``b`` is K x N).
+
+Its dot states ``input_precision="ieee"`` (as FlagGems' GEMMs do with
+``allow_tf32=False``): an fp16/bf16 dot has no reduced-precision mode, but a dot
+that states none carries ``TRITON_F32_DEFAULT`` as an ``inputPrecision``
+attribute in its TTGIR, and that switch would then mark this GEMM IR_CHANGED
+although its code is the same. So ``TRITON_F32_DEFAULT`` reaches ``mm_f32`` only,
+and ``DISABLE_MMA_V3`` both GEMMs.
 """
 
 from __future__ import annotations
@@ -54,7 +61,7 @@ def mm_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
         k_left = K - k * BLOCK_K
         a = tl.load(a_tile, mask=(rows[:, None] < M) & (ks[None, :] < k_left), other=0.0)
         b = tl.load(b_tile, mask=(ks[:, None] < k_left) & (cols[None, :] < N), other=0.0)
-        acc += tl.dot(a, b)
+        acc += tl.dot(a, b, input_precision="ieee")  # see the module docstring
         a_tile += BLOCK_K * stride_ak
         b_tile += BLOCK_K * stride_bk
     c = acc.to(c_ptr.dtype.element_ty)
