@@ -7,7 +7,8 @@
 
 screen, ab and report run in the interpreter that holds the user's torch and
 triton (never an isolated virtualenv, which would hide a vendor build); the logic
-lives in the zl packages, this file only dispatches.
+lives in the zl packages, this file only dispatches. zl's own exit code is the
+exit code of ``nox -s screen|ab|report|run`` (README's table), not nox's blanket 1.
 """
 
 from __future__ import annotations
@@ -65,7 +66,13 @@ def forward(session: nox.Session, command: str) -> None:
     # nox runs sessions from the noxfile's folder; paths the user typed (and the
     # default ./runs) mean the folder nox was invoked from.
     session.chdir(session.invoked_from)
-    session.run(python, "-m", "zl_core", command, *session.posargs, external=True)
+    try:
+        session.run(python, "-m", "zl_core", command, *session.posargs, external=True)
+    except nox.command.CommandFailed as exc:
+        # nox would turn every failure into exit 1; a CI job reading the README's
+        # exit-code table needs zl's own code, so leave nox with it. SystemExit is
+        # not an Exception, so nox's session runner lets it through.
+        raise SystemExit(exc.return_code or 1) from None
 
 
 @nox.session(python=False)

@@ -64,7 +64,7 @@ def test_text_listing(installed, capsys):
     out = capsys.readouterr().out
     assert "goodacc (aliases: ga, good)" in out
     assert "graph_capture=yes" in out and "capture_deny=unique2" in out
-    assert "plugins not loaded:" in out
+    assert "plugins not in use" in out
     assert "broken" in out and "zl_vendor_runtime_that_is_not_there" in out
 
 
@@ -97,3 +97,32 @@ def test_misuse_is_one_line_exit_2(installed, capsys):
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+RAISES_FROM_HOOKS = """
+import sys
+from zl_core import Backend, hookimpl
+
+@hookimpl
+def zl_backends():
+    return [Backend(name="raisy", visibility_env_keys=("RAISY_VISIBLE",))]
+
+@hookimpl
+def zl_enumerate_devices(backend, explicit):
+    raise RuntimeError("vendor driver exploded")
+"""
+
+
+def test_a_plugin_whose_device_hook_raises_is_listed_as_broken(tmp_path, monkeypatch, capsys):
+    good, raisy = (f"zl_cli_test_{kind}_{uuid.uuid4().hex[:8]}" for kind in ("good", "raisy"))
+    (tmp_path / f"{good}.py").write_text(GOOD)
+    (tmp_path / f"{raisy}.py").write_text(RAISES_FROM_HOOKS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delenv("ZL_DISABLE_PLUGINS", raising=False)
+    monkeypatch.setattr(host_module, "_HOST", PluginHost.load(
+        [md.EntryPoint(name="good", value=good, group="zl"),
+         md.EntryPoint(name="raisy", value=raisy, group="zl")]))
+    assert main(["backends"]) == 0
+    out = capsys.readouterr().out
+    assert "goodacc (aliases: ga, good)" in out and "raisy  [? ?]" in out
+    assert "raisy [? ?] broken: zl_enumerate_devices raised RuntimeError: vendor driver exploded" in out

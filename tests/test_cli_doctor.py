@@ -88,7 +88,9 @@ def test_usable_machine_exits_0(tmp_path, monkeypatch, capsys):
     assert sys.executable in out
     assert "torch 2.9.0+fake" in out and "triton 3.6.0" in out
     assert "2 found: 0, 1 (torch.docdev sees 2)" in out
-    assert out.rstrip().endswith("usable")
+    assert out.rstrip().endswith("usable: timed cells, telemetry")
+    # This host has no suite that compiles without a device: the IR-only screen says what it lacks.
+    assert "no   IR-only screen  missing a suite that compiles without a device" in out
 
 
 def test_missing_torch_and_devices_are_named_exit_2(tmp_path, monkeypatch, capsys):
@@ -100,7 +102,8 @@ def test_missing_torch_and_devices_are_named_exit_2(tmp_path, monkeypatch, capsy
     assert checks["torch"] == "problem" and checks["devices"] == "problem"
     assert checks["triton"] == "ok" and checks["sampler"] == "note"
     assert "libtorch_cuda.so" in out
-    assert "not usable: 2 problem(s): torch, devices" in out
+    assert ("not usable: neither the IR-only screen nor timed cells can run "
+            "(2 problem(s): torch, devices)") in out
 
 
 def test_a_torch_that_kills_its_process_is_a_problem_not_a_crash(tmp_path, monkeypatch, capsys):
@@ -202,3 +205,25 @@ def test_devices_torch_cannot_see_are_a_problem(tmp_path, monkeypatch, capsys):
     assert main(["doctor"]) == 2
     out = capsys.readouterr().out
     assert "problem  devices" in out and "torch.docdev sees 0" in out
+
+
+def test_a_machine_without_device_is_usable_for_the_ir_only_screen(tmp_path, monkeypatch, capsys):
+    """The installed packages, real triton, no accelerator: never "not usable"."""
+    import pytest
+
+    pytest.importorskip("triton")
+    monkeypatch.delenv("ZL_BACKEND", raising=False)
+    monkeypatch.delenv("ZL_DISABLE_PLUGINS", raising=False)
+    for key in ("CUDA_VISIBLE_DEVICES", "MUSA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
+                "ROCR_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no vendor tool: no device anywhere
+    monkeypatch.setattr(host_module, "_HOST", PluginHost.load())
+    assert main(["doctor"]) == 0
+    out = capsys.readouterr().out
+    assert "note     backend      no device found by any installed backend" in out
+    assert "yes  IR-only screen  zl screen --compile-only" in out
+    assert "no   timed cells     missing backend (no device found" in out
+    assert "would add: latencies, A/B rounds and their verdicts" in out
+    assert "no   telemetry       needs timed cells first" in out
+    assert out.rstrip().endswith("usable: IR-only screen") and "not usable" not in out

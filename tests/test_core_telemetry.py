@@ -102,7 +102,7 @@ def test_a_parser_that_raises_becomes_a_reason(tmp_path, monkeypatch):
     host = PluginHost()
     host.register(Fragile(), name="fragile")
     rows, reason = telemetry.sample_once(host, host.get_backend("fragile"), None)
-    assert rows == [] and "parser failed: KeyError" in reason
+    assert rows == [] and "parser failed: plugin fragile: zl_parse_telemetry raised KeyError" in reason
 
 
 @pytest.mark.parametrize("env,device,expected", [

@@ -146,3 +146,125 @@ def test_installed_vendor_packages_register_through_their_entry_points():
     for name in ("cuda", "musa", "rocm", "ascend"):
         origin = host.backend_origin(host.get_backend(name))
         assert (origin.package, origin.version) == (f"zl-backend-{name}", "0.1.0")
+
+
+# -- isolation: nothing a plugin raises takes zl or the other plugins down -----------
+
+
+@pytest.mark.parametrize("statement, reason", [
+    ("import sys; sys.exit(7)", "SystemExit: 7"),
+    ("raise KeyboardInterrupt", "KeyboardInterrupt"),
+    ("raise SystemExit", "SystemExit"),
+    ("raise MemoryError('vendor runtime')", "MemoryError: vendor runtime"),
+])
+def test_anything_raised_at_import_is_that_plugins_failure(statement, reason, tmp_path, monkeypatch):
+    good = _module(tmp_path, monkeypatch, GOOD_PLUGIN)
+    bad = _module(tmp_path, monkeypatch, statement + "\n")
+    host = PluginHost.load([_ep("bad", bad), _ep("good", good)])
+    assert [b.name for b in host.backends()] == ["goodacc"]
+    records = {r.name: r for r in host.plugins}
+    assert (records["bad"].status, records["bad"].reason) == ("failed", reason)
+    assert records["good"].status == "loaded"
+
+
+RAISING_HOOKS = """
+import sys
+from zl_core import Backend, hookimpl
+
+@hookimpl
+def zl_backends():
+    return [Backend(name="raisy", visibility_env_keys=("RAISY_VISIBLE",))]
+
+@hookimpl
+def zl_enumerate_devices(backend, explicit):
+    {raise_}
+
+@hookimpl
+def zl_device_identity(backend, device):
+    {raise_}
+
+@hookimpl
+def zl_classify_capture_error(backend, exc):
+    {raise_}
+
+@hookimpl
+def zl_telemetry_command(backend, device):
+    {raise_}
+
+@hookimpl
+def zl_parse_telemetry(backend, raw):
+    {raise_}
+
+@hookimpl
+def zl_compat_plugins(backend):
+    {raise_}
+
+@hookimpl
+def zl_providers():
+    {raise_}
+"""
+
+ANSWERING = """
+from zl_core import Backend, hookimpl
+
+@hookimpl
+def zl_backends():
+    return [Backend(name="goodacc", visibility_env_keys=("GOOD_VISIBLE",))]
+
+@hookimpl
+def zl_enumerate_devices(backend, explicit):
+    return ["0", "1"] if backend.name == "goodacc" else None
+
+@hookimpl
+def zl_telemetry_command(backend, device):
+    return ["good-smi", "--query"] if backend.name == "goodacc" else None
+
+@hookimpl
+def zl_compat_plugins(backend):
+    return ["good_compat"]
+"""
+
+
+@pytest.mark.parametrize("raise_", ["sys.exit(7)", "raise RuntimeError('driver not loaded')",
+                                    "raise KeyboardInterrupt"])
+def test_a_plugin_whose_hooks_raise_is_marked_broken_and_the_others_answer(raise_, tmp_path, monkeypatch):
+    raisy = _module(tmp_path, monkeypatch, RAISING_HOOKS.replace("{raise_}", raise_))
+    good = _module(tmp_path, monkeypatch, ANSWERING)
+    # "raisy" loads last, so pluggy asks it first: its failure must not hide "good"'s answer.
+    host = PluginHost.load([_ep("good", good), _ep("raisy", raisy)])
+    good_backend, raisy_backend = host.get_backend("goodacc"), host.get_backend("raisy")
+    assert host.probe_devices(good_backend) == ["0", "1"]
+    assert host.enumerate_devices(good_backend) == ["0", "1"]
+    assert host.enumerate_devices(raisy_backend) == []
+    assert host.device_identity(raisy_backend) == {}
+    assert host.classify_capture_error(raisy_backend, RuntimeError("x")) == "recoverable"
+    assert host.telemetry_command(good_backend) == ["good-smi", "--query"]
+    assert host.parse_telemetry(raisy_backend, "") == []
+    assert host.compat_plugins(good_backend) == ["good_compat"]
+    assert set(host.providers()) == set()
+    records = {r.name: r for r in host.plugins}
+    assert records["raisy"].status == "broken" and records["good"].status == "loaded"
+    assert records["raisy"].reason.startswith("zl_enumerate_devices raised")
+    assert any(p.startswith("plugin raisy: zl_parse_telemetry raised") for p in host.problems)
+
+
+def test_a_malformed_answer_is_that_plugins_fault_and_the_next_plugin_is_asked(tmp_path, monkeypatch):
+    good = _module(tmp_path, monkeypatch, ANSWERING)
+    odd = _module(tmp_path, monkeypatch, (
+        "from zl_core import hookimpl\n"
+        "@hookimpl\n"
+        "def zl_enumerate_devices(backend, explicit):\n"
+        "    return 42\n"))
+    host = PluginHost.load([_ep("good", good), _ep("odd", odd)])
+    assert host.probe_devices(host.get_backend("goodacc")) == ["0", "1"]
+    (record,) = [r for r in host.plugins if r.name == "odd"]
+    assert record.status == "broken" and "returned int" in record.reason
+
+
+def test_health_check_finds_a_hook_that_raises_before_any_command_needs_it(tmp_path, monkeypatch):
+    raisy = _module(tmp_path, monkeypatch, RAISING_HOOKS.replace("{raise_}", "1 / 0"))
+    host = PluginHost.load([_ep("raisy", raisy)])
+    assert {r.status for r in host.plugins} == {"loaded"}
+    problems = host.health()
+    assert {r.status for r in host.plugins} == {"broken"}
+    assert any("zl_enumerate_devices raised ZeroDivisionError" in p for p in problems)

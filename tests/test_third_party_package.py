@@ -1,6 +1,7 @@
 """Real packages in a fresh virtualenv: zl-core, zl-backend-musa, the packages/_template
-backend and a backend that fails to import, built as wheels and pip-installed, then
-found through their entry points by the installed ``zl`` command.
+backend, a backend that fails to import, one whose import code calls ``sys.exit(7)``
+and one whose device hook raises, built as wheels and pip-installed, then found
+through their entry points by the installed ``zl`` command.
 
 The virtualenv is made with ``python -m venv`` (no system site-packages); pip fetches
 zl-core's own dependencies (pluggy, attrs, pyyaml, rich) from the package index.
@@ -29,22 +30,44 @@ S5000_SAMPLE = ('{"Attached GPUs": "8", "GPU": [{"Index": "7", "Temperature": {"
 EXAMPLE_OUTPUT = ("example-smi 1.0 -- 2 devices\n"
                   "device=0 core_mhz=1500 mem_mhz=1200 temp_c=41 power_w=98.5 busy_pct=37\n"
                   "device=1 core_mhz=1410 mem_mhz=1200 temp_c=44 power_w=101.0 busy_pct=52\n")
-BROKEN_PYPROJECT = """
+PYPROJECT = """
 [build-system]
 requires = ["hatchling"]
 build-backend = "hatchling.build"
 
 [project]
-name = "zl-backend-broken"
+name = "zl-backend-{name}"
 version = "0.0.1"
 dependencies = ["zl-core>=0.1.0"]
 
 [project.entry-points.zl]
-broken = "zl_backend_broken.plugin"
+{name} = "zl_backend_{name}.plugin"
 
 [tool.hatch.build.targets.wheel]
-packages = ["src/zl_backend_broken"]
+packages = ["src/zl_backend_{name}"]
 """
+# Third-party plugins that misbehave, by name -> their plugin module.
+MISBEHAVING = {
+    "broken": "raise ImportError('libexample_runtime.so.3: cannot open shared object file')\n",
+    "exits": "import sys\nsys.exit(7)\n",
+    "raisy": (
+        "from zl_core import Backend, hookimpl\n"
+        "@hookimpl\n"
+        "def zl_backends():\n"
+        "    return [Backend(name='raisy', visibility_env_keys=('RAISY_VISIBLE_DEVICES',))]\n"
+        "@hookimpl\n"
+        "def zl_enumerate_devices(backend, explicit):\n"
+        "    raise RuntimeError('raisy driver exploded')\n"),
+}
+
+
+def _package(work: Path, name: str, plugin: str) -> Path:
+    root = work / f"zl-backend-{name}"
+    (root / "src" / f"zl_backend_{name}").mkdir(parents=True)
+    (root / "pyproject.toml").write_text(PYPROJECT.replace("{name}", name))
+    (root / "src" / f"zl_backend_{name}" / "__init__.py").write_text("")
+    (root / "src" / f"zl_backend_{name}" / "plugin.py").write_text(plugin)
+    return root
 
 
 def _run(argv, **kwargs) -> subprocess.CompletedProcess:
@@ -66,17 +89,12 @@ def _clean_env(**extra) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory) -> Path:
     work = tmp_path_factory.mktemp("thirdparty")
-    broken = work / "zl-backend-broken"
-    (broken / "src" / "zl_backend_broken").mkdir(parents=True)
-    (broken / "pyproject.toml").write_text(BROKEN_PYPROJECT)
-    (broken / "src" / "zl_backend_broken" / "__init__.py").write_text("")
-    (broken / "src" / "zl_backend_broken" / "plugin.py").write_text(
-        "raise ImportError('libexample_runtime.so.3: cannot open shared object file')\n")
+    misbehaving = [_package(work, name, plugin) for name, plugin in MISBEHAVING.items()]
 
     wheels = work / "wheels"
     _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
           "--wheel-dir", wheels, PACKAGES / "zl-core", PACKAGES / "zl-backend-musa",
-          PACKAGES / "_template", broken], env=_clean_env())
+          PACKAGES / "_template", *misbehaving], env=_clean_env())
     env_dir = work / "venv"
     _run([sys.executable, "-m", "venv", env_dir], env=_clean_env())
     python = env_dir / "bin" / "python"
@@ -107,7 +125,7 @@ def test_backends_are_discovered_through_their_entry_points(venv):
     assert proc.returncode == 0, proc.stderr
     listing = json.loads(proc.stdout)
     by_name = {b["name"]: b for b in listing["backends"]}
-    assert set(by_name) == {"example", "musa"}
+    assert set(by_name) == {"example", "musa", "raisy"}
     assert (by_name["example"]["package"], by_name["example"]["version"]) == ("zl-backend-example", "0.1.0")
     assert by_name["example"]["aliases"] == ["ex"]
     assert (by_name["musa"]["package"], by_name["musa"]["version"]) == ("zl-backend-musa", "0.1.0")
@@ -116,6 +134,26 @@ def test_backends_are_discovered_through_their_entry_points(venv):
     assert plugins["broken"]["package"] == "zl-backend-broken"
     assert "libexample_runtime.so.3" in plugins["broken"]["reason"]
     assert plugins["example"]["status"] == plugins["musa"]["status"] == "loaded"
+    assert (plugins["exits"]["status"], plugins["exits"]["reason"]) == ("failed", "SystemExit: 7")
+    assert plugins["raisy"]["status"] == "broken"
+    assert "zl_enumerate_devices raised RuntimeError: raisy driver exploded" in plugins["raisy"]["reason"]
+
+
+def test_misbehaving_plugins_are_named_and_every_command_still_works(venv, tmp_path):
+    text = _zl(venv, "backends")
+    assert text.returncode == 0, text.stderr
+    assert "exits [zl-backend-exits 0.0.1] failed: SystemExit: 7" in text.stdout
+    assert "raisy [zl-backend-raisy 0.0.1] broken: zl_enumerate_devices raised" in text.stdout
+    # The other backends still work, and the broken one is diagnosed, not crashed on.
+    bin_dir = tmp_path / "bin"
+    write_tool(bin_dir, "mthreads-gmi", S5000_SAMPLE)
+    sample = _zl(venv, "telemetry", "--backend", "musa", "--device", "7", "--once",
+                 path=os.pathsep.join([str(bin_dir), str(venv / "bin"), "/usr/bin", "/bin"]))
+    assert sample.returncode == 0 and sample.stdout.splitlines()[1].split("\t")[2] == "1888"
+    doctor = _zl(venv, "doctor", "--backend", "raisy")
+    out = doctor.stdout + doctor.stderr
+    assert doctor.returncode in (0, 2) and "Traceback" not in out
+    assert "raisy" in out and "zl_enumerate_devices raised RuntimeError: raisy driver exploded" in out
 
 
 def test_third_party_backend_resolves_by_alias_and_its_parser_is_used(venv, tmp_path):

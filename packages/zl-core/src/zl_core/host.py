@@ -4,6 +4,11 @@ Entry points of the group ``zl`` are loaded one by one; a package that fails to
 import or register is recorded with its reason and never takes the others down.
 ``ZL_DISABLE_PLUGINS=name,...`` skips entry points by entry-point or
 distribution name.
+
+Hooks are called one implementation at a time (in pluggy's order: last
+registered first), never through ``pm.hook.*`` directly: a plugin whose hook
+raises - anything, ``SystemExit`` included - is marked broken with the reason,
+its answer is skipped, and the other plugins still answer.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata as md
 import os
-from collections.abc import Iterable, MutableMapping, Sequence
+from collections.abc import Iterable, Iterator, MutableMapping, Sequence
 from typing import Any
 
 import attrs
@@ -35,7 +40,7 @@ class PluginRecord:
     name: str
     package: str
     version: str
-    status: str  # "loaded" | "failed" | "disabled"
+    status: str  # "loaded" | "failed" (at import) | "broken" (a hook raised) | "disabled"
     reason: str = ""
 
 
@@ -45,6 +50,12 @@ class RegisteredBackend:
     plugin: str
     package: str
     version: str
+
+
+def _reason(exc: BaseException) -> str:
+    """One line naming the exception: ``SystemExit: 7``, ``ImportError: libfoo.so ...``."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}"[:300].rstrip(": ") if text else type(exc).__name__
 
 
 def _disabled_names() -> set[str]:
@@ -62,6 +73,8 @@ class PluginHost:
         self._origin: dict[str, tuple[str, str]] = {}  # plugin name -> (package, version)
         self._backends: dict[str, RegisteredBackend] | None = None
         self._problems: list[str] = []
+        self._problems_at_load: list[str] = []
+        self._hook_problems: list[str] = []
 
     # -- loading -----------------------------------------------------------------
 
@@ -71,7 +84,12 @@ class PluginHost:
         host = cls()
         eps = entry_points if entry_points is not None else md.entry_points(group=ENTRY_POINT_GROUP)
         disabled = _disabled_names()
-        for ep in sorted(eps, key=lambda e: e.name):
+        try:
+            ordered = sorted(eps, key=lambda e: e.name)
+        except Exception as exc:  # noqa: BLE001 - unreadable package metadata: load nothing, say why
+            host._problems_at_load.append(f"cannot list the {ENTRY_POINT_GROUP!r} entry points: {_reason(exc)}")
+            ordered = []
+        for ep in ordered:
             host._load_entry_point(ep, disabled)
         return host
 
@@ -86,10 +104,9 @@ class PluginHost:
         try:
             plugin = ep.load()
             self._pm.register(plugin, name=ep.name)
-        except Exception as exc:  # noqa: BLE001 - a broken vendor package must not hide the others
-            reason = f"{type(exc).__name__}: {exc}".strip()
+        except BaseException as exc:  # noqa: BLE001 - import code may even sys.exit(); it stays that plugin's failure
             self._records.append(PluginRecord(name=ep.name, package=package, version=version,
-                                              status="failed", reason=reason.splitlines()[0]))
+                                              status="failed", reason=_reason(exc)))
             return
         self._origin[ep.name] = (package, version)
         self._records.append(PluginRecord(name=ep.name, package=package, version=version,
@@ -116,9 +133,64 @@ class PluginHost:
 
     @property
     def problems(self) -> list[str]:
-        """Non-fatal oddities seen while collecting answers (duplicate names...)."""
+        """Non-fatal oddities seen while collecting answers (duplicate names, a hook
+        that raised...), each naming the plugin."""
         self._registry()
-        return list(self._problems)
+        return list(dict.fromkeys([*self._problems_at_load, *self._problems, *self._hook_problems]))
+
+    # -- calling hooks, one plugin at a time ---------------------------------------
+
+    def _broken(self, plugin: str, hook: str, why: str) -> None:
+        """Record that ``plugin`` failed in ``hook``; its record turns "broken"."""
+        problem = f"plugin {plugin}: {hook} {why}"
+        if problem not in self._hook_problems:
+            self._hook_problems.append(problem)
+        for i, record in enumerate(self._records):
+            if record.name == plugin and record.status == "loaded":
+                self._records[i] = attrs.evolve(record, status="broken", reason=f"{hook} {why}")
+
+    def _answers(self, hook: str, **kwargs: Any) -> Iterator[tuple[str, Any]]:
+        """``(plugin, answer)`` of each implementation of ``hook``, in pluggy's call
+        order (last registered first), skipping None; lazily, so a firstresult
+        caller asks no further than the answer it takes.
+
+        An implementation that raises is recorded (:meth:`_broken`) and skipped.
+        Hook wrappers are not called: zl's hooks are plain answers.
+        """
+        for impl in reversed(getattr(self._pm.hook, hook).get_hookimpls()):
+            if impl.hookwrapper or getattr(impl, "wrapper", False):
+                self._broken(impl.plugin_name, hook, "is a hook wrapper, which zl does not call")
+                continue
+            try:
+                answer = impl.function(*(kwargs[name] for name in impl.argnames))
+            except BaseException as exc:  # noqa: BLE001 - one plugin's failure must not take zl down
+                self._broken(impl.plugin_name, hook, f"raised {_reason(exc)}")
+                continue
+            if answer is not None:
+                yield impl.plugin_name, answer
+
+    def _first(self, hook: str, check: Any, what: str, **kwargs: Any) -> Any:
+        """The first answer of a firstresult hook that passes ``check``; an answer
+        that does not is recorded as that plugin's fault and the next one is asked."""
+        for plugin, answer in self._answers(hook, **kwargs):
+            try:
+                return check(answer)
+            except Exception:  # noqa: BLE001 - a malformed answer is the plugin's fault
+                self._broken(plugin, hook, f"returned {type(answer).__name__}, not {what}")
+        return None
+
+    def health(self) -> list[str]:
+        """Ask every hook of every backend once, with harmless arguments, so that a
+        plugin whose hooks raise shows as broken (``zl backends``); the problems."""
+        probe = RuntimeError("zl health check")
+        for backend in self.backends():
+            self.probe_devices(backend)
+            self.telemetry_command(backend, None)
+            self.parse_telemetry(backend, "")
+            self.classify_capture_error(backend, probe)
+            self.compat_plugins(backend)
+        self.providers()
+        return self.problems
 
     # -- discovery ---------------------------------------------------------------
 
@@ -131,23 +203,21 @@ class PluginHost:
         # package. get_hookimpls() lists them in registration order (pluggy *calls*
         # them last-registered-first), so a later registration overwrites an earlier
         # one of the same name, as it would win a firstresult hook.
-        for impl in self._pm.hook.zl_backends.get_hookimpls():
-            package, version = self._origin.get(impl.plugin_name, ("?", ""))
+        for plugin, answer in reversed(list(self._answers("zl_backends"))):
+            package, version = self._origin.get(plugin, ("?", ""))
             try:
-                answer = impl.function() or ()
-            except Exception as exc:  # noqa: BLE001 - one plugin's failure is reported, not fatal
-                self._problems.append(f"plugin {impl.plugin_name}: zl_backends failed: {exc}")
-                continue
+                answer = list(answer)
+            except TypeError:
+                answer = [answer]
             for backend in answer:
                 if not isinstance(backend, Backend):
-                    self._problems.append(
-                        f"plugin {impl.plugin_name}: zl_backends returned {type(backend).__name__}, not Backend")
+                    self._broken(plugin, "zl_backends", f"returned {type(backend).__name__}, not Backend")
                     continue
                 if backend.name in found:
                     self._problems.append(
                         f"backend {backend.name!r} from {package} overrides the one from "
                         f"{found[backend.name].package}")
-                found[backend.name] = RegisteredBackend(backend=backend, plugin=impl.plugin_name,
+                found[backend.name] = RegisteredBackend(backend=backend, plugin=plugin,
                                                         package=package, version=version)
         self._backends = found
         return found
@@ -207,12 +277,13 @@ class PluginHost:
         namespace, which several backends may share (ROCm's torch is torch.cuda),
         so it can tell which vendor's hardware is really present.
         """
-        answer = self._pm.hook.zl_enumerate_devices(backend=backend, explicit=None)
-        return None if answer is None else [str(d) for d in answer]
+        return self._first("zl_enumerate_devices", _str_list, "a list of device indices",
+                           backend=backend, explicit=None)
 
     def device_identity(self, backend: Backend, device: str | None = None) -> dict[str, str]:
-        answer = self._pm.hook.zl_device_identity(backend=backend, device=device)
-        return {str(k): str(v) for k, v in (answer or {}).items()}
+        answer = self._first("zl_device_identity", _str_dict, "a mapping",
+                             backend=backend, device=device)
+        return answer or {}
 
     def apply_visibility(self, backend: Backend, env: MutableMapping[str, str],
                          device: str | None) -> MutableMapping[str, str]:
@@ -231,40 +302,52 @@ class PluginHost:
 
     def classify_capture_error(self, backend: Backend, exc: BaseException) -> str:
         """``fatal`` | ``poisoned`` | ``recoverable``; recoverable when no plugin knows."""
-        answer = self._pm.hook.zl_classify_capture_error(backend=backend, exc=exc)
+        answer = self._first("zl_classify_capture_error", str, "a class name",
+                             backend=backend, exc=exc)
         return answer if answer in CAPTURE_CLASSES else "recoverable"
 
     # -- telemetry -------------------------------------------------------------------
 
     def telemetry_command(self, backend: Backend, device: str | None = None) -> list[str] | None:
-        answer = self._pm.hook.zl_telemetry_command(backend=backend, device=device)
-        return [str(a) for a in answer] if answer else None
+        answer = self._first("zl_telemetry_command", _str_list, "an argv list",
+                             backend=backend, device=device)
+        return answer or None
 
     def parse_telemetry(self, backend: Backend, raw: str) -> list[dict[str, str]]:
-        answer = self._pm.hook.zl_parse_telemetry(backend=backend, raw=raw) or []
-        rows = []
-        for row in answer:
-            rows.append({col: str(row.get(col, "") if row.get(col) is not None else "")
-                         for col in TELEMETRY_COLUMNS})
-        return rows
+        def rows(answer: Any) -> list[dict[str, str]]:
+            return [{col: "" if row.get(col) is None else str(row.get(col)) for col in TELEMETRY_COLUMNS}
+                    for row in answer]
+
+        return self._first("zl_parse_telemetry", rows, "a list of row mappings",
+                           backend=backend, raw=raw) or []
 
     # -- compatibility -----------------------------------------------------------------
 
     def compat_plugins(self, backend: Backend) -> list[str]:
         """Compat pytest plugins, in registration order, without duplicates."""
         seen: list[str] = []
-        for answer in reversed(self._pm.hook.zl_compat_plugins(backend=backend)):
-            for name in answer or ():
-                if name not in seen:
-                    seen.append(str(name))
+        for plugin, answer in reversed(list(self._answers("zl_compat_plugins", backend=backend))):
+            try:
+                names = _str_list(answer)
+            except Exception:  # noqa: BLE001 - a malformed answer is the plugin's fault
+                self._broken(plugin, "zl_compat_plugins", f"returned {type(answer).__name__}, not a list")
+                continue
+            seen.extend(n for n in names if n not in seen)
         return seen
 
     # -- providers -------------------------------------------------------------------
 
     def providers(self) -> dict[str, Provider]:
         found: dict[str, Provider] = {}
-        for answer in reversed(self._pm.hook.zl_providers()):
-            for provider in answer or ():
+        for plugin, answer in reversed(list(self._answers("zl_providers"))):
+            try:
+                answer = list(answer)
+            except TypeError:
+                answer = [answer]
+            for provider in answer:
+                if not isinstance(provider, Provider):
+                    self._broken(plugin, "zl_providers", f"returned {type(provider).__name__}, not Provider")
+                    continue
                 found[provider.name] = provider
         return found
 
@@ -274,6 +357,16 @@ class PluginHost:
             return providers[name]
         known = ", ".join(sorted(providers)) or "none are installed (pip install zl-flaggems)"
         raise UnknownProviderError(f"unknown suite {name!r}; known suites: {known}")
+
+
+def _str_list(answer: Any) -> list[str]:
+    if isinstance(answer, (str, bytes)) or not isinstance(answer, Iterable):
+        raise TypeError(type(answer).__name__)
+    return [str(a) for a in answer]
+
+
+def _str_dict(answer: Any) -> dict[str, str]:
+    return {str(k): str(v) for k, v in dict(answer).items()}
 
 
 def _torch_device_count(backend: Backend) -> int:

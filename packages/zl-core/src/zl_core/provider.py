@@ -8,13 +8,17 @@ caches, visibility, timeouts, identity) stays in :mod:`zl_core.cell`.
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
 from zl_core.backend import Backend
 from zl_core.opspec import OpSpec
+
+if TYPE_CHECKING:
+    from zl_core.switch_check import SwitchReport
 
 AUTOTUNE_MODES = ("record", "replay", "uncontrolled", "none")  # none: compile-only
 TIMERS = ("auto", "graph", "direct", "none")
@@ -95,3 +99,14 @@ class Provider(abc.ABC):
     @abc.abstractmethod
     def cell_command(self, request: CellRequest) -> CellCommand:
         """The command that runs the cell (called after a successful preflight)."""
+
+    def switch_report(self, *, python: str, names: Sequence[str], a_values: Mapping[str, str],
+                      b_values: Mapping[str, str], target: str | None = None) -> SwitchReport | None:
+        """Which of ``names`` (set to ``a_values`` on side A, ``b_values`` on side B)
+        the compiler of this provider's cells reads, asked in ``python``, the
+        interpreter the cells run (:mod:`zl_core.switch_check`).
+
+        ``target`` is the compile-only target, if any. The default answers None:
+        a provider whose cells run no Triton is not held by the check.
+        """
+        return None

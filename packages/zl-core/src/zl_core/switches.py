@@ -60,6 +60,10 @@ def resolve_sides(backend: Backend, switch: str | None, a: str | None, b: str | 
         va = ",".join(f"{k}={v}" for k, v in sorted(extra_a.items())) or "-"
         vb = ",".join(f"{k}={v}" for k, v in sorted(extra_b.items())) or "-"
     else:
+        if switch is not None and not switch.strip():
+            raise UsageError("--switch is empty: name an environment variable the compiler reads "
+                             "(e.g. --switch DISABLE_MMA_V3), or leave --switch out for the "
+                             f"{backend.name} backend's default switch")
         name = switch or backend.default_switch
         if not name:
             raise UsageError(f"backend {backend.name} declares no default compiler switch; "

@@ -72,10 +72,14 @@ def sample_once(host: PluginHost, backend: Backend, device: str | None,
     if proc.returncode != 0:
         detail = _first_line(proc.stderr) or _first_line(proc.stdout) or "no output"
         return [], f"telemetry sampler {' '.join(argv)} exited {proc.returncode}: {detail}"
+    seen_problems = set(host.problems)
     try:
         rows = host.parse_telemetry(backend, proc.stdout)
     except Exception as exc:  # noqa: BLE001 -- a broken parser must not take a campaign down
         return [], f"the {backend.name} telemetry parser failed: {type(exc).__name__}: {exc}"
+    failed = [p for p in host.problems if p not in seen_problems and "zl_parse_telemetry" in p]
+    if not rows and failed:  # the host isolated a parser that raised: say which
+        return [], f"the {backend.name} telemetry parser failed: {failed[0]}"
     if not rows:
         seen = _first_line(proc.stdout) or "nothing"
         return [], (f"telemetry sampler {tool} printed nothing the {backend.name} parser "

@@ -65,6 +65,9 @@ def add_switch_args(p: argparse.ArgumentParser) -> None:
                    help="extra variable for side A only (repeatable)")
     g.add_argument("--b-env", action="append", type=env_pair, default=[], metavar="NAME=VALUE",
                    help="extra variable for side B only (repeatable)")
+    g.add_argument("--force-switch", action="store_true",
+                   help="run even when the cells' compiler does not read the switch (it is "
+                   "asked before any cell runs)")
 
 
 def add_backend_args(p: argparse.ArgumentParser) -> None:

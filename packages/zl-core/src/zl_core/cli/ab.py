@@ -14,6 +14,7 @@ from zl_core.errors import UsageError
 from zl_core.host import plugin_host
 from zl_core.ir_verdict import IR_CHANGED, NO_IR_DIFF
 from zl_core.opspec import OpSpec
+from zl_core.switch_check import check_campaign_switch
 from zl_core.switches import Sides, resolve_sides
 
 
@@ -108,6 +109,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         sides = resolve_sides(backend, args.switch, args.a_value, args.b_value, args.a_env,
                               args.b_env, aa=args.aa)
+    if not args.aa:
+        check_campaign_switch(provider, sides, backend=backend, python=args.python,
+                              target=args.target, switch_given=args.switch or sides.switch,
+                              force=args.force_switch)
     plan = RoundsPlan(rounds=args.rounds, max_rounds=max(args.max_rounds, 3),
                       allow_no_ir_diff=args.allow_no_ir_diff, threshold_pct=args.threshold)
     campaign, runs = run_ab(host, provider, backend, device, sides, ops, controls,

@@ -1,4 +1,9 @@
-"""``zl backends``: every backend found, who registered it, and what failed to load."""
+"""``zl backends``: every backend found, who registered it, and which plugins failed
+to load, broke (a hook raised) or were disabled.
+
+Every hook of every backend is asked once with harmless arguments first, so a
+plugin whose hooks raise shows here as broken instead of in the middle of a
+campaign."""
 
 from __future__ import annotations
 
@@ -10,16 +15,18 @@ from zl_core.host import PluginHost, plugin_host
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("backends", help="list installed backends and plugins that failed to load",
+    p = sub.add_parser("backends", help="list installed backends and plugins that failed or broke",
                        description="List every backend found through the 'zl' entry points: its "
                                    "aliases, the package that registered it, its capabilities, and "
-                                   "every plugin that failed to load or was disabled, with the reason.")
+                                   "every plugin that failed to load, broke (one of its hooks "
+                                   "raised) or was disabled, with the reason.")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(handler=run)
 
 
 def collect(host: PluginHost) -> dict[str, Any]:
     """The listing as plain data (the ``--json`` document)."""
+    host.health()
     backends = []
     for backend in host.backends():
         origin = host.backend_origin(backend)
@@ -59,7 +66,7 @@ def render(listing: dict[str, Any]) -> list[str]:
     broken = [p for p in listing["plugins"] if p["status"] != "loaded"]
     if broken:
         lines.append("")
-        lines.append("plugins not loaded:")
+        lines.append("plugins not in use (failed: at import; broken: a hook raised):")
         for p in broken:
             origin = f"{p['package']} {p['version']}".strip()
             lines.append(f"  {p['name']} [{origin}] {p['status']}: {p['reason']}")

@@ -1,8 +1,12 @@
-"""``zl doctor``: can this machine and interpreter run cells on a backend?
+"""``zl doctor``: what can this machine and interpreter do, and what is missing?
 
-Each check prints ``ok``, ``note`` (worth knowing, not blocking) or ``problem``.
-Exit 0 when usable, 2 when any problem is found. torch and triton are probed in a
-child process of this interpreter, so a broken vendor build cannot crash zl itself.
+Each check prints ``ok``, ``note`` (worth knowing, not blocking) or ``problem``
+(blocks what it is needed for). Then the three things zl does are judged: the
+IR-only screen (triton alone, no device), timed cells (torch, a device) and
+telemetry beside them (the vendor's sampler), each with what its missing pieces
+would add. Exit 0 when the IR-only screen or timed cells can run, 2 when neither
+can. torch and triton are probed in a child process of this interpreter, so a
+broken vendor build cannot crash zl itself.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import attrs
 
 from zl_core.backend import Backend
 from zl_core.cli import _common
-from zl_core.errors import EXIT_OK, EXIT_USAGE, ZlError
+from zl_core.errors import EXIT_OK, EXIT_USAGE, NoDeviceError, ZlError
 from zl_core.host import PluginHost, plugin_host
 
 PROBE_TIMEOUT_S = 120.0
@@ -58,10 +62,22 @@ class Check:
     detail: str
 
 
+@attrs.frozen(kw_only=True)
+class Capability:
+    """One thing zl does on this machine: whether it can, and what is missing."""
+
+    name: str
+    ready: bool
+    detail: str  # what it gives when ready; what is missing and what it would add when not
+
+
 def add_parser(sub) -> None:
     p = sub.add_parser("doctor", help="check that a backend is usable from this interpreter",
                        description="Check the backend, this interpreter's torch and triton, the "
-                                   "devices and the telemetry sampler. Exit 0 when usable, 2 when not.")
+                                   "devices and the telemetry sampler, then say what this machine "
+                                   "can do (IR-only screen, timed cells, telemetry) and what each "
+                                   "missing piece would add. Exit 0 when the IR-only screen or "
+                                   "timed cells can run, 2 when neither can.")
     p.add_argument("--backend", help=f"backend name or alias (default: ${_common.BACKEND_ENV}, "
                                      "or the only one installed)")
     p.add_argument("--python", default=sys.executable,
@@ -120,12 +136,11 @@ def diagnose(host: PluginHost, backend_name: str | None, python: str) -> list[Ch
         origin = host.backend_origin(backend)
         package = " ".join(p for p in (origin.package, origin.version) if p)
         checks.append(Check(name="backend", status="ok", detail=f"{backend.name} ({package})"))
+    except NoDeviceError as exc:
+        # Not a fault of the machine: timed cells need a device, the IR-only screen does not.
+        checks.append(Check(name="backend", status="note", detail=str(exc)))
     except ZlError as exc:
         checks.append(Check(name="backend", status="problem", detail=str(exc)))
-    for record in host.plugins:
-        if record.status == "failed":
-            checks.append(Check(name="plugin", status="note",
-                                detail=f"{record.name} from {record.package} failed to load: {record.reason}"))
 
     if python == sys.executable:
         checks.append(Check(name="interpreter", status="ok",
@@ -150,7 +165,63 @@ def diagnose(host: PluginHost, backend_name: str | None, python: str) -> list[Ch
 
     if backend is not None:
         checks.extend(_device_checks(host, backend, probe))
+    # Last, so that a plugin whose hooks raised while the checks above asked shows too.
+    for record in host.plugins:
+        if record.status in ("failed", "broken"):
+            what = "failed to load" if record.status == "failed" else "is broken"
+            checks.append(Check(name="plugin", status="note",
+                                detail=f"{record.name} from {record.package} {what}: {record.reason}"))
     return checks
+
+
+def _missing(checks: list[Check], *names: str) -> list[Check]:
+    return [c for c in checks if c.name in names and c.status == "problem"]
+
+
+def capabilities(host: PluginHost, checks: list[Check]) -> list[Capability]:
+    """The IR-only screen, timed cells and telemetry, judged from the checks."""
+    by_name = {c.name: c for c in checks}
+    compile_suites = [p.name for p in host.providers().values()
+                      if getattr(p, "supports_compile_only", False)]
+    ir_gaps = [f"{c.name} ({c.detail})" for c in _missing(checks, "interpreter", "triton")]
+    if "triton" not in by_name and not ir_gaps:
+        ir_gaps.append(f"triton ({by_name['torch'].detail})" if "torch" in by_name else "triton")
+    if not compile_suites:
+        ir_gaps.append("a suite that compiles without a device (pip install zl-flaggems)")
+    if not host.backends():
+        ir_gaps.append("a backend package to name the target (pip install zl-backend-cuda)")
+    ir = Capability(
+        name="IR-only screen", ready=not ir_gaps,
+        detail=("zl screen --compile-only --target cuda:90: each side's TTGIR compiled in a fresh "
+                "process and compared; no device, no latencies") if not ir_gaps else
+               "missing " + "; ".join(ir_gaps) + "; would add: TTGIR verdicts per operator without a device")
+
+    # Timed cells need every check but the optional ones to pass (backend, interpreter,
+    # torch, triton, the torch extension, devices); without a backend, devices go unchecked.
+    timed_gaps = [c for c in checks if c.name not in ("sampler", "plugin") and c.status != "ok"]
+    timed = Capability(
+        name="timed cells", ready=not timed_gaps,
+        detail=("zl screen and zl ab on a device: latencies per shape, A/B rounds with verdicts "
+                "(FASTER / SLOWER / NO_CHANGE)") if not timed_gaps else
+               "missing " + "; ".join(f"{c.name} ({_short(c.detail)})" for c in timed_gaps) +
+               "; would add: latencies, A/B rounds and their verdicts")
+
+    sampler = by_name.get("sampler")
+    tele_ready = timed.ready and sampler is not None and sampler.status == "ok"
+    if tele_ready:
+        tele_detail = "clocks, temperature, power and use sampled beside every A/B round"
+    elif sampler is not None and sampler.status != "ok":
+        tele_detail = (f"missing: {_short(sampler.detail)}; would add: clocks, temperature and power "
+                       "beside each round, and the drift flags that read them")
+    else:
+        tele_detail = "needs timed cells first; would add: clocks, temperature and power beside each round"
+    return [ir, timed, Capability(name="telemetry", ready=tele_ready, detail=tele_detail)]
+
+
+def _short(text: str) -> str:
+    """The first clause of a check's detail, for the one-line capability summary."""
+    first = text.split(";")[0].strip()
+    return first if len(first) <= 140 else first[:137] + "..."
 
 
 def _device_checks(host: PluginHost, backend: Backend, probe: dict[str, Any]) -> list[Check]:
@@ -191,13 +262,21 @@ def _device_checks(host: PluginHost, backend: Backend, probe: dict[str, Any]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    checks = diagnose(plugin_host(), args.backend, args.python)
+    host = plugin_host()
+    checks = diagnose(host, args.backend, args.python)
     width = max(len(c.name) for c in checks)
     for c in checks:
         print(f"{c.status:<8} {c.name:<{width}}  {c.detail}")
-    problems = [c for c in checks if c.status == "problem"]
-    if problems:
-        print(f"not usable: {len(problems)} problem(s): {', '.join(c.name for c in problems)}")
+    can = capabilities(host, checks)
+    print("\nwhat this machine can do:")
+    width = max(len(c.name) for c in can)
+    for c in can:
+        print(f"  {'yes' if c.ready else 'no':<4} {c.name:<{width}}  {c.detail}")
+    ready = [c.name for c in can if c.ready]
+    if not any(c.ready for c in can[:2]):
+        problems = [c.name for c in checks if c.status == "problem"]
+        print(f"not usable: neither the IR-only screen nor timed cells can run "
+              f"({len(problems)} problem(s): {', '.join(problems) or 'see above'})")
         return EXIT_USAGE
-    print("usable")
+    print(f"usable: {', '.join(ready)}")
     return EXIT_OK

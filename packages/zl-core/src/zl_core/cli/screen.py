@@ -11,6 +11,7 @@ from zl_core.errors import UsageError
 from zl_core.host import PluginHost, plugin_host
 from zl_core.opspec import OpSpec
 from zl_core.provider import Provider
+from zl_core.switch_check import check_campaign_switch
 from zl_core.switches import resolve_sides
 
 
@@ -63,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
     provider, source, backend, device = common_setup(host, args, "zl screen")
     sides = resolve_sides(backend, args.switch, args.a_value, args.b_value, args.a_env, args.b_env)
     ops = resolve_ops(provider, source, args.ops)
+    check_campaign_switch(provider, sides, backend=backend, python=args.python, target=args.target,
+                          switch_given=args.switch, force=args.force_switch)
     print(f"zl screen: switch {sides.switch} (A={sides.a_value} B={sides.b_value}) on "
           f"{backend.name}{'' if device is None else ':' + device}, suite {provider.name}, "
           f"{len(ops)} operator(s)" + (f", IR-only for {args.target}" if args.compile_only else ""))

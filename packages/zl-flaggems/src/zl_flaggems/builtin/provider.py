@@ -280,3 +280,11 @@ class BuiltinSuiteProvider(Provider):
             "PYTEST_ADDOPTS": "",
         }
         return CellCommand(argv=tuple(argv), cwd=root, env=env, unset=unset, identity=identity)
+
+    # -- switch check ------------------------------------------------------------------
+
+    def switch_report(self, *, python, names, a_values, b_values, target=None):
+        """Asked in the cells' interpreter: its Triton (or FlagTree) compiles the cells."""
+        from zl_flaggems.switch_probe import ask_triton
+
+        return ask_triton(python, names, a_values, b_values, target=target)
