@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from zl_core import hookimpl
 from zl_core.errors import BadInputError
-from zl_core.rows import parse_table, read_cell, read_rows
+from zl_core.rows import read_cell, read_rows
+from zl_flaggems.table import parse_table
 
 # Verbatim from a real FlagGems run on the lent H200 (facts/device-h200.md).
 REAL_SOFTMAX = """\
@@ -186,3 +188,17 @@ def test_log_rows_take_the_timer_only_when_unambiguous(tmp_path, timer, log_extr
 def test_empty_cell_has_no_rows_and_says_why(tmp_path):
     cell = read_cell(tmp_path)
     assert cell.rows == () and cell.source is None and cell.notes
+
+
+def test_the_provider_the_identity_names_reads_a_cell_without_results_json(tmp_path, fake_host):
+    (tmp_path / "run.log").write_text(REAL_SOFTMAX)
+    (tmp_path / "run_identity.json").write_text(json.dumps({"timer": "graph", "provider": "fake"}))
+    # the fake provider prints no table: only results.json would give it rows
+    assert read_cell(tmp_path, fake_host).source is None
+    (tmp_path / "run_identity.json").write_text(json.dumps({"timer": "graph"}))
+    from zl_flaggems.provider import FlagGemsProvider
+
+    fake_host.register(type("P", (), {"zl_providers": hookimpl(lambda self: [FlagGemsProvider()])})(),
+                       name="fg")
+    cell = read_cell(tmp_path, fake_host)  # no provider named: the one that finds rows answers
+    assert cell.source == "run.log" and len(cell.rows) == 2

@@ -9,7 +9,8 @@ import statistics
 import sys
 from pathlib import Path
 
-from zl_core.rows import parse_table, read_rows
+from zl_core.rows import read_rows
+from zl_flaggems.table import parse_table
 
 root = Path(sys.argv[1])
 reps = int(sys.argv[2]) if len(sys.argv) > 2 else 2

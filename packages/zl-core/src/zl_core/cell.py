@@ -162,12 +162,10 @@ def initial_identity(host: PluginHost, request: CellRequest, provider: Provider,
     return identity
 
 
-def count_results(cell_dir: Path) -> tuple[int, int]:
-    """(success, failed) rows of the cell's structured results, or of its printed table."""
-    from zl_core.rows import read_rows
-
+def count_results(provider: Provider, cell_dir: Path) -> tuple[int, int]:
+    """(success, failed) rows of the cell, as its provider reads them."""
     try:
-        rows = read_rows(cell_dir)
+        rows = provider.read_rows(cell_dir).rows
     except Exception:  # noqa: BLE001 - a corrupt result counts as no rows; the report names it
         return 0, 0
     ok = sum(1 for r in rows if r.status == "SUCCESS")
@@ -229,7 +227,7 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
     rc = EXIT_TIMEOUT if timed_out else proc.returncode
     for cache in (TRITON_CACHE, TUNER_CACHE):
         shutil.rmtree(cell / cache, ignore_errors=True)
-    success, failed = count_results(cell)
+    success, failed = count_results(provider, cell)
     signum = interrupts.requested()
     caliber.merge_identity(cell, {
         "rc": rc, "timed_out": timed_out, "elapsed_s": round(end - start, 3),

@@ -18,6 +18,7 @@ from zl_core.backend import Backend
 from zl_core.opspec import OpSpec
 
 if TYPE_CHECKING:
+    from zl_core.rows import CellRows
     from zl_core.switch_check import SwitchReport
 
 AUTOTUNE_MODES = ("record", "replay", "uncontrolled", "none")  # none: compile-only
@@ -110,3 +111,13 @@ class Provider(abc.ABC):
         a provider whose cells run no Triton is not held by the check.
         """
         return None
+
+    def read_rows(self, cell_dir: Path) -> CellRows:
+        """The measurement rows of one of this provider's cells.
+
+        The default reads zl's structured ``results.json``; a provider whose
+        benchmarks print their results overrides it to read those as well.
+        """
+        from zl_core.rows import read_results
+
+        return read_results(cell_dir)

@@ -20,6 +20,7 @@ from zl_core.provider import CellCommand, CellRequest, OpInfo, Provider
 
 from zl_flaggems import gems_env, plugin_order, preflight
 from zl_flaggems.preflight import BENCH_DIR
+from zl_flaggems.table import PrintedTableRows
 
 _TEST_DEF = re.compile(r"^def\s+test_([A-Za-z0-9_]+)\s*\(", re.MULTILINE)
 PACKAGE_DIR = Path("src") / "flag_gems"
@@ -97,7 +98,7 @@ def provider_commit(root: Path) -> str | None:
     return None
 
 
-class FlagGemsProvider(Provider):
+class FlagGemsProvider(PrintedTableRows, Provider):
     """Cells from a FlagGems checkout (``--flaggems-dir`` / ``FLAGGEMS_DIR``)."""
 
     name = "flaggems"

@@ -22,6 +22,7 @@ from zl_core.errors import PreflightError
 from zl_core.provider import CellCommand, CellRequest, OpInfo, Provider
 from zl_flaggems import gems_env, preflight
 from zl_flaggems.preflight import BENCH_DIR
+from zl_flaggems.table import PrintedTableRows
 
 SUITE_DIR = Path(__file__).resolve().parent
 INI_NAME = "pytest.ini"
@@ -98,7 +99,7 @@ def read_benchmark_file(path: Path) -> list[OpInfo]:
     return ops
 
 
-class BuiltinSuiteProvider(Provider):
+class BuiltinSuiteProvider(PrintedTableRows, Provider):
     """zl's own Triton operators (mm, mm_f32, softmax, layer_norm, add, sum, gelu)."""
 
     name = "builtin"
