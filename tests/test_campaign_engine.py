@@ -198,7 +198,7 @@ def test_adaptive_rounds_stop_once_every_shape_is_decided(fake_host, tmp_path):
 
 def test_backend_is_chosen_by_the_vendor_tool_that_sees_devices(fake_host):
     from zl_core import Backend, hookimpl
-    from zl_core.cli._common import resolve_backend
+    from zl_core.app.resolve import resolve_backend
 
     class SharedTorchVendor:  # like ROCm on an NVIDIA box: no tool, torch.cuda shared
         @hookimpl

@@ -1,22 +1,21 @@
-"""Argument groups and resolution shared by the commands that run cells."""
+"""Argument groups shared by the commands, the records they fill, and report output.
+
+What the arguments mean is decided in :mod:`zl_core.app`; this module only spells
+them for argparse.
+"""
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from zl_core.backend import Backend
-from zl_core.errors import NoDeviceError, UsageError
-from zl_core.host import PluginHost
-from zl_core.provider import Provider
-
-BACKEND_ENV = "ZL_BACKEND"
-FLAGGEMS_ENV = "FLAGGEMS_DIR"
-RUNS_ROOT_ENV = "ZL_RUNS_ROOT"
+from zl_core.app.options import Measurement, SwitchChoice, Where
+from zl_core.app.resolve import BACKEND_ENV, FLAGGEMS_ENV
+from zl_core.errors import BadInputError
+from zl_core.report.render import render
 
 _N = TypeVar("_N", int, float)
 
@@ -112,93 +111,43 @@ def add_campaign_args(p: argparse.ArgumentParser, *, default_timeout: float) -> 
     p.add_argument("--runs-root", type=Path, help="where campaigns go (default: $ZL_RUNS_ROOT or ./runs)")
 
 
-def resolve_backend(host: PluginHost, name: str | None, *, compile_target: str | None = None) -> Backend:
-    wanted = name or os.environ.get(BACKEND_ENV)
-    if wanted:
-        return host.get_backend(wanted)
-    backends = host.backends()
-    if not backends:
-        raise UsageError("no backend is installed; pip install a zl-backend-* package "
-                         "(e.g. zl-backend-cuda) and see 'zl backends'")
-    if len(backends) == 1:
-        return backends[0]
-    if compile_target:
-        return host.get_backend(compile_target.split(":", 1)[0])
-    # Ask each vendor's own tool first: torch namespaces are shared between
-    # backends (ROCm builds expose torch.cuda), so a torch count cannot tell them apart.
-    probed = [b for b in backends if host.probe_devices(b)]
-    if len(probed) == 1:
-        return probed[0]
-    names = ", ".join(b.name for b in backends)
-    if not probed and not any(host.enumerate_devices(b) for b in backends):
-        raise NoDeviceError(
-            f"no device found by any installed backend ({names}); to compare generated code "
-            "without a device run an IR-only screen: zl screen --compile-only --target cuda:90 "
-            "(nox -s screen -- --compile-only), or name a backend with --backend")
-    raise UsageError(f"several backends are installed ({names}); pick one with --backend "
-                     f"or ${BACKEND_ENV}")
+def where_from(args: argparse.Namespace) -> Where:
+    device = getattr(args, "device", None)
+    return Where(suite=getattr(args, "suite", None),
+                 source=None if args.flaggems_dir is None else str(args.flaggems_dir),
+                 backend=getattr(args, "backend", None),
+                 device=None if device is None else str(device))
 
 
-def resolve_suite(host: PluginHost, args: argparse.Namespace) -> tuple[Provider, str | None]:
-    """(provider, source): --flaggems-dir / FLAGGEMS_DIR select FlagGems, else builtin."""
-    flaggems_dir = getattr(args, "flaggems_dir", None) or os.environ.get(FLAGGEMS_ENV) or None
-    suite = getattr(args, "suite", None)
-    if suite is None:
-        suite = "flaggems" if flaggems_dir else "builtin"
-    provider = host.get_provider(suite)
-    if suite == "flaggems":
-        if not flaggems_dir:
-            raise UsageError("the flaggems suite needs a checkout: pass --flaggems-dir DIR "
-                             f"or set ${FLAGGEMS_ENV}")
-        return provider, str(Path(flaggems_dir).expanduser().resolve())
-    return provider, None
+def measurement_from(args: argparse.Namespace) -> Measurement:
+    return Measurement(python=args.python, shape_file=args.shape_file, shapes=args.shapes,
+                       level=args.level, timer=args.timer, direct_repeat=args.direct_repeat,
+                       shared_tuner_cache=args.shared_tuner_cache, timeout_s=args.timeout,
+                       compile_only=args.compile_only, target=args.target)
 
 
-def resolve_device(host: PluginHost, backend: Backend, device: str | None, *,
-                   compile_only: bool, what: str) -> str | None:
-    if compile_only:
-        return None
-    if device is not None:
-        return str(device)
-    devices = host.enumerate_devices(backend)
-    if not devices:
-        raise NoDeviceError(
-            f"no {backend.name} device found on this machine; to compare generated code "
-            f"without a device run an IR-only screen: {what} --compile-only --target cuda:90")
-    return devices[0]
+def switch_from(args: argparse.Namespace) -> SwitchChoice:
+    return SwitchChoice(switch=args.switch, a_value=args.a_value, b_value=args.b_value,
+                        a_env=tuple(args.a_env), b_env=tuple(args.b_env),
+                        force=args.force_switch)
 
 
-def check_compile_only(args: argparse.Namespace, provider: Provider) -> None:
-    if args.compile_only and not getattr(provider, "supports_compile_only", False):
-        raise UsageError(f"--compile-only works with the builtin suite only (the {provider.name} "
-                         "suite needs a device to build its inputs); drop --flaggems-dir/--suite")
-    if args.target and not args.compile_only:
-        raise UsageError("--target only applies with --compile-only")
-    if args.compile_only and not args.target:
-        args.target = "cuda:90"
-
-
-def runs_root(value: Path | None) -> Path:
-    return Path(value or os.environ.get(RUNS_ROOT_ENV) or "runs").expanduser().resolve()
-
-
-def resolve_devices(host: PluginHost, backend: Backend, spec: str, *, what: str) -> list[str]:
-    """``all`` or ``0,1,...`` as physical device ids; ids outside a visibility mask are refused."""
-    if spec.strip().lower() == "all":
-        devices = host.enumerate_devices(backend)
-        if not devices:
-            raise NoDeviceError(f"no {backend.name} device found on this machine for {what} "
-                                "--devices all; name them with --devices 0,1,...")
-        return devices
-    devices = [d.strip() for d in spec.split(",") if d.strip()]
-    if not devices:
-        raise UsageError(f"--devices {spec!r} names no device; give all or a list such as 0,1")
-    repeated = sorted({d for d in devices if devices.count(d) > 1})
-    if repeated:
-        raise UsageError(f"--devices names {', '.join(repeated)} twice; a device is one lane")
-    mask = host.visibility_mask(backend)
-    outside = [d for d in devices if mask is not None and d not in mask]
-    if outside:
-        raise UsageError(f"device(s) {', '.join(outside)} are hidden by the visibility mask "
-                         f"({', '.join(mask or [])}); devices are physical ids, pick among those")
-    return devices
+def show_report(model: dict, command: str, *, fmt: str = "text", out: Path | None = None) -> None:
+    """Print the caliber problems allowed and the warnings (stderr), then the report
+    (stdout, coloured on a terminal) or write it to ``out``."""
+    for problem in model["caliber_problems"]:
+        print(f"zl {command}: caliber mismatch (allowed by --allow-caliber-mismatch): {problem}",
+              file=sys.stderr)
+    for warning in model["caliber_warnings"]:
+        print(f"zl {command}: caliber warning: {warning}", file=sys.stderr)
+    to_terminal = out is None and fmt == "text" and sys.stdout.isatty()
+    text = render(model, fmt, color=to_terminal)
+    text = text if text.endswith("\n") else text + "\n"
+    if out is None:
+        sys.stdout.write(text)
+        return
+    try:
+        out.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise BadInputError(f"cannot write {out}: {exc.strerror}; check the path") from None
+    print(f"zl {command}: wrote {out}", file=sys.stderr)

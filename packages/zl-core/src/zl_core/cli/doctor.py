@@ -22,8 +22,8 @@ from typing import Any
 
 import attrs
 
+from zl_core.app.resolve import BACKEND_ENV, resolve_backend
 from zl_core.backend import Backend
-from zl_core.cli import _common
 from zl_core.errors import EXIT_OK, EXIT_USAGE, NoDeviceError, ZlError
 from zl_core.host import PluginHost, plugin_host
 
@@ -78,7 +78,7 @@ def add_parser(sub) -> None:
                                    "can do (IR-only screen, timed cells, telemetry) and what each "
                                    "missing piece would add. Exit 0 when the IR-only screen or "
                                    "timed cells can run, 2 when neither can.")
-    p.add_argument("--backend", help=f"backend name or alias (default: ${_common.BACKEND_ENV}, "
+    p.add_argument("--backend", help=f"backend name or alias (default: ${BACKEND_ENV}, "
                                      "or the only one installed)")
     p.add_argument("--python", default=sys.executable,
                    help="interpreter to check (default: this one)")
@@ -132,7 +132,7 @@ def diagnose(host: PluginHost, backend_name: str | None, python: str) -> list[Ch
     backend: Backend | None = None
     try:
         with _torch_blocked():
-            backend = _common.resolve_backend(host, backend_name)
+            backend = resolve_backend(host, backend_name)
         origin = host.backend_origin(backend)
         package = " ".join(p for p in (origin.package, origin.version) if p)
         checks.append(Check(name="backend", status="ok", detail=f"{backend.name} ({package})"))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from zl_core.app.resolve import resolve_suite
 from zl_core.cli import _common
 from zl_core.host import plugin_host
 
@@ -32,7 +33,8 @@ def _cells(info) -> tuple[str, str, str, str]:
 
 def run(args: argparse.Namespace) -> int:
     host = plugin_host()
-    provider, source = _common.resolve_suite(host, args)
+    where = _common.where_from(args)
+    provider, source = resolve_suite(host, where.suite, where.source)
     ops = provider.list_ops(source)
     if args.json:
         print(json.dumps([o.to_json() for o in ops], indent=2))

@@ -6,6 +6,7 @@ import argparse
 from datetime import datetime
 from pathlib import Path
 
+from zl_core.app.resolve import resolve, runs_root
 from zl_core.cell import run_cell
 from zl_core.cli import _common
 from zl_core.errors import PreflightError, UsageError
@@ -47,23 +48,21 @@ def build_op(args: argparse.Namespace) -> OpSpec:
 def run(args: argparse.Namespace) -> int:
     op = build_op(args)  # malformed names fail before any probing
     host = plugin_host()
-    provider, source = _common.resolve_suite(host, args)
-    _common.check_compile_only(args, provider)
-    backend = _common.resolve_backend(host, args.backend, compile_target=args.target)
-    device = _common.resolve_device(host, backend, args.device, compile_only=args.compile_only,
-                                    what=f"zl run --op {op.op}")
+    got = resolve(host, _common.where_from(args), _common.measurement_from(args),
+                  what=f"zl run --op {op.op}")
+    provider, source, backend, device = got.provider, got.source, got.backend, got.device
     if args.replay_from and args.no_record:
         raise UsageError("--replay-from and --no-record exclude each other")
     mode = "replay" if args.replay_from else ("uncontrolled" if args.no_record else "record")
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    out = args.out or _common.runs_root(args.runs_root) / f"run_{op.op}_{stamp}"
+    out = args.out or runs_root(args.runs_root) / f"run_{op.op}_{stamp}"
     request = CellRequest(
         op=op, backend=backend, out_dir=Path(out).resolve(), python=args.python, device=device,
         source=source, test_node=args.test_node, shape_file=args.shape_file, shapes=args.shapes,
         level=args.level, autotune_mode=mode, replay_from=args.replay_from, timer=args.timer,
         direct_repeat=args.direct_repeat, isolate_tuner_cache=not args.shared_tuner_cache,
         env=dict(args.env), timeout_s=args.timeout, compile_only=args.compile_only,
-        target=args.target)
+        target=got.measure.target)
     echo = None if args.quiet else print
     try:
         outcome = run_cell(host, provider, request, echo=echo)

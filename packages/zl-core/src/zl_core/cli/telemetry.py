@@ -7,6 +7,7 @@ import sys
 from time import sleep
 
 from zl_core import telemetry
+from zl_core.app.resolve import BACKEND_ENV, resolve_backend
 from zl_core.cli import _common
 from zl_core.host import plugin_host
 
@@ -18,7 +19,7 @@ def add_parser(sub) -> None:
                        description="Run the backend's telemetry sampler every --interval seconds "
                                    "and print one tab-separated row per device. A missing or "
                                    "failing sampler is reported on stderr and is not an error.")
-    p.add_argument("--backend", help=f"backend name or alias (default: ${_common.BACKEND_ENV}, "
+    p.add_argument("--backend", help=f"backend name or alias (default: ${BACKEND_ENV}, "
                                      "or the only one installed)")
     p.add_argument("--device", help="device to sample (default: the one the backend's visibility "
                                     "variable names, else every device)")
@@ -30,7 +31,7 @@ def add_parser(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     host = plugin_host()
-    backend = _common.resolve_backend(host, args.backend)
+    backend = resolve_backend(host, args.backend)
     device = telemetry.sampler_device(backend, args.device)
     try:
         rows, reason = telemetry.sample_once(host, backend, device)

@@ -11,8 +11,8 @@ import argparse
 import asyncio
 import os
 
+from zl_core.app.resolve import BACKEND_ENV, resolve_backend, resolve_devices
 from zl_core.campaigns import dask_executor
-from zl_core.cli import _common
 from zl_core.host import plugin_host
 
 
@@ -22,7 +22,7 @@ def add_parser(sub) -> None:
                        "campaigns started with --scheduler run their operators on them.")
     p.add_argument("--scheduler", required=True, metavar="tcp://HOST:8786",
                    help="address of the Dask scheduler ('dask scheduler' prints it)")
-    p.add_argument("--backend", help=f"backend name or alias (default: ${_common.BACKEND_ENV}, or the only one installed)")
+    p.add_argument("--backend", help=f"backend name or alias (default: ${BACKEND_ENV}, or the only one installed)")
     p.add_argument("--devices", default="all", metavar="all|0,1,...",
                    help="devices to offer (default: all the backend finds)")
     p.add_argument("--name", help="worker name shown by the scheduler (default: the host name)")
@@ -33,8 +33,8 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     distributed = dask_executor.import_distributed()
     host = plugin_host()
-    backend = _common.resolve_backend(host, args.backend)
-    devices = _common.resolve_devices(host, backend, args.devices, what="zl worker")
+    backend = resolve_backend(host, args.backend)
+    devices = resolve_devices(host, backend, args.devices, what="zl worker")
     os.environ[dask_executor.WORKER_BACKEND_ENV] = backend.name
     os.environ[dask_executor.WORKER_DEVICES_ENV] = ",".join(devices)
     if args.scratch:

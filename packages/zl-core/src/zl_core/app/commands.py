@@ -1,0 +1,162 @@
+"""``zl screen`` and ``zl ab`` as functions: options in, a campaign and its outcome out.
+
+The command line, the nox sessions (through the command line, in the user's
+interpreter) and the tests all run campaigns through these. ``echo`` receives the
+lines a user should read as the campaign starts and ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import attrs
+
+from zl_core.campaigns.ab_campaign import run_ab
+from zl_core.campaigns.ab_task import OpRun, RoundsPlan
+from zl_core.campaigns.executor import Executor
+from zl_core.campaigns.record import read_campaign
+from zl_core.campaigns.screen_campaign import latest_screen, read_screen, run_screen
+from zl_core.errors import UsageError
+from zl_core.host import PluginHost
+from zl_core.ir_verdict import IR_CHANGED, NO_IR_DIFF
+from zl_core.opspec import OpSpec
+from zl_core.switch_check import check_campaign_switch
+from zl_core.switches import Sides, resolve_sides
+
+from .options import AbOptions, ScreenOptions, Where
+from .resolve import cell_settings, check_op_specs, resolve, resolve_ops, runs_root
+
+Echo = Callable[[str], None]
+
+
+@attrs.frozen(kw_only=True)
+class ScreenOutcome:
+    campaign: Path
+    rows: tuple[dict, ...]  # screen.json's rows, in plan order
+    compile_only: bool
+
+
+@attrs.frozen(kw_only=True)
+class AbOutcome:
+    campaign: Path | None  # None: nothing to time (the screen found no IR change)
+    runs: tuple[OpRun, ...]
+    screen: Path | None  # the screen the operators came from, if any
+    threshold_pct: float
+
+
+def screen(host: PluginHost, options: ScreenOptions, *, echo: Echo = print,
+           executor: Executor | None = None) -> ScreenOutcome:
+    check_op_specs(options.ops)
+    got = resolve(host, options.where, options.measure, what="zl screen")
+    choice = options.switch
+    sides = resolve_sides(got.backend, choice.switch, choice.a_value, choice.b_value,
+                          choice.a_env, choice.b_env)
+    ops = resolve_ops(got.provider, got.source, options.ops)
+    check_campaign_switch(got.provider, sides, backend=got.backend, python=got.measure.python,
+                          target=got.measure.target, switch_given=choice.switch,
+                          force=choice.force, echo=echo)
+    echo(f"zl screen: switch {sides.switch} (A={sides.a_value} B={sides.b_value}) on "
+         f"{got.backend.name}{'' if got.device is None else ':' + got.device}, suite "
+         f"{got.provider.name}, {len(ops)} operator(s)"
+         + (f", IR-only for {got.measure.target}" if got.measure.compile_only else ""))
+    campaign, rows = run_screen(host, got.provider, got.backend, got.device, sides, ops,
+                                cell_settings(got.measure, got.source),
+                                runs_root(options.runs_root), executor=executor)
+    return ScreenOutcome(campaign=campaign, rows=tuple(rows), compile_only=got.measure.compile_only)
+
+
+@attrs.frozen(kw_only=True)
+class ScreenInput:
+    """What an A/B campaign takes from a screen: its operators, controls and settings."""
+
+    path: Path
+    meta: dict
+    changed: tuple[OpSpec, ...]
+    quiet: tuple[OpSpec, ...]  # NO_IR_DIFF: candidate A/A controls
+
+
+def read_screen_input(screen: Path | None, root: Path) -> ScreenInput:
+    path = screen or latest_screen(root)
+    if path is None:
+        raise UsageError(f"no screen found under {root}; run 'zl screen --ops ...' first or "
+                         "name operators with --ops")
+    meta = read_campaign(path)
+    if meta.get("compile_only"):
+        raise UsageError(f"screen {path} was IR-only (--compile-only); A/B rounds need a device screen")
+    rows = read_screen(path)
+
+    def specs(verdict: str) -> tuple[OpSpec, ...]:
+        return tuple(OpSpec.parse(r["op"] + ":" + r["op_file"] + (":" + r["dtypes"] if r["dtypes"] else ""))
+                     for r in rows if r["verdict"] == verdict)
+
+    return ScreenInput(path=Path(path), meta=meta, changed=specs(IR_CHANGED), quiet=specs(NO_IR_DIFF))
+
+
+def _where_from_screen(where: Where, meta: dict) -> Where:
+    """The screen's suite, backend and device wherever the user named none anew."""
+    if where.source is None and where.suite is None and meta.get("suite") == "flaggems":
+        where = attrs.evolve(where, source=meta.get("source"))
+    if where.backend is None:
+        where = attrs.evolve(where, backend=meta.get("backend"))
+    if where.device is None and meta.get("device") is not None:
+        where = attrs.evolve(where, device=str(meta["device"]))
+    return where
+
+
+def ab(host: PluginHost, options: AbOptions, *, echo: Echo = print,
+       executor: Executor | None = None) -> AbOutcome:
+    check_op_specs(options.ops)
+    if options.controls < 0:
+        raise UsageError("--controls must be 0 or more")
+    root = runs_root(options.runs_root)
+    source = None
+    controls: list[OpSpec] = []
+    if not options.ops or options.controls:
+        source = read_screen_input(options.screen, root)
+        if options.controls:
+            if len(source.quiet) < options.controls:
+                raise UsageError(f"--controls {options.controls}: screen {source.path} has only "
+                                 f"{len(source.quiet)} NO_IR_DIFF operator(s)")
+            controls = list(source.quiet[: options.controls])
+    from_screen = source if source is not None and not options.ops else None
+    where = _where_from_screen(options.where, from_screen.meta) if from_screen else options.where
+    got = resolve(host, where, options.measure, what="zl ab")
+    screen_path = source.path if source else None
+    if from_screen is None:
+        ops = resolve_ops(got.provider, got.source, options.ops)
+    else:
+        ops = list(from_screen.changed)
+        if not ops and not options.aa:
+            echo(f"zl ab: screen {from_screen.path} found no IR_CHANGED operator; nothing to time")
+            return AbOutcome(campaign=None, runs=(), screen=screen_path,
+                             threshold_pct=options.threshold_pct)
+        echo(f"zl ab: using screen {from_screen.path}: {', '.join(o.op for o in ops) or '(none)'}")
+    sides = _sides(got.backend, options, source.meta if source else None, echo)
+    if not options.aa:
+        check_campaign_switch(got.provider, sides, backend=got.backend, python=got.measure.python,
+                              target=got.measure.target,
+                              switch_given=options.switch.switch or sides.switch,
+                              force=options.switch.force, echo=echo)
+    plan = RoundsPlan(rounds=options.rounds, max_rounds=max(options.max_rounds, 3),
+                      allow_no_ir_diff=options.allow_no_ir_diff, threshold_pct=options.threshold_pct)
+    campaign, runs = run_ab(host, got.provider, got.backend, got.device, sides, ops, controls,
+                            cell_settings(got.measure, got.source), plan, root,
+                            telemetry_interval=options.telemetry_interval, aa=options.aa,
+                            screen=screen_path, executor=executor)
+    return AbOutcome(campaign=campaign, runs=tuple(runs), screen=screen_path,
+                     threshold_pct=options.threshold_pct)
+
+
+def _sides(backend, options: AbOptions, screen_meta: dict | None, echo: Echo) -> Sides:
+    """The screen's sides unless a switch is named anew; A/A runs side A's on both."""
+    choice = options.switch
+    if screen_meta is None or choice.given:
+        return resolve_sides(backend, choice.switch, choice.a_value, choice.b_value,
+                             choice.a_env, choice.b_env, aa=options.aa)
+    sides = Sides.from_json(screen_meta)
+    if options.aa:
+        sides = Sides(switch=sides.switch, a_value=sides.a_value, b_value=sides.a_value,
+                      a_env=sides.a_env, b_env=dict(sides.a_env))
+    echo(f"zl ab: switch {sides.switch} A={sides.a_value} B={sides.b_value} (from the screen)")
+    return sides

@@ -1,0 +1,80 @@
+"""What a campaign command is asked for, as plain frozen records.
+
+The command line fills these from its arguments; tests and scripts build them
+directly. Defaults are the command line's defaults.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import attrs
+
+
+@attrs.frozen(kw_only=True)
+class Where:
+    """Which suite runs the cells, from which checkout, on which backend and device."""
+
+    suite: str | None = None  # None: flaggems when a checkout is given, else builtin
+    source: str | None = None  # the provider's checkout (--flaggems-dir)
+    backend: str | None = None  # None: $ZL_BACKEND, or the only / the probing backend
+    device: str | None = None  # None: the first the backend finds
+
+
+@attrs.frozen(kw_only=True)
+class Measurement:
+    """How every cell measures (the caliber the user chooses)."""
+
+    python: str = sys.executable
+    shape_file: Path | None = None
+    shapes: str = "file"
+    level: str = "core"
+    timer: str = "auto"
+    direct_repeat: int = 1
+    shared_tuner_cache: bool = False
+    timeout_s: float = 2400.0
+    compile_only: bool = False
+    target: str | None = None  # compile-only target
+
+
+@attrs.frozen(kw_only=True)
+class SwitchChoice:
+    """The switch as the user named it; :func:`zl_core.switches.resolve_sides` completes it."""
+
+    switch: str | None = None
+    a_value: str | None = None
+    b_value: str | None = None
+    a_env: tuple[tuple[str, str], ...] = ()
+    b_env: tuple[tuple[str, str], ...] = ()
+    force: bool = False  # run even when the cells' compiler does not read the switch
+
+    @property
+    def given(self) -> bool:
+        return bool(self.switch or self.a_env or self.b_env or self.a_value or self.b_value)
+
+
+@attrs.frozen(kw_only=True)
+class ScreenOptions:
+    ops: tuple[str, ...] = ()  # op[:op_file[:dtypes]] specs; () = every op of the suite
+    where: Where = Where()
+    measure: Measurement = Measurement()
+    switch: SwitchChoice = SwitchChoice()
+    runs_root: Path | None = None
+
+
+@attrs.frozen(kw_only=True)
+class AbOptions:
+    ops: tuple[str, ...] = ()  # () = the IR_CHANGED operators of the screen
+    where: Where = Where()
+    measure: Measurement = Measurement()
+    switch: SwitchChoice = SwitchChoice()
+    runs_root: Path | None = None
+    rounds: int | None = 6  # None = adaptive
+    max_rounds: int = 12
+    screen: Path | None = None  # None = the latest screen under the runs root
+    allow_no_ir_diff: bool = False
+    aa: bool = False
+    controls: int = 0
+    threshold_pct: float = 1.0
+    telemetry_interval: float = 1.0

@@ -1,0 +1,20 @@
+"""Reports as functions: build a campaign's model, keep its JSON beside its cells."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from zl_core import report
+from zl_core.atomic import write_json_atomic
+from zl_core.campaigns.layout import CampaignLayout
+
+
+def campaign_report(campaign: Path, *, threshold_pct: float | None = None,
+                    allow_mismatch: bool = False) -> dict:
+    """The report model of a campaign folder (raises CaliberMismatchError, exit 4)."""
+    return report.build(campaign, allow_mismatch=allow_mismatch, threshold_pct=threshold_pct)
+
+
+def keep_report_json(campaign: Path, model: dict) -> Path:
+    """Write the model as the campaign's ``report.json``; returns its path."""
+    return write_json_atomic(CampaignLayout(campaign).report_json, model)

@@ -1,0 +1,167 @@
+"""From what the user named to what runs: suite, backend, device, operators, settings."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import attrs
+
+from zl_core.backend import Backend
+from zl_core.campaigns.settings import CellSettings
+from zl_core.errors import NoDeviceError, UsageError
+from zl_core.host import PluginHost
+from zl_core.opspec import OpSpec
+from zl_core.provider import Provider
+
+from .options import Measurement, Where
+
+BACKEND_ENV = "ZL_BACKEND"
+FLAGGEMS_ENV = "FLAGGEMS_DIR"
+RUNS_ROOT_ENV = "ZL_RUNS_ROOT"
+
+
+@attrs.frozen(kw_only=True)
+class Resolved:
+    """Where a campaign's cells run, and how they measure, once every default is settled."""
+
+    provider: Provider
+    source: str | None
+    backend: Backend
+    device: str | None
+    measure: Measurement
+
+
+def resolve(host: PluginHost, where: Where, measure: Measurement, *, what: str) -> Resolved:
+    """Suite, compile-only check, backend and device; ``what`` names the command in hints."""
+    provider, source = resolve_suite(host, where.suite, where.source)
+    measure = check_compile_only(measure, provider)
+    backend = resolve_backend(host, where.backend, compile_target=measure.target)
+    device = resolve_device(host, backend, where.device, compile_only=measure.compile_only,
+                            what=what)
+    return Resolved(provider=provider, source=source, backend=backend, device=device,
+                    measure=measure)
+
+
+def resolve_backend(host: PluginHost, name: str | None, *, compile_target: str | None = None) -> Backend:
+    wanted = name or os.environ.get(BACKEND_ENV)
+    if wanted:
+        return host.get_backend(wanted)
+    backends = host.backends()
+    if not backends:
+        raise UsageError("no backend is installed; pip install a zl-backend-* package "
+                         "(e.g. zl-backend-cuda) and see 'zl backends'")
+    if len(backends) == 1:
+        return backends[0]
+    if compile_target:
+        return host.get_backend(compile_target.split(":", 1)[0])
+    # Ask each vendor's own tool first: torch namespaces are shared between
+    # backends (ROCm builds expose torch.cuda), so a torch count cannot tell them apart.
+    probed = [b for b in backends if host.probe_devices(b)]
+    if len(probed) == 1:
+        return probed[0]
+    names = ", ".join(b.name for b in backends)
+    if not probed and not any(host.enumerate_devices(b) for b in backends):
+        raise NoDeviceError(
+            f"no device found by any installed backend ({names}); to compare generated code "
+            "without a device run an IR-only screen: zl screen --compile-only --target cuda:90 "
+            "(nox -s screen -- --compile-only), or name a backend with --backend")
+    raise UsageError(f"several backends are installed ({names}); pick one with --backend "
+                     f"or ${BACKEND_ENV}")
+
+
+def resolve_suite(host: PluginHost, suite: str | None, source: str | None) -> tuple[Provider, str | None]:
+    """(provider, source): a checkout (given or $FLAGGEMS_DIR) selects FlagGems, else builtin."""
+    source = source or os.environ.get(FLAGGEMS_ENV) or None
+    if suite is None:
+        suite = "flaggems" if source else "builtin"
+    provider = host.get_provider(suite)
+    if suite == "flaggems":
+        if not source:
+            raise UsageError("the flaggems suite needs a checkout: pass --flaggems-dir DIR "
+                             f"or set ${FLAGGEMS_ENV}")
+        return provider, str(Path(source).expanduser().resolve())
+    return provider, None
+
+
+def resolve_device(host: PluginHost, backend: Backend, device: str | None, *,
+                   compile_only: bool, what: str) -> str | None:
+    if compile_only:
+        return None
+    if device is not None:
+        return str(device)
+    devices = host.enumerate_devices(backend)
+    if not devices:
+        raise NoDeviceError(
+            f"no {backend.name} device found on this machine; to compare generated code "
+            f"without a device run an IR-only screen: {what} --compile-only --target cuda:90")
+    return devices[0]
+
+
+def check_compile_only(measure: Measurement, provider: Provider) -> Measurement:
+    """Refuse compile-only where the suite cannot, and settle its default target."""
+    if measure.compile_only and not getattr(provider, "supports_compile_only", False):
+        raise UsageError(f"--compile-only works with the builtin suite only (the {provider.name} "
+                         "suite needs a device to build its inputs); drop --flaggems-dir/--suite")
+    if measure.target and not measure.compile_only:
+        raise UsageError("--target only applies with --compile-only")
+    if measure.compile_only and not measure.target:
+        return attrs.evolve(measure, target="cuda:90")
+    return measure
+
+
+def runs_root(value: Path | None) -> Path:
+    return Path(value or os.environ.get(RUNS_ROOT_ENV) or "runs").expanduser().resolve()
+
+
+def check_op_specs(specs: tuple[str, ...] | list[str]) -> None:
+    """Malformed specs fail before anything is probed or written."""
+    for spec in specs:
+        OpSpec.parse(spec)
+
+
+def resolve_ops(provider: Provider, source: str | None, specs: tuple[str, ...] | list[str]) -> list[OpSpec]:
+    """The named operators, or every operator of the suite; each at most once."""
+    if specs:
+        ops = [OpSpec.parse(s) for s in specs]
+    else:
+        ops = [OpSpec(op=i.op, op_file=i.op_file, dtypes=()) for i in provider.list_ops(source)]
+        if not ops:
+            raise UsageError(f"the {provider.name} suite offers no operators; name them with --ops")
+    seen = set()
+    for o in ops:
+        if o.op in seen:
+            raise UsageError(f"operator {o.op!r} named twice in --ops")
+        seen.add(o.op)
+    return ops
+
+
+def cell_settings(measure: Measurement, source: str | None) -> CellSettings:
+    return CellSettings(python=measure.python, source=source, shape_file=measure.shape_file,
+                        shapes=measure.shapes, level=measure.level, timer=measure.timer,
+                        direct_repeat=measure.direct_repeat,
+                        isolate_tuner_cache=not measure.shared_tuner_cache,
+                        timeout_s=measure.timeout_s, compile_only=measure.compile_only,
+                        target=measure.target)
+
+
+def resolve_devices(host: PluginHost, backend: Backend, spec: str, *, what: str) -> list[str]:
+    """``all`` or ``0,1,...`` as physical device ids; ids outside a visibility mask are refused."""
+    if spec.strip().lower() == "all":
+        devices = host.enumerate_devices(backend)
+        if not devices:
+            raise NoDeviceError(f"no {backend.name} device found on this machine for {what} "
+                                "--devices all; name them with --devices 0,1,...")
+        return devices
+    devices = [d.strip() for d in spec.split(",") if d.strip()]
+    if not devices:
+        raise UsageError(f"--devices {spec!r} names no device; give all or a list such as 0,1")
+    repeated = sorted({d for d in devices if devices.count(d) > 1})
+    if repeated:
+        raise UsageError(f"--devices names {', '.join(repeated)} twice; a device is one lane")
+    mask = host.visibility_mask(backend)
+    outside = [d for d in devices if mask is not None and d not in mask]
+    if outside:
+        raise UsageError(f"device(s) {', '.join(outside)} are hidden by the visibility mask "
+                         f"({', '.join(mask or [])}); devices are physical ids, pick among those")
+    return devices

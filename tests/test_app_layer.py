@@ -1,0 +1,49 @@
+"""The application layer: screen and A/B campaigns from plain option records, no argparse."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from zl_core import app
+from zl_core.errors import UsageError
+
+
+def test_screen_then_ab_from_records_alone(fake_host, tmp_path):
+    lines = []
+    where = app.Where(suite="fake")
+    screen = app.screen(fake_host, app.ScreenOptions(ops=("gemm", "pointwise"), where=where,
+                                                     runs_root=tmp_path), echo=lines.append)
+    assert [r["verdict"] for r in screen.rows] == ["IR_CHANGED", "NO_IR_DIFF"]
+    assert lines and "switch FAKE_SWITCH (A=0 B=1)" in lines[0]
+    # No operators named: the A/B campaign takes the screen's IR_CHANGED ones, its switch,
+    # backend and device, and one of its NO_IR_DIFF operators as an A/A control.
+    done = app.ab(fake_host, app.AbOptions(where=where, runs_root=tmp_path, rounds=2,
+                                           controls=1, telemetry_interval=0), echo=lines.append)
+    assert done.screen == screen.campaign
+    assert [(r.op.op, r.control, r.state) for r in done.runs] == [("gemm", False, "done"),
+                                                                  ("pointwise", True, "done")]
+    assert "zl ab: switch FAKE_SWITCH A=0 B=1 (from the screen)" in lines
+    meta = json.loads((done.campaign / "campaign.json").read_text())
+    assert meta["kind"] == "ab" and meta["screen"] == str(screen.campaign)
+    model = app.campaign_report(done.campaign, threshold_pct=done.threshold_pct)
+    assert model["kind"] == "rounds" and model["summary"]["controls"]["ops"] == ["pointwise"]
+    path = app.keep_report_json(done.campaign, model)
+    assert json.loads(path.read_text())["summary"]["operators"][0]["op"] == "gemm"
+
+
+def test_ab_with_nothing_changed_runs_nothing(fake_host, tmp_path):
+    where = app.Where(suite="fake")
+    app.screen(fake_host, app.ScreenOptions(ops=("pointwise",), where=where, runs_root=tmp_path),
+               echo=lambda _: None)
+    said = []
+    done = app.ab(fake_host, app.AbOptions(where=where, runs_root=tmp_path), echo=said.append)
+    assert done.campaign is None and done.runs == ()
+    assert "found no IR_CHANGED operator" in said[0]
+    assert not list(tmp_path.glob("ab_*"))
+
+
+def test_ab_without_a_screen_or_ops_says_what_to_run(fake_host, tmp_path):
+    with pytest.raises(UsageError, match="run 'zl screen"):
+        app.ab(fake_host, app.AbOptions(where=app.Where(suite="fake"), runs_root=tmp_path))
+    assert list(tmp_path.iterdir()) == []
