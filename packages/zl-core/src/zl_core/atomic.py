@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 
 def write_text_atomic(path: str | Path, text: str) -> Path:
-    """Replace ``path`` with ``text`` (UTF-8) in one rename; returns the path."""
+    """Replace ``path`` with ``text`` (UTF-8) in one rename, creating its folder; returns the path."""
     path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         tmp.write_text(text, encoding="utf-8")
@@ -26,6 +28,10 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
     return path
 
 
-def write_json_atomic(path: str | Path, data: object, *, indent: int | None = 2) -> Path:
-    """``data`` as JSON (one trailing newline), written atomically."""
-    return write_text_atomic(path, json.dumps(data, indent=indent, default=str) + "\n")
+def write_json_atomic(path: str | Path, data: object, *, indent: int | None = 2,
+                      sort_keys: bool = False, allow_nan: bool = True,
+                      default: Callable[[object], object] | None = str) -> Path:
+    """``data`` as JSON with one trailing newline, written atomically. Values JSON has no
+    form for go through ``default`` (``str``; None: raise TypeError, as strict writers want)."""
+    text = json.dumps(data, indent=indent, sort_keys=sort_keys, default=default, allow_nan=allow_nan)
+    return write_text_atomic(path, text + "\n")

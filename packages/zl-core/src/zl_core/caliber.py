@@ -12,6 +12,7 @@ from pathlib import Path
 
 import attrs
 
+from zl_core.atomic import write_json_atomic
 from zl_core.errors import BadInputError
 
 IDENTITY_NAME = "run_identity.json"
@@ -52,11 +53,7 @@ def read_identity(cell_dir: Path) -> dict | None:
 
 def write_identity(cell_dir: Path, identity: Mapping) -> Path:
     """Write atomically so a reader never sees half a file."""
-    path = Path(cell_dir) / IDENTITY_NAME
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(identity, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return write_json_atomic(Path(cell_dir) / IDENTITY_NAME, identity, sort_keys=True)
 
 
 def merge_identity(cell_dir: Path, updates: Mapping) -> dict:

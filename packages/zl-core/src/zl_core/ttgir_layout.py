@@ -16,6 +16,8 @@ from pathlib import Path
 
 import attrs
 
+from zl_core.atomic import write_text_atomic
+
 TTGIR_DIR = "ttgir"
 INDEX_NAME = "index.tsv"
 INDEX_COLUMNS = ("shape", "kernel", "file", "launches")
@@ -67,15 +69,10 @@ class IndexRow:
 
 def write_index(ttgir_root: Path, rows: Iterable[IndexRow]) -> Path:
     """Write ``index.tsv`` atomically (temp file + rename), sorted."""
-    ttgir_root.mkdir(parents=True, exist_ok=True)
-    path = ttgir_root / INDEX_NAME
-    tmp = path.with_suffix(".tsv.tmp")
     lines = ["\t".join(INDEX_COLUMNS)]
     for r in sorted(rows, key=lambda r: (r.shape, r.kernel, r.file)):
         lines.append(f"{r.shape}\t{r.kernel}\t{r.file}\t{r.launches}")
-    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return write_text_atomic(ttgir_root / INDEX_NAME, "\n".join(lines) + "\n")
 
 
 def read_index(ttgir_root: Path) -> list[IndexRow]:

@@ -21,7 +21,6 @@ import inspect
 import json
 import math
 import numbers
-import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import Any
 
 import attrs
 from zl_core import contract
+from zl_core.atomic import write_json_atomic
 from zl_core.ttgir_layout import safe_component
 
 SCHEMA = 1
@@ -219,10 +219,7 @@ def tuner_id_for(base_fn: Any, ordinal: int = 0, tuner_class: str = "") -> Tuner
 
 
 def _atomic_write_json(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_json_atomic(path, data, indent=1, sort_keys=True, default=None)
 
 
 def write_meta(records_dir: Path, *, backend: str, flaggems_vendor: str, triton_version: str,

@@ -7,7 +7,6 @@ Nothing here imports torch or triton.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Mapping
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from zl_core import contract
+from zl_core.atomic import write_json_atomic
 
 _UNRESOLVED = object()
 _backend_cache: Any = _UNRESOLVED
@@ -130,16 +130,8 @@ def merge_identity(plugin: str, updates: Mapping[str, object]) -> None:
         note(plugin, f"could not update run_identity.json: {one_line(exc)}")
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write through a temporary file and rename, so readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-
-
 def write_json(path: Path, data: object) -> None:
-    write_atomic(path, json.dumps(data, indent=2, sort_keys=False, default=str, allow_nan=False) + "\n")
+    write_json_atomic(path, data, allow_nan=False)
 
 
 def op_of_item(item: Any) -> str:

@@ -23,7 +23,6 @@ kernel and the error's last line); 2 bad arguments; 3 triton is missing.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -34,6 +33,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from zl_core import contract
+from zl_core.atomic import write_json_atomic
 
 EXIT_COMPILE = 1
 EXIT_USAGE = 2
@@ -193,9 +193,7 @@ def run(op: str, target: str, cell_dir: Path, dtypes: list[str]) -> int:
     results = {"schema": 1, "op": op, "rows": [], "compile_only": True, "target": target,
                "markers": {m: 0 for m in contract.MARKERS}, "compiles": records,
                "failed_compiles": failures, "compile_seconds": round(total, 3)}
-    tmp = cell_dir / "results.json.tmp"
-    tmp.write_text(json.dumps(results, indent=2, default=str) + "\n", encoding="utf-8")
-    tmp.replace(cell_dir / "results.json")
+    write_json_atomic(cell_dir / "results.json", results)
     print(f"compile-only {op} for {target}: {len(records)} variant(s) in {total:.1f}s"
           f"{f', {len(failures)} failed' if failures else ''}")
     return EXIT_COMPILE if failures else 0

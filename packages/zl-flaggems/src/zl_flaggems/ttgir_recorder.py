@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from zl_core.atomic import write_text_atomic
 from zl_core.ttgir_layout import IndexRow, safe_component, variant_names, write_index
 
 DEFAULT_SHAPE = "all"
@@ -384,14 +385,14 @@ class TtgirRecorder:
                 target = root / rel
                 if written.get(rel) == digest and target.is_file():
                     continue
-                _atomic_write(target, text)
+                write_text_atomic(target, text)
                 written[rel] = digest
             for rel in sorted(set(written) - set(plan.files)):
                 (root / rel).unlink(missing_ok=True)
                 written.pop(rel, None)
                 _prune_empty(root, (root / rel).parent)
             self._written = written
-            _atomic_write(root / VARIANTS_NAME, json.dumps(plan.details, indent=1, sort_keys=True) + "\n")
+            write_text_atomic(root / VARIANTS_NAME, json.dumps(plan.details, indent=1, sort_keys=True) + "\n")
             write_index(root, plan.rows)
             self.last_flush_error = None
         except Exception as exc:  # noqa: BLE001 - record and carry on; the next flush retries
@@ -448,13 +449,6 @@ def _function_of(metadata: Any) -> Any:
     if isinstance(metadata, Mapping):
         return metadata.get("function")
     return getattr(metadata, "function", None)
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
 
 
 def _prune_empty(root: Path, directory: Path) -> None:

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from zl_core import contract
+from zl_core.atomic import write_text_atomic
 
 from zl_flaggems import benchapi, cellenv
 from zl_flaggems.rowclock import CLOCK
@@ -127,7 +128,7 @@ def write_used() -> None:
         import yaml
 
         text = yaml.safe_dump(_used, sort_keys=False, default_flow_style=None, width=100)
-        cellenv.write_atomic(cell / SHAPES_NAME, text)
+        write_text_atomic(cell / SHAPES_NAME, text)
     except Exception as exc:  # noqa: BLE001
         cellenv.note(PLUGIN, f"could not write {SHAPES_NAME}: {cellenv.one_line(exc)}")
 
