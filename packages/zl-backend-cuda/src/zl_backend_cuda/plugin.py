@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 from zl_core import Backend, hookimpl
+from zl_core.backend import TargetGrammar
 from zl_core.vendor_tools import classify_by_markers, run_tool
 
 BACKEND = Backend(
@@ -21,6 +22,10 @@ BACKEND = Backend(
     # FlagTree's default (NVIDIA+AMD) build compiles the RemoveLayoutConversions
     # enhancement in and reads this switch at compile time ("0"/"1").
     default_switch="FLAGTREE_RLC_ENHANCE",
+    # Triton's "cuda" compiler backend takes the SM capability as a number; Hopper
+    # (the lent H200) is the default compile-only target.
+    compile_targets=TargetGrammar(kind="cuda", arch=r"\d{2,3}", warp_size=32, usage="cuda:<sm>",
+                                  examples=("cuda:90", "cuda:80"), default="cuda:90"),
     description="NVIDIA GPUs (CUDA)",
 )
 

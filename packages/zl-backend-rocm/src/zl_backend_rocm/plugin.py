@@ -21,6 +21,7 @@ import re
 from typing import Any
 
 from zl_core import Backend, hookimpl
+from zl_core.backend import TargetGrammar
 from zl_core.vendor_tools import classify_by_markers, run_tool
 
 BACKEND = Backend(
@@ -39,6 +40,10 @@ BACKEND = Backend(
     # (MUSA, HCU, PPU, MetaX) each read their own, in their own compiler.py. Until
     # the AMD path is confirmed, `zl screen` on ROCm needs an explicit --switch.
     default_switch="",
+    # Triton's "hip" compiler backend takes the gfx architecture name; AMD wavefronts
+    # are 64 wide. No default: a plain --compile-only keeps meaning one target.
+    compile_targets=TargetGrammar(kind="hip", arch=r"gfx[0-9a-z]+", warp_size=64,
+                                  usage="hip:<gfx arch>", examples=("hip:gfx942",)),
     description="AMD GPUs (ROCm/HIP)",
 )
 

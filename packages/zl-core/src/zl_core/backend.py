@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import attrs
@@ -17,6 +18,54 @@ def _frozenset_of_str(value: Any) -> frozenset[str]:
     if isinstance(value, str):
         return frozenset((value,))
     return frozenset(str(v) for v in value)
+
+
+@attrs.frozen(kw_only=True)
+class CompileTarget:
+    """One Triton target to compile for without a device: ``GPUTarget(kind, arch, warp_size)``."""
+
+    kind: str
+    arch: int | str
+    warp_size: int
+
+    @property
+    def name(self) -> str:
+        """As users type it (``<kind>:<arch>``)."""
+        return f"{self.kind}:{self.arch}"
+
+    @property
+    def triple(self) -> tuple[str, int | str, int]:
+        return (self.kind, self.arch, self.warp_size)
+
+
+@attrs.frozen(kw_only=True)
+class TargetGrammar:
+    """How a backend's compile-only targets are written: ``<kind>:<arch>``.
+
+    ``kind`` is Triton's name for the compiler backend (the text before the colon);
+    ``arch`` a regular expression for what follows it, read as a number when it is
+    all digits; ``usage`` and ``examples`` are what messages show.
+    """
+
+    kind: str = attrs.field(converter=lambda s: str(s).strip().lower())
+    arch: str
+    warp_size: int
+    usage: str
+    examples: tuple[str, ...] = attrs.field(default=(), converter=_tuple_of_str)
+    #: The target ``--compile-only`` takes when none is given ("" = none; name one).
+    default: str = ""
+
+    def parse(self, text: str) -> CompileTarget | None:
+        """The target ``text`` names, or None when it is not of this grammar."""
+        kind, sep, arch = (text or "").strip().lower().partition(":")
+        if not sep or kind != self.kind or not re.fullmatch(self.arch, arch):
+            return None
+        return CompileTarget(kind=kind, arch=int(arch) if arch.isdigit() else arch,
+                             warp_size=self.warp_size)
+
+    def describe(self) -> str:
+        shown = ", ".join(self.examples)
+        return f"{self.usage} (e.g. {shown})" if shown else self.usage
 
 
 @attrs.frozen(kw_only=True)
@@ -49,6 +98,9 @@ class Backend:
     capture_deny: frozenset[str] = attrs.field(factory=frozenset, converter=_frozenset_of_str)
     #: The vendor's default compiler switch for ``zl screen`` (FlagTree's RLC switch).
     default_switch: str = ""
+    #: The targets Triton compiles for on this backend without a device
+    #: (``--compile-only --target``); None when it has none.
+    compile_targets: TargetGrammar | None = None
     #: One line for ``zl backends``.
     description: str = ""
 
@@ -73,4 +125,5 @@ class Backend:
             "flaggems_vendor": self.flaggems_vendor or None,
             "torch_namespace": self.torch_namespace or None,
             "visibility_env_keys": list(self.visibility_env_keys),
+            "compile_targets": self.compile_targets.describe() if self.compile_targets else None,
         }

@@ -1,6 +1,6 @@
 """Compile-only cell: the built-in suite's kernels compiled for a target, no device.
 
-    python -m zl_flaggems.compile_only --op mm [--target cuda:90] [--dtypes float16]
+    python -m zl_flaggems.compile_only --op mm [--target <kind>:<arch>] [--dtypes float16]
 
 Runs in a fresh process with the side's environment already applied by the core
 (so a switch such as ``DISABLE_MMA_V3=1`` reaches the compiler), compiles every
@@ -24,24 +24,21 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 
-from zl_core import contract
+from zl_core import contract, targets
 from zl_core.atomic import write_json_atomic
+from zl_core.backend import Backend
 
 EXIT_COMPILE = 1
 EXIT_USAGE = 2
 EXIT_MISSING = 3
-DEFAULT_TARGET = "cuda:90"
-_CUDA = re.compile(r"^cuda:(\d{2,3})$")
-_HIP = re.compile(r"^hip:(gfx[0-9a-z]+)$")
-_WARP = {"cuda": 32, "hip": 64}
 
 
 class CompileOnlyError(Exception):
@@ -52,18 +49,31 @@ class CompileOnlyError(Exception):
         self.code = code
 
 
-def parse_target(text: str) -> tuple[str, object, int]:
-    """``cuda:90`` -> ("cuda", 90, 32); ``hip:gfx942`` -> ("hip", "gfx942", 64)."""
-    value = (text or "").strip().lower()
-    m = _CUDA.match(value)
-    if m:
-        return "cuda", int(m.group(1)), _WARP["cuda"]
-    m = _HIP.match(value)
-    if m:
-        return "hip", m.group(1), _WARP["hip"]
-    raise CompileOnlyError(
-        f"bad target {text!r}: expected cuda:<sm> (e.g. cuda:90, cuda:80) or hip:<gfx arch> "
-        "(e.g. hip:gfx942)", EXIT_USAGE)
+def _installed() -> list:
+    from zl_core import plugin_host
+
+    return plugin_host().backends()
+
+
+def parse_target(text: str, backends: Sequence[Backend] | None = None) -> tuple[str, object, int]:
+    """``(kind, arch, warp size)`` of a target, by the grammar of the backend it
+    belongs to (``backends``, default: the installed ones)."""
+    from zl_core.errors import UsageError
+
+    try:
+        return targets.resolve(text, _installed() if backends is None else backends)[1].triple
+    except UsageError as exc:
+        raise CompileOnlyError(str(exc), EXIT_USAGE) from None
+
+
+def default_target(backends: Sequence[Backend] | None = None) -> str:
+    """The target a cell compiles for when none is given."""
+    from zl_core.errors import UsageError
+
+    try:
+        return targets.default(_installed() if backends is None else backends)
+    except UsageError as exc:
+        raise CompileOnlyError(str(exc), EXIT_USAGE) from None
 
 
 def _last_line(exc: BaseException) -> str:
@@ -205,7 +215,8 @@ def build_parser() -> argparse.ArgumentParser:
                                 "without a device and dump their TTGIR.")
     p.add_argument("--op", required=True, help="built-in operator, e.g. mm")
     p.add_argument("--target", default=None,
-                   help=f"cuda:<sm> or hip:<gfx arch> (default: $ZL_TARGET or {DEFAULT_TARGET})")
+                   help="<kind>:<arch>, as the installed backends write it (default: $ZL_TARGET, "
+                   "else the installed backends' default)")
     p.add_argument("--dtypes", default=None,
                    help="comma list of dtypes to compile (default: $ZL_DTYPES, else all)")
     p.add_argument("--cell-dir", type=Path, default=None, help="output folder (default: $ZL_CELL_DIR)")
@@ -214,14 +225,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    target = args.target or os.environ.get(contract.TARGET) or DEFAULT_TARGET
+    target = args.target or os.environ.get(contract.TARGET)
     raw_dtypes = args.dtypes if args.dtypes is not None else os.environ.get(contract.DTYPES, "")
     dtypes = [d.strip() for d in raw_dtypes.split(",") if d.strip()]
     cell = args.cell_dir or (Path(os.environ[contract.CELL_DIR]) if os.environ.get(contract.CELL_DIR) else None)
     try:
         if cell is None:
             raise CompileOnlyError("no output folder: set ZL_CELL_DIR or pass --cell-dir", EXIT_USAGE)
-        return run(args.op, target, Path(cell).resolve(), dtypes)
+        return run(args.op, target or default_target(), Path(cell).resolve(), dtypes)
     except CompileOnlyError as exc:
         print(f"compile-only: {exc}", file=sys.stderr)
         return exc.code

@@ -57,7 +57,8 @@ KNOWN_EFFECTS = {
     "TRITON_F32_DEFAULT": "--switch TRITON_F32_DEFAULT --a ieee --b tf32 (float32 dots)",
 }
 
-# Runs in the cells' interpreter. argv: JSON {name: [a, b]}, JSON candidates, target.
+# Runs in the cells' interpreter. argv: JSON {name: [a, b]}, JSON candidates, and the
+# compile-only target as JSON [kind, arch, warp size] ("" without one).
 _PROBE = r"""
 import json, os, re, sys
 out = {"python": sys.executable}
@@ -95,8 +96,7 @@ if target:
     try:
         from triton.backends.compiler import GPUTarget
         from triton.compiler.compiler import make_backend
-        kind, arch = target.split(":", 1)
-        backend = make_backend(GPUTarget(kind, int(arch) if arch.isdigit() else arch, 64 if kind == "hip" else 32))
+        backend = make_backend(GPUTarget(*json.loads(target)))
         for name, (a, b) in asked.items():
             hashes = []
             for value in (a, b):
@@ -140,7 +140,16 @@ def ask_triton(python: str, names: Sequence[str], a_values: Mapping[str, str],
     shown = shown_python(python)
     asked = {n: [a_values.get(n, ""), b_values.get(n, "")] for n in names}
     child_env = {k: v for k, v in (env if env is not None else os.environ).items() if k not in asked}
-    argv = [python, "-c", _PROBE, json.dumps(asked), json.dumps(list(CANDIDATES)), target or ""]
+    if target:
+        from zl_flaggems.compile_only import CompileOnlyError, parse_target
+
+        try:  # the backend that owns the target knows its warp size
+            triple = json.dumps(list(parse_target(target)))
+        except CompileOnlyError as exc:
+            return SwitchReport(compiler=f"the Triton of {shown}", error=str(exc))
+    else:
+        triple = ""
+    argv = [python, "-c", _PROBE, json.dumps(asked), json.dumps(list(CANDIDATES)), triple]
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s,
                               env=child_env, stdin=subprocess.DEVNULL, check=False)

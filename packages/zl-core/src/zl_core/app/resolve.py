@@ -7,6 +7,7 @@ from pathlib import Path
 
 import attrs
 
+from zl_core import targets
 from zl_core.backend import Backend
 from zl_core.campaigns.settings import CellSettings
 from zl_core.errors import NoDeviceError, UsageError
@@ -35,7 +36,7 @@ class Resolved:
 def resolve(host: PluginHost, where: Where, measure: Measurement, *, what: str) -> Resolved:
     """Suite, compile-only check, backend and device; ``what`` names the command in hints."""
     provider, source = resolve_suite(host, where.suite, where.source)
-    measure = check_compile_only(measure, provider)
+    measure = check_compile_only(measure, provider, host, where.backend)
     backend = resolve_backend(host, where.backend, compile_target=measure.target)
     device = resolve_device(host, backend, where.device, compile_only=measure.compile_only,
                             what=what)
@@ -49,12 +50,12 @@ def resolve_backend(host: PluginHost, name: str | None, *, compile_target: str |
         return host.get_backend(wanted)
     backends = host.backends()
     if not backends:
-        raise UsageError("no backend is installed; pip install a zl-backend-* package "
-                         "(e.g. zl-backend-cuda) and see 'zl backends'")
+        raise UsageError("no backend is installed; pip install the zl-backend-<vendor> package "
+                         "of your accelerator and see 'zl backends'")
     if len(backends) == 1:
         return backends[0]
     if compile_target:
-        return host.get_backend(compile_target.split(":", 1)[0])
+        return targets.resolve(compile_target, backends)[0]
     # Ask each vendor's own tool first: torch namespaces are shared between
     # backends (ROCm builds expose torch.cuda), so a torch count cannot tell them apart.
     probed = [b for b in backends if host.probe_devices(b)]
@@ -64,8 +65,9 @@ def resolve_backend(host: PluginHost, name: str | None, *, compile_target: str |
     if not probed and not any(host.enumerate_devices(b) for b in backends):
         raise NoDeviceError(
             f"no device found by any installed backend ({names}); to compare generated code "
-            "without a device run an IR-only screen: zl screen --compile-only --target cuda:90 "
-            "(nox -s screen -- --compile-only), or name a backend with --backend")
+            "without a device run an IR-only screen: zl screen --compile-only [--target "
+            f"{targets.expected(backends)}] (nox -s screen -- --compile-only), or name a "
+            "backend with --backend")
     raise UsageError(f"several backends are installed ({names}); pick one with --backend "
                      f"or ${BACKEND_ENV}")
 
@@ -94,19 +96,24 @@ def resolve_device(host: PluginHost, backend: Backend, device: str | None, *,
     if not devices:
         raise NoDeviceError(
             f"no {backend.name} device found on this machine; to compare generated code "
-            f"without a device run an IR-only screen: {what} --compile-only --target cuda:90")
+            f"without a device run an IR-only screen: {what} --compile-only [--target "
+            f"{targets.expected([backend])}]")
     return devices[0]
 
 
-def check_compile_only(measure: Measurement, provider: Provider) -> Measurement:
-    """Refuse compile-only where the suite cannot, and settle its default target."""
+def check_compile_only(measure: Measurement, provider: Provider, host: PluginHost,
+                       backend: str | None = None) -> Measurement:
+    """Refuse compile-only where the suite cannot, and settle its default target: the
+    one the named ``backend`` declares, else the one the installed backends declare."""
     if measure.compile_only and not getattr(provider, "supports_compile_only", False):
         raise UsageError(f"--compile-only works with the builtin suite only (the {provider.name} "
                          "suite needs a device to build its inputs); drop --flaggems-dir/--suite")
     if measure.target and not measure.compile_only:
         raise UsageError("--target only applies with --compile-only")
     if measure.compile_only and not measure.target:
-        return attrs.evolve(measure, target="cuda:90")
+        wanted = backend or os.environ.get(BACKEND_ENV)
+        named = [host.get_backend(wanted)] if wanted else host.backends()
+        return attrs.evolve(measure, target=targets.default(named))
     return measure
 
 

@@ -98,7 +98,8 @@ def add_measure_args(p: argparse.ArgumentParser, *, default_timeout: float) -> N
                    help="interpreter that runs the cells (default: this one)")
     g.add_argument("--compile-only", action="store_true",
                    help="no device: compile the suite's kernels for --target and compare TTGIR")
-    g.add_argument("--target", default=None, help="compile-only target, e.g. cuda:90 (default)")
+    g.add_argument("--target", default=None, help="compile-only target, <kind>:<arch> as the "
+                   "backend writes it (default: the backend's own; see zl backends)")
 
 
 def add_campaign_args(p: argparse.ArgumentParser, *, default_timeout: float) -> None:

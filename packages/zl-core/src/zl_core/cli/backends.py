@@ -56,8 +56,8 @@ def _capability_text(caps: dict[str, Any]) -> str:
 def render(listing: dict[str, Any]) -> list[str]:
     lines = []
     if not listing["backends"]:
-        lines.append("no backend is installed; pip install a zl-backend-* package "
-                     "(e.g. zl-backend-cuda)")
+        lines.append("no backend is installed; pip install the zl-backend-<vendor> package "
+                     "of your accelerator")
     for b in listing["backends"]:
         aliases = f" (aliases: {', '.join(b['aliases'])})" if b["aliases"] else ""
         origin = f"{b['package']} {b['version']}".strip()

@@ -22,6 +22,7 @@ from typing import Any
 
 import attrs
 
+from zl_core import targets
 from zl_core.app.resolve import BACKEND_ENV, resolve_backend
 from zl_core.backend import Backend
 from zl_core.errors import EXIT_OK, EXIT_USAGE, NoDeviceError, ZlError
@@ -189,11 +190,12 @@ def capabilities(host: PluginHost, checks: list[Check]) -> list[Capability]:
     if not compile_suites:
         ir_gaps.append("a suite that compiles without a device (pip install zl-flaggems)")
     if not host.backends():
-        ir_gaps.append("a backend package to name the target (pip install zl-backend-cuda)")
+        ir_gaps.append("a backend package to name the target (pip install a zl-backend-<vendor> package)")
     ir = Capability(
         name="IR-only screen", ready=not ir_gaps,
-        detail=("zl screen --compile-only --target cuda:90: each side's TTGIR compiled in a fresh "
-                "process and compared; no device, no latencies") if not ir_gaps else
+        detail=(f"zl screen --compile-only [--target {targets.expected(host.backends())}]: each "
+                "side's TTGIR compiled in a fresh process and compared; no device, no latencies")
+        if not ir_gaps else
                "missing " + "; ".join(ir_gaps) + "; would add: TTGIR verdicts per operator without a device")
 
     # Timed cells need every check but the optional ones to pass (backend, interpreter,

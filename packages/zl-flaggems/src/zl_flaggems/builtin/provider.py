@@ -99,6 +99,11 @@ def read_benchmark_file(path: Path) -> list[OpInfo]:
     return ops
 
 
+def _grammars(request: CellRequest) -> list | None:
+    """The request's backend when it declares its targets, else None (the installed ones)."""
+    return [request.backend] if request.backend.compile_targets is not None else None
+
+
 class BuiltinSuiteProvider(PrintedTableRows, Provider):
     """zl's own Triton operators (mm, mm_f32, softmax, layer_norm, add, sum, gelu)."""
 
@@ -172,7 +177,7 @@ class BuiltinSuiteProvider(PrintedTableRows, Provider):
             raise PreflightError("compile_specs", f"operator {request.op.op!r} has no compile specs; "
                                  f"compile-only operators: {', '.join(OPS)}")
         try:
-            parse_target(request.target or "cuda:90")
+            parse_target(self._target(request), _grammars(request))
         except CompileOnlyError as exc:
             raise PreflightError("target", str(exc)) from None
         if request.shape_file is not None and request.shapes != "upstream":
@@ -219,6 +224,12 @@ class BuiltinSuiteProvider(PrintedTableRows, Provider):
 
     # -- the command ---------------------------------------------------------------------
 
+    def _target(self, request: CellRequest) -> str:
+        """The compile-only target: the request's, else the backend's default."""
+        from zl_flaggems.compile_only import default_target
+
+        return request.target or default_target(_grammars(request))
+
     def _plan(self, request: CellRequest):
         from zl_flaggems import plugin_order
 
@@ -245,7 +256,7 @@ class BuiltinSuiteProvider(PrintedTableRows, Provider):
             "suite_dir": str(root),
         }
         if request.compile_only:
-            target = request.target or "cuda:90"
+            target = self._target(request)
             argv = [request.python, "-m", "zl_flaggems.compile_only", "--op", request.op.op,
                     "--target", target]
             if request.op.dtypes:
