@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 
 import pytest
@@ -44,3 +45,28 @@ def test_two_workers_run_every_task_and_the_cell_folders_come_back(lanes_host, t
     assert len(attempts) == 1 + len(names)  # one start per task, no retries
     assert len({line.split("\t")[3] for line in attempts[1:]}) == 2  # both workers took tasks
     assert len(sink.lines) == 2 * len(names)  # every cell's report replayed here
+
+
+def test_zl_screen_with_a_scheduler_brings_every_cell_folder_home(tmp_path):
+    from test_lanes_processes import LAUNCHER, fake_env
+
+    names = ["abs", "add", "mul", "sub"]
+    env = fake_env(tmp_path, ZL_FAKE_SLEEP="0.2", ZL_LOCK_DIR=str(tmp_path / "client-locks"))
+    with cluster(tmp_path, ["0,1", "2,3"]) as (address, _workers):
+        proc = subprocess.run([sys.executable, str(LAUNCHER), "screen", "--suite", "sleepy", "--switch",
+                               "FAKE_SWITCH", "--ops", *names, "--scheduler", address], env=env,
+                              capture_output=True, text=True, check=False, timeout=180)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [campaign] = (tmp_path / "runs").glob("screen_*")
+    rows = json.loads((campaign / "screen.json").read_text())["ops"]
+    assert [r["op"] for r in rows] == names
+    devices = set()
+    for name in names:
+        for side in "AB":
+            ident = json.loads((campaign / name / side / "run_identity.json").read_text())
+            assert ident["finished"] and (campaign / name / side / "results.json").is_file()
+            devices.add(ident["device"])
+        assert json.loads((campaign / name / "A" / "run_identity.json").read_text())["concurrency"] == 4
+    assert devices <= {"0", "1", "2", "3"}
+    assert json.loads((campaign / "campaign.json").read_text())["state"] == "complete"
+    assert len((campaign / "status.tsv").read_text().splitlines()) == 1 + 2 * len(names)

@@ -29,6 +29,10 @@ class SleepyProvider(Provider):
     def preflight(self, request):
         pass
 
+    def rejected_dtypes(self, cell_dir):
+        log = Path(cell_dir) / "run.log"
+        return log.is_file() and "can't be supported by this op" in log.read_text(errors="replace")
+
     def cell_command(self, request):
         return CellCommand(argv=(sys.executable, str(HERE / "sleepy_cell.py")), cwd=Path(request.out_dir),
                            identity={"provider_commit": "sleepy"})

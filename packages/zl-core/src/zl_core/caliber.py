@@ -31,7 +31,10 @@ CALIBER_FIELDS = (
     "torch_version",
     "compile_only",
     "target",
+    "concurrency",
 )
+#: What a field means when an identity predates it.
+FIELD_DEFAULTS = {"concurrency": 1}
 #: Compared by rule rather than equality: one side records, the other replays it.
 AUTOTUNE_FIELD = "autotune_mode"
 ALL_FIELDS = (*CALIBER_FIELDS, AUTOTUNE_FIELD)
@@ -98,7 +101,8 @@ def compare(cells: Mapping[str, Mapping | None]) -> CaliberCheck:
             present[label] = ident
     if len(present) >= 2:
         for field in CALIBER_FIELDS:
-            values = {label: _norm(ident.get(field)) for label, ident in present.items()}
+            values = {label: _norm(ident.get(field, FIELD_DEFAULTS.get(field)))
+                      for label, ident in present.items()}
             if len(set(values.values())) > 1:
                 shown = " ".join(f"{label}={v}" for label, v in values.items())
                 problems.append(f"caliber field {field!r} differs: {shown}")

@@ -2,7 +2,10 @@
 
 Exit codes (documented in the README):
   0 success; 2 usage, unknown name or unusable machine; 3 preflight failed;
-  4 caliber mismatch (report refused); 5 a verdict named by ``--fail-on`` is present.
+  4 caliber mismatch (report refused); 5 a verdict named by ``--fail-on`` is present;
+  6 a campaign ended with failed operators (a cell error, timeout or preflight), or a
+  report was asked for an incomplete campaign; 128+N a signal N interrupted it
+  (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ EXIT_USAGE = 2
 EXIT_PREFLIGHT = 3
 EXIT_CALIBER = 4
 EXIT_VERDICT = 5
+EXIT_FAILED = 6
 
 
 class ZlError(Exception):
@@ -78,3 +82,9 @@ class VerdictGateError(ZlError):
     """Raised by ``zl report --fail-on`` when a verdict of the named kind is present."""
 
     exit_code = EXIT_VERDICT
+
+
+class IncompleteCampaignError(ZlError):
+    """Raised when a report is asked for a campaign that did not finish every operator."""
+
+    exit_code = EXIT_FAILED

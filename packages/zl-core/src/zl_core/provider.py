@@ -63,6 +63,9 @@ class CellRequest:
     compile_only: bool = False
     target: str | None = None  # compile-only target, e.g. "cuda:90"
     side: str = ""  # "A" / "B" in campaigns; informational
+    # Lanes of the campaign measuring at the same time (a caliber field: devices of one
+    # host couple through its power and cooling).
+    concurrency: int = 1
 
 
 @attrs.frozen(kw_only=True)
@@ -96,6 +99,13 @@ class Provider(abc.ABC):
     @abc.abstractmethod
     def preflight(self, request: CellRequest) -> None:
         """Check the request before any process starts; raise PreflightError(check, detail)."""
+
+    def rejected_dtypes(self, cell_dir: Path) -> bool:
+        """Whether the finished cell's benchmark refused the requested dtype filter.
+
+        A campaign then reruns the cell without the filter and says so. Default: never.
+        """
+        return False
 
     @abc.abstractmethod
     def cell_command(self, request: CellRequest) -> CellCommand:

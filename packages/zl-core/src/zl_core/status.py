@@ -17,7 +17,9 @@ from zl_core.cell import CellOutcome
 STATUS_NAME = STATUS_FILE
 COLUMNS = ("finished", "round", "op", "side", "switch_value", "rc", "elapsed_s", "timed_out",
            "success_rows", "failed_rows", "replay_fallback", "no_graph", "poisoned",
-           "start", "end", "cell", "flags")
+           "start", "end", "cell", "flags", "device")
+#: Columns every row has; ``device`` came later (older campaigns read as "").
+REQUIRED = COLUMNS[:-1]
 #: drift.flag_cells notes that mean "no telemetry to judge", not "drifted".
 UNJUDGED_FLAGS = ("no_samples", "no_busy_samples")
 #: A cell of a campaign: (operator, round, side); round 0 is a screen's pair.
@@ -41,6 +43,7 @@ def append_status(campaign: Path, *, round_no: int, op: str, side: str, switch_v
         "start": f"{outcome.start:.3f}", "end": f"{outcome.end:.3f}",
         "cell": layout.relative(outcome.cell_dir),
         "flags": flags,
+        "device": _device_of(outcome.cell_dir),
     }
     with open(path, "a", encoding="utf-8", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=COLUMNS, delimiter="\t", lineterminator="\n")
@@ -57,7 +60,22 @@ def read_status(campaign: Path) -> list[dict[str, str]]:
         return []
     with open(path, encoding="utf-8", errors="replace", newline="") as fh:
         rows = list(csv.DictReader(fh, delimiter="\t"))
-    return [r for r in rows if all(r.get(c) is not None for c in COLUMNS)]
+    rows = [r for r in rows if all(r.get(c) is not None for c in REQUIRED)]
+    for row in rows:
+        row["device"] = row.get("device") or ""
+    return rows
+
+
+def _device_of(cell_dir: Path) -> str:
+    """The device a cell ran on, from its identity (lanes put cells on many devices)."""
+    from zl_core.caliber import read_identity
+
+    try:
+        identity = read_identity(cell_dir) or {}
+    except Exception:  # noqa: BLE001 - a missing or corrupt identity leaves the column empty
+        return ""
+    device = identity.get("device")
+    return "" if device is None else str(device)
 
 
 def latest_by_cell(rows: Iterable[dict[str, str]]) -> dict[CellKey, dict[str, str]]:
@@ -130,7 +148,9 @@ def judge_cells(campaign: Path, cells: dict[CellKey, dict[str, str]],
 
 def telemetry_flags(campaign: Path, device: str | None) -> dict[tuple[str, str, str], list[str]]:
     """Throttle/drift flags of each finished cell, keyed as :func:`rewrite_flags` wants."""
-    judged = judge_cells(campaign, latest_by_cell(read_status(campaign)), lambda key: device) or {}
+    cells = latest_by_cell(read_status(campaign))
+    # Each cell is judged against its own device's samples (lanes spread cells over devices).
+    judged = judge_cells(campaign, cells, lambda key: cells[key].get("device") or device) or {}
     out: dict[tuple[str, str, str], list[str]] = {}
     for (op, round_no, side), flags in judged.items():
         real = [f for f in flags if f not in UNJUDGED_FLAGS]

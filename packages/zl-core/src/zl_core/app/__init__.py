@@ -7,10 +7,10 @@ decides an exit code.
 """
 
 from .commands import AbOutcome, ScreenOutcome, ab, screen
-from .options import AbOptions, Measurement, ScreenOptions, SwitchChoice, Where
+from .options import AbOptions, Lanes, Measurement, ScreenOptions, SwitchChoice, Where
 from .reports import campaign_report, keep_report_json
 
 __all__ = [
-    "AbOptions", "AbOutcome", "Measurement", "ScreenOptions", "ScreenOutcome", "SwitchChoice",
+    "AbOptions", "AbOutcome", "Lanes", "Measurement", "ScreenOptions", "ScreenOutcome", "SwitchChoice",
     "Where", "ab", "campaign_report", "keep_report_json", "screen",
 ]

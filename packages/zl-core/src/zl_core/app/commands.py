@@ -12,9 +12,11 @@ from pathlib import Path
 
 import attrs
 
+from zl_core.campaigns import state
 from zl_core.campaigns.ab_campaign import run_ab
 from zl_core.campaigns.ab_task import OpRun, RoundsPlan
 from zl_core.campaigns.executor import Executor
+from zl_core.campaigns.layout import CampaignLayout
 from zl_core.campaigns.record import read_campaign
 from zl_core.campaigns.screen_campaign import latest_screen, read_screen, run_screen
 from zl_core.errors import UsageError
@@ -24,6 +26,7 @@ from zl_core.opspec import OpSpec
 from zl_core.switch_check import check_campaign_switch
 from zl_core.switches import Sides, resolve_sides
 
+from . import lanes
 from .options import AbOptions, ScreenOptions, Where
 from .resolve import cell_settings, check_op_specs, resolve, resolve_ops, runs_root
 
@@ -35,6 +38,7 @@ class ScreenOutcome:
     campaign: Path
     rows: tuple[dict, ...]  # screen.json's rows, in plan order
     compile_only: bool
+    failed: tuple[str, ...] = ()  # operators with a failed cell (error, timeout, preflight)
 
 
 @attrs.frozen(kw_only=True)
@@ -43,12 +47,21 @@ class AbOutcome:
     runs: tuple[OpRun, ...]
     screen: Path | None  # the screen the operators came from, if any
     threshold_pct: float
+    failed: tuple[str, ...] = ()  # operators with a failed cell (error, timeout, preflight)
 
 
 def screen(host: PluginHost, options: ScreenOptions, *, echo: Echo = print,
            executor: Executor | None = None) -> ScreenOutcome:
+    resume = None
+    if options.lanes.resume is not None:
+        options, resume = lanes.resumed(options, "screen")
     check_op_specs(options.ops)
-    got = resolve(host, options.where, options.measure, what="zl screen")
+    lanes.check_lanes(options.where, options.lanes)
+    got = resolve(host, options.where, options.measure, what="zl screen",
+                  local_device=lanes.needs_local_device(options.lanes))
+    root = runs_root(options.runs_root)
+    chosen, device, devices = lanes.executor_for(host, got, options.lanes, kind="screen", root=root)
+    got = attrs.evolve(got, device=device)
     choice = options.switch
     sides = resolve_sides(got.backend, choice.switch, choice.a_value, choice.b_value,
                           choice.a_env, choice.b_env)
@@ -57,13 +70,22 @@ def screen(host: PluginHost, options: ScreenOptions, *, echo: Echo = print,
                           target=got.measure.target, switch_given=choice.switch,
                           force=choice.force, echo=echo)
     echo(f"zl screen: switch {sides.switch} (A={sides.a_value} B={sides.b_value}) on "
-         f"{got.backend.name}{'' if got.device is None else ':' + got.device}, suite "
+         f"{got.backend.name}{lanes.where_text(got.device, options.lanes, devices)}, suite "
          f"{got.provider.name}, {len(ops)} operator(s)"
-         + (f", IR-only for {got.measure.target}" if got.measure.compile_only else ""))
+         + (f", IR-only for {got.measure.target}" if got.measure.compile_only else "")
+         + (f"; resuming {resume.root}" if resume else ""))
     campaign, rows = run_screen(host, got.provider, got.backend, got.device, sides, ops,
-                                cell_settings(got.measure, got.source),
-                                runs_root(options.runs_root), executor=executor)
-    return ScreenOutcome(campaign=campaign, rows=tuple(rows), compile_only=got.measure.compile_only)
+                                cell_settings(got.measure, got.source), root,
+                                executor=executor or chosen, resume=resume,
+                                recorded=_recorded(options, got, devices))
+    return ScreenOutcome(campaign=campaign, rows=tuple(rows), compile_only=got.measure.compile_only,
+                         failed=tuple(state.failed_ops(CampaignLayout(campaign))))
+
+
+def _recorded(options, got, devices: list[str] | None) -> dict:
+    """What campaign.json keeps for --resume: the options, the lanes."""
+    return {"options": lanes.options_json(lanes.recorded_options(options, got)),
+            "devices": devices, "scheduler": options.lanes.scheduler}
 
 
 @attrs.frozen(kw_only=True)
@@ -76,12 +98,18 @@ class ScreenInput:
     quiet: tuple[OpSpec, ...]  # NO_IR_DIFF: candidate A/A controls
 
 
-def read_screen_input(screen: Path | None, root: Path) -> ScreenInput:
+def read_screen_input(screen: Path | None, root: Path, echo: Echo = print) -> ScreenInput:
     path = screen or latest_screen(root)
+    for other in ([] if screen else state.incomplete(root, "screen"))[:3]:
+        echo(f"zl ab: note: not taking screen {other}: it is "
+             f"{state.state_of(read_campaign(other))}; finish it with zl screen --resume {other}")
     if path is None:
-        raise UsageError(f"no screen found under {root}; run 'zl screen --ops ...' first or "
-                         "name operators with --ops")
+        raise UsageError(f"no complete screen found under {root}; run 'zl screen --ops ...' first "
+                         "(or resume one) or name operators with --ops")
     meta = read_campaign(path)
+    if state.state_of(meta) != state.COMPLETE:
+        echo(f"zl ab: note: screen {path} is {state.state_of(meta)}; only its finished operators "
+             f"are taken (finish it with zl screen --resume {path})")
     if meta.get("compile_only"):
         raise UsageError(f"screen {path} was IR-only (--compile-only); A/B rounds need a device screen")
     rows = read_screen(path)
@@ -106,14 +134,18 @@ def _where_from_screen(where: Where, meta: dict) -> Where:
 
 def ab(host: PluginHost, options: AbOptions, *, echo: Echo = print,
        executor: Executor | None = None) -> AbOutcome:
+    resume = None
+    if options.lanes.resume is not None:
+        options, resume = lanes.resumed(options, "ab")
     check_op_specs(options.ops)
+    lanes.check_lanes(options.where, options.lanes)
     if options.controls < 0:
         raise UsageError("--controls must be 0 or more")
     root = runs_root(options.runs_root)
     source = None
     controls: list[OpSpec] = []
     if not options.ops or options.controls:
-        source = read_screen_input(options.screen, root)
+        source = read_screen_input(options.screen, root, echo)
         if options.controls:
             if len(source.quiet) < options.controls:
                 raise UsageError(f"--controls {options.controls}: screen {source.path} has only "
@@ -121,7 +153,12 @@ def ab(host: PluginHost, options: AbOptions, *, echo: Echo = print,
             controls = list(source.quiet[: options.controls])
     from_screen = source if source is not None and not options.ops else None
     where = _where_from_screen(options.where, from_screen.meta) if from_screen else options.where
-    got = resolve(host, where, options.measure, what="zl ab")
+    got = resolve(host, where, options.measure, what="zl ab",
+                  local_device=lanes.needs_local_device(options.lanes))
+    chosen, device, devices = lanes.executor_for(host, got, options.lanes, kind="ab", root=root)
+    got = attrs.evolve(got, device=device)
+    if source is not None and options.screen is None:
+        options = attrs.evolve(options, screen=source.path)  # a resume takes this screen again
     screen_path = source.path if source else None
     if from_screen is None:
         ops = resolve_ops(got.provider, got.source, options.ops)
@@ -143,9 +180,11 @@ def ab(host: PluginHost, options: AbOptions, *, echo: Echo = print,
     campaign, runs = run_ab(host, got.provider, got.backend, got.device, sides, ops, controls,
                             cell_settings(got.measure, got.source), plan, root,
                             telemetry_interval=options.telemetry_interval, aa=options.aa,
-                            screen=screen_path, executor=executor)
+                            screen=screen_path, executor=executor or chosen, resume=resume,
+                            recorded=_recorded(options, got, devices))
     return AbOutcome(campaign=campaign, runs=tuple(runs), screen=screen_path,
-                     threshold_pct=options.threshold_pct)
+                     threshold_pct=options.threshold_pct,
+                     failed=tuple(state.failed_ops(CampaignLayout(campaign))))
 
 
 def _sides(backend, options: AbOptions, screen_meta: dict | None, echo: Echo) -> Sides:

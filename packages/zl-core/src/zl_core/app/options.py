@@ -55,12 +55,22 @@ class SwitchChoice:
 
 
 @attrs.frozen(kw_only=True)
+class Lanes:
+    """Where a campaign's operators run, and whether it continues an earlier one."""
+
+    devices: str | None = None  # "all" | "0,1,...": one lane per device of this host
+    scheduler: str | None = None  # tcp://HOST:8786: the lanes of zl workers (Dask)
+    resume: Path | None = None  # a campaign folder to continue with its own options
+
+
+@attrs.frozen(kw_only=True)
 class ScreenOptions:
     ops: tuple[str, ...] = ()  # op[:op_file[:dtypes]] specs; () = every op of the suite
     where: Where = Where()
     measure: Measurement = Measurement()
     switch: SwitchChoice = SwitchChoice()
     runs_root: Path | None = None
+    lanes: Lanes = Lanes()
 
 
 @attrs.frozen(kw_only=True)
@@ -70,6 +80,7 @@ class AbOptions:
     measure: Measurement = Measurement()
     switch: SwitchChoice = SwitchChoice()
     runs_root: Path | None = None
+    lanes: Lanes = Lanes()
     rounds: int | None = 6  # None = adaptive
     max_rounds: int = 12
     screen: Path | None = None  # None = the latest screen under the runs root

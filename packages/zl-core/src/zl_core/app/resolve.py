@@ -33,13 +33,18 @@ class Resolved:
     measure: Measurement
 
 
-def resolve(host: PluginHost, where: Where, measure: Measurement, *, what: str) -> Resolved:
-    """Suite, compile-only check, backend and device; ``what`` names the command in hints."""
+def resolve(host: PluginHost, where: Where, measure: Measurement, *, what: str,
+            local_device: bool = True) -> Resolved:
+    """Suite, compile-only check, backend and device; ``what`` names the command in hints.
+
+    ``local_device=False`` (lanes name their own devices, a scheduler's are on other
+    hosts) leaves the device unresolved.
+    """
     provider, source = resolve_suite(host, where.suite, where.source)
     measure = check_compile_only(measure, provider, host, where.backend)
     backend = resolve_backend(host, where.backend, compile_target=measure.target)
     device = resolve_device(host, backend, where.device, compile_only=measure.compile_only,
-                            what=what)
+                            what=what) if local_device else None
     return Resolved(provider=provider, source=source, backend=backend, device=device,
                     measure=measure)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
+
 from zl_core.backend import Backend
 from zl_core.host import PluginHost
 from zl_core.ir_verdict import SWITCH_NO_IR_DIFF
@@ -16,9 +18,11 @@ from zl_core.switches import Sides
 from . import record
 from .ab_task import AbTask, OpRun, RoundsPlan, run_ab_task
 from .executor import CampaignSink, Executor, SerialExecutor, TaskRuntime
+from .executors import concurrency
 from .layout import CampaignLayout
 from .progress import Progress
 from .settings import CellSettings
+from .state import ASIDE_DIR, set_aside_unfinished, tracked
 from .telemetry_sampler import TelemetrySampler
 
 
@@ -37,27 +41,45 @@ def plan_ab(layout: CampaignLayout, suite: str, backend: Backend, device: str | 
 def run_ab(host: PluginHost, provider: Provider, backend: Backend, device: str | None,
            sides: Sides, ops: list[OpSpec], controls: list[OpSpec], settings: CellSettings,
            plan: RoundsPlan, runs_root: Path, *, telemetry_interval: float, aa: bool,
-           screen: Path | None, executor: Executor | None = None) -> tuple[Path, list[OpRun]]:
-    """Run the rounds of ``ops`` (and ``controls``): the campaign folder and each operator's end."""
+           screen: Path | None, executor: Executor | None = None,
+           resume: CampaignLayout | None = None,
+           recorded: dict | None = None) -> tuple[Path, list[OpRun]]:
+    """Run the rounds of ``ops`` (and ``controls``): the campaign folder and each operator's end.
+
+    ``resume`` continues that campaign (finished cells kept, half-written ones set
+    aside and rerun); ``recorded`` adds fields to campaign.json (the arguments).
+    """
     kind = record.AA if aa else record.AB
-    layout = CampaignLayout.create(runs_root, kind, sides.switch)
-    record.write_campaign(layout, kind=kind, **sides.to_json(), backend=backend.name,
-                          device=device, suite=provider.name, **settings.to_json(),
-                          ops=[str(o) for o in [*ops, *controls]],
-                          rounds=plan.rounds if plan.rounds else "auto", max_rounds=plan.max_rounds,
-                          controls=[c.op for c in controls], screen=str(screen) if screen else None,
-                          threshold_pct=plan.threshold_pct, allow_no_ir_diff=plan.allow_no_ir_diff)
+    executor = executor or SerialExecutor()
+    lanes = concurrency(executor)
+    settings = attrs.evolve(settings, concurrency=lanes)
+    layout = resume or CampaignLayout.create(runs_root, kind, sides.switch)
+    if resume is None:
+        record.write_campaign(layout, kind=kind, **sides.to_json(), backend=backend.name,
+                              device=device, suite=provider.name, **settings.to_json(),
+                              ops=[str(o) for o in [*ops, *controls]],
+                              rounds=plan.rounds if plan.rounds else "auto", max_rounds=plan.max_rounds,
+                              controls=[c.op for c in controls], screen=str(screen) if screen else None,
+                              threshold_pct=plan.threshold_pct, allow_no_ir_diff=plan.allow_no_ir_diff,
+                              **(recorded or {}))
     tasks = plan_ab(layout, provider.name, backend, device, sides, ops, controls, settings, plan,
                     aa=aa)
     progress = Progress(2 * plan.planned * len(tasks), f"{kind} {sides.switch} on {layout.name}")
+    if resume is not None:
+        aside = set_aside_unfinished(layout)
+        progress.line(f"resuming {layout.name}: {len(aside)} half-written cell(s) set aside "
+                      f"under {ASIDE_DIR}/ and rerun; finished cells kept")
     runtime = TaskRuntime(host=host, sink=CampaignSink(layout=layout, progress=progress))
-    sampler = TelemetrySampler(host, backend, device, layout.telemetry_file, telemetry_interval)
+    # Several lanes: sample every device of the host (rows carry the device index).
+    sampled = device if lanes == 1 else None
+    sampler = TelemetrySampler(host, backend, sampled, layout.telemetry_file, telemetry_interval)
     sampler.start()
     start_note = sampler.note
     if start_note:
         progress.line(start_note)
     try:
-        runs = list((executor or SerialExecutor()).run(run_ab_task, tasks, runtime))
+        with tracked(layout, "zl ab"):
+            runs = list(executor.run(run_ab_task, tasks, runtime))
     finally:
         sampler.stop()
         progress.close()

@@ -5,13 +5,15 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from zl_core.cell import CellOutcome, run_cell
+from zl_core.cell import CellOutcome
 from zl_core.errors import PreflightError
 from zl_core.ir_verdict import SideResult
 from zl_core.provider import CellRequest
 from zl_core.ttgir_layout import TTGIR_DIR, IrSummary, summarize
 
+from .attempts import run_with_retries
 from .executor import TaskRuntime
+from .state import kept_outcome
 
 EMPTY_IR = IrSummary(fingerprint=None, files=0, kernels=0, convert_layouts=0)
 
@@ -21,12 +23,19 @@ def run_side(runtime: TaskRuntime, suite: str, request: CellRequest, *, round_no
     """Run ``request``'s cell, report it to the runtime's sink, and summarise its IR.
 
     A preflight refusal is a finished cell too (rc 3, an empty window stamped when
-    refused), so status.tsv lists every cell the plan asked for.
+    refused), so status.tsv lists every cell the plan asked for. A cell that finished
+    before (a resumed campaign) is kept, not rerun; a crashed one is retried
+    (:mod:`.attempts`).
     """
     provider = runtime.host.get_provider(suite)
     op, side = request.op.op, request.side
+    kept = kept_outcome(request.out_dir)
+    if kept is not None:  # a resumed campaign: finished before, its status row is written
+        runtime.sink.cell_skipped(op=op, round_no=round_no, side=side,
+                                  why=f"finished before, kept (rc={kept.rc})")
+        return SideResult(outcome=kept, ir=summarize(kept.cell_dir / TTGIR_DIR))
     try:
-        outcome = run_cell(runtime.host, provider, request)
+        outcome = run_with_retries(runtime.host, provider, request, say=runtime.sink.line)
     except PreflightError as exc:
         now = time.time()
         outcome = CellOutcome(cell_dir=Path(request.out_dir), rc=exc.exit_code, timed_out=False,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import attrs
+
 from zl_core.atomic import write_json_atomic, write_text_atomic
 from zl_core.backend import Backend
 from zl_core.errors import BadInputError
@@ -15,10 +17,12 @@ from zl_core.switches import Sides
 
 from . import record
 from .executor import CampaignSink, Executor, SerialExecutor, TaskRuntime
+from .executors import concurrency
 from .layout import CampaignLayout
 from .progress import Progress
 from .screen_task import COLUMNS, ScreenTask, run_screen_task
 from .settings import CellSettings
+from .state import ASIDE_DIR, incomplete, set_aside_unfinished, tracked
 
 
 def plan_screen(layout: CampaignLayout, suite: str, backend: Backend, device: str | None,
@@ -38,23 +42,36 @@ def plan_screen(layout: CampaignLayout, suite: str, backend: Backend, device: st
 
 def run_screen(host: PluginHost, provider: Provider, backend: Backend, device: str | None,
                sides: Sides, ops: list[OpSpec], settings: CellSettings, runs_root: Path,
-               *, progress: Progress | None = None,
-               executor: Executor | None = None) -> tuple[Path, list[dict]]:
-    """Screen ``ops``: returns the campaign folder and the rows of screen.json, in plan order."""
-    layout = CampaignLayout.create(runs_root, record.SCREEN, sides.switch)
-    record.write_campaign(layout, kind=record.SCREEN, **sides.to_json(), backend=backend.name,
-                          device=device, suite=provider.name, **settings.to_json(),
-                          ops=[str(o) for o in ops])
+               *, progress: Progress | None = None, executor: Executor | None = None,
+               resume: CampaignLayout | None = None,
+               recorded: dict | None = None) -> tuple[Path, list[dict]]:
+    """Screen ``ops``: returns the campaign folder and the rows of screen.json, in plan order.
+
+    ``resume`` continues that campaign: finished cells are kept, half-written ones
+    set aside and rerun. ``recorded`` adds fields to campaign.json (the arguments).
+    """
+    executor = executor or SerialExecutor()
+    settings = attrs.evolve(settings, concurrency=concurrency(executor))
+    layout = resume or CampaignLayout.create(runs_root, record.SCREEN, sides.switch)
+    if resume is None:
+        record.write_campaign(layout, kind=record.SCREEN, **sides.to_json(), backend=backend.name,
+                              device=device, suite=provider.name, **settings.to_json(),
+                              ops=[str(o) for o in ops], **(recorded or {}))
     tasks = plan_screen(layout, provider.name, backend, device, sides, ops, settings)
     progress = progress or Progress(2 * len(tasks), f"screen {sides.switch} on {layout.name}")
+    if resume is not None:
+        aside = set_aside_unfinished(layout)
+        progress.line(f"resuming {layout.name}: {len(aside)} half-written cell(s) set aside "
+                      f"under {ASIDE_DIR}/ and rerun; finished cells kept")
     runtime = TaskRuntime(host=host, sink=CampaignSink(layout=layout, progress=progress))
     order = {task.op.op: i for i, task in enumerate(tasks)}
     rows: list[dict] = []
     try:
-        for result in (executor or SerialExecutor()).run(run_screen_task, tasks, runtime):
-            rows.append(result.row)
-            rows.sort(key=lambda row: order[row["op"]])
-            write_screen_tables(layout, rows)
+        with tracked(layout, "zl screen"):
+            for result in executor.run(run_screen_task, tasks, runtime):
+                rows.append(result.row)
+                rows.sort(key=lambda row: order[row["op"]])
+                write_screen_tables(layout, rows)
     finally:
         progress.close()
     return layout.root, rows
@@ -69,9 +86,14 @@ def write_screen_tables(layout: CampaignLayout, rows: list[dict]) -> None:
 
 
 def latest_screen(runs_root: Path) -> Path | None:
-    """The most recent screen campaign (by its creation stamp) under the runs root."""
+    """The most recent complete screen campaign (by its creation stamp) under the runs root.
+
+    An interrupted or still running screen is never taken silently: ``zl ab`` names
+    the ones it passed over (:func:`zl_core.campaigns.state.incomplete`).
+    """
     layouts = [CampaignLayout(p) for p in Path(runs_root).glob(f"{record.SCREEN}_*")]
-    done = [lay for lay in layouts if lay.screen_json.is_file()]
+    done = [lay for lay in layouts if lay.screen_json.is_file()
+            and lay.root not in incomplete(runs_root, record.SCREEN)]
     if not done:
         return None
     return max(done, key=lambda lay: (lay.campaign_file.stat().st_mtime, lay.name)).root

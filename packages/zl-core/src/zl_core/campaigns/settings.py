@@ -26,6 +26,8 @@ class CellSettings:
     timeout_s: float
     compile_only: bool
     target: str | None
+    #: Lanes measuring at the same time (set from the executor; a caliber field).
+    concurrency: int = 1
 
     def to_json(self) -> dict:
         """The fields campaign.json records (the rest are in every cell's identity)."""
@@ -45,4 +47,4 @@ class CellSettings:
                            direct_repeat=self.direct_repeat,
                            isolate_tuner_cache=self.isolate_tuner_cache, env=env,
                            timeout_s=self.timeout_s, compile_only=self.compile_only,
-                           target=self.target, side=side)
+                           target=self.target, side=side, concurrency=self.concurrency)

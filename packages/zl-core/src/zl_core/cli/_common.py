@@ -12,9 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from zl_core.app.options import Measurement, SwitchChoice, Where
+from zl_core.app.options import Lanes, Measurement, SwitchChoice, Where
 from zl_core.app.resolve import BACKEND_ENV, FLAGGEMS_ENV
-from zl_core.errors import BadInputError
+from zl_core.errors import EXIT_FAILED, BadInputError
 from zl_core.report.render import render
 
 _N = TypeVar("_N", int, float)
@@ -110,6 +110,27 @@ def add_campaign_args(p: argparse.ArgumentParser, *, default_timeout: float) -> 
     add_backend_args(p)
     add_measure_args(p, default_timeout=default_timeout)
     p.add_argument("--runs-root", type=Path, help="where campaigns go (default: $ZL_RUNS_ROOT or ./runs)")
+    g = p.add_argument_group("lanes, hosts and resuming")
+    g.add_argument("--devices", metavar="all|0,1,...",
+                   help="run operators on these devices at once, one lane each (physical ids)")
+    g.add_argument("--scheduler", metavar="tcp://HOST:8786",
+                   help="run operators on the lanes of 'zl worker' processes (pip install 'zl-core[dask]')")
+    g.add_argument("--resume", type=Path, metavar="CAMPAIGN",
+                   help="continue an interrupted campaign with its own arguments "
+                   "(only --devices/--scheduler may change)")
+
+
+def lanes_from(args: argparse.Namespace) -> Lanes:
+    return Lanes(devices=args.devices, scheduler=args.scheduler, resume=args.resume)
+
+
+def failed_exit(failed: tuple[str, ...] | list[str], command: str) -> int:
+    """0, or EXIT_FAILED naming the operators whose cells failed."""
+    if not failed:
+        return 0
+    print(f"zl {command}: {len(failed)} operator(s) failed: {', '.join(failed)} "
+          f"(exit {EXIT_FAILED}; their run.log says why)")
+    return EXIT_FAILED
 
 
 def where_from(args: argparse.Namespace) -> Where:

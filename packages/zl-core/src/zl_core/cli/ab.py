@@ -47,7 +47,7 @@ def options_from(args: argparse.Namespace) -> app.AbOptions:
                          runs_root=args.runs_root, rounds=args.rounds, max_rounds=args.max_rounds,
                          screen=args.screen, allow_no_ir_diff=args.allow_no_ir_diff, aa=args.aa,
                          controls=args.controls, threshold_pct=args.threshold,
-                         telemetry_interval=args.telemetry_interval)
+                         telemetry_interval=args.telemetry_interval, lanes=_common.lanes_from(args))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,4 +63,4 @@ def run(args: argparse.Namespace) -> int:
     model = app.campaign_report(done.campaign, threshold_pct=done.threshold_pct)
     _common.show_report(model, "ab")
     app.keep_report_json(done.campaign, model)
-    return 0
+    return _common.failed_exit(done.failed, "ab")

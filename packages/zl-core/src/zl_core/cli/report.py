@@ -15,11 +15,13 @@ import sys
 from pathlib import Path
 
 from zl_core import report as model_builder
+from zl_core.campaigns import state
+from zl_core.campaigns.layout import CampaignLayout
 from zl_core.cli import _common
 from zl_core.errors import UsageError, VerdictGateError
 from zl_core.report.render import FORMATS
 
-FAIL_ON = ("slower", "faster", "inconclusive", "any")
+FAIL_ON = ("slower", "faster", "inconclusive", "any", "failed")
 
 
 def add_parser(sub) -> None:
@@ -41,7 +43,10 @@ def add_parser(sub) -> None:
                    help="practical effect threshold in percent (default: the campaign's, else 1)")
     p.add_argument("--fail-on", action="append", choices=FAIL_ON, default=[],
                    help="exit 5 when an operator or shape verdict of this kind is present "
-                   "(repeatable; any = faster, slower or inconclusive)")
+                   "(repeatable; any = faster, slower or inconclusive; failed = an operator "
+                   "whose cell errored, timed out or failed preflight)")
+    p.add_argument("--allow-incomplete", action="store_true",
+                   help="report an interrupted or unfinished campaign (default: refuse, exit 6)")
     p.set_defaults(handler=run)
 
 
@@ -54,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
                                          allow_mismatch=args.allow_caliber_mismatch,
                                          threshold_pct=args.threshold)
     elif args.path:
+        if not args.allow_incomplete:
+            state.check_complete(args.path)
         model = model_builder.build(args.path, allow_mismatch=args.allow_caliber_mismatch,
                                     threshold_pct=args.threshold)
     else:
@@ -61,14 +68,19 @@ def run(args: argparse.Namespace) -> int:
 
     _common.show_report(model, "report", fmt=fmt, out=args.out)
 
-    if args.fail_on:
+    failed = state.failed_ops(CampaignLayout(args.path)) if args.path and "failed" in args.fail_on else []
+    if failed:
+        raise VerdictGateError(f"--fail-on failed: {len(failed)} operator(s) failed: "
+                               + ", ".join(failed[:10]) + (" ..." if len(failed) > 10 else ""))
+    verdicts = [f for f in args.fail_on if f != "failed"]
+    if verdicts:
         if model["kind"] != "rounds":
             print(f"zl report: note: a {model['kind']} report carries no FASTER/SLOWER/"
                   "INCONCLUSIVE verdicts, so --fail-on has nothing to gate", file=sys.stderr)
-        hits = model_builder.gate_hits(model, args.fail_on)
+        hits = model_builder.gate_hits(model, verdicts)
         if hits:
             shown = "; ".join(hits[:5]) + (f"; and {len(hits) - 5} more" if len(hits) > 5 else "")
-            raise VerdictGateError(f"--fail-on {','.join(args.fail_on)}: {len(hits)} verdict(s) "
+            raise VerdictGateError(f"--fail-on {','.join(verdicts)}: {len(hits)} verdict(s) "
                                    f"present: {shown}")
     return 0
 

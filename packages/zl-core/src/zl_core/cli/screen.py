@@ -22,7 +22,8 @@ def add_parser(sub) -> None:
 def options_from(args: argparse.Namespace) -> app.ScreenOptions:
     return app.ScreenOptions(ops=tuple(args.ops or ()), where=_common.where_from(args),
                              measure=_common.measurement_from(args),
-                             switch=_common.switch_from(args), runs_root=args.runs_root)
+                             switch=_common.switch_from(args), runs_root=args.runs_root,
+                             lanes=_common.lanes_from(args))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,4 +36,4 @@ def run(args: argparse.Namespace) -> int:
               f"  convert_layout A/B {r['convert_layouts_a']}/{r['convert_layouts_b']}"
               + (f"  ({r['notes']})" if r["notes"] else ""))
     print(f"next: zl report {done.campaign}" + ("" if done.compile_only else "   then: zl ab --rounds 6"))
-    return 0
+    return _common.failed_exit(done.failed, "screen")

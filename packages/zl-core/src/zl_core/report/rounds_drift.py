@@ -19,11 +19,12 @@ def drift_flags(layout: CampaignLayout, meta: dict, status: dict[CellKey, dict],
     """Flags per cell label, judged from telemetry.tsv where the campaign has one (so a
     newer rule re-judges an older campaign), else status.tsv's flags column."""
     def device_of(key: CellKey) -> str | None:
-        device = meta.get("device")
+        # The cell's own device first: a campaign over several lanes spreads its cells.
+        op, rnd, side = key
+        device = (identities.get(cell_label(op, side, rnd)) or {}).get("device")
         if device in (None, ""):
-            op, rnd, side = key
-            device = (identities.get(cell_label(op, side, rnd)) or {}).get("device")
-        return None if device is None else str(device)
+            device = meta.get("device")
+        return None if device in (None, "") else str(device)
 
     judged = judge_cells(layout.root, status, device_of)
     flags: dict[str, list[str]] = {}

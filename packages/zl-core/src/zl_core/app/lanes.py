@@ -1,0 +1,124 @@
+"""Where a campaign's operators run (lanes, a scheduler) and how ``--resume`` continues one.
+
+A campaign records its options in ``campaign.json`` (paths made absolute); a
+resumed campaign runs with those, refusing options given anew that differ (only
+``--devices`` and ``--scheduler`` may change: where the cells run, not what they
+measure).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypeVar
+
+import attrs
+
+from zl_core.campaigns import executors, state
+from zl_core.campaigns.dask_executor import import_distributed
+from zl_core.campaigns.executor import Executor
+from zl_core.campaigns.layout import CampaignLayout
+from zl_core.errors import UsageError
+from zl_core.host import PluginHost
+
+from .options import Lanes, Measurement, SwitchChoice, Where
+from .resolve import Resolved, resolve_devices, runs_root
+
+O = TypeVar("O")
+_NESTED = {"where": Where, "measure": Measurement, "switch": SwitchChoice, "lanes": Lanes}
+_PATHS = ("runs_root", "screen", "shape_file", "resume")
+_PAIRS = ("a_env", "b_env")
+
+
+def options_json(options: Any) -> dict:
+    """The options as JSON (paths as strings, tuples as lists)."""
+    return attrs.asdict(options, value_serializer=lambda _i, _f, v: str(v) if isinstance(v, Path) else v)
+
+
+def options_from_json(cls: type[O], data: dict) -> O:
+    kwargs = {}
+    for field in attrs.fields(cls):
+        if field.name not in data:
+            continue
+        value = data[field.name]
+        if field.name in _NESTED and isinstance(value, dict):
+            value = options_from_json(_NESTED[field.name], value)
+        elif field.name in _PATHS and value is not None:
+            value = Path(value)
+        elif field.name in _PAIRS:
+            value = tuple(tuple(pair) for pair in value)
+        elif isinstance(value, list):
+            value = tuple(value)
+        kwargs[field.name] = value
+    return cls(**kwargs)
+
+
+def _flat(data: dict, prefix: str = "") -> dict[str, object]:
+    out: dict[str, object] = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            out.update(_flat(value, f"{key}."))
+        else:
+            out[prefix + key] = value
+    return out
+
+
+def recorded_options(options: O, got: Resolved) -> O:
+    """The options as campaign.json keeps them: every path absolute, nothing to re-guess."""
+    where = attrs.evolve(options.where, source=got.source, backend=got.backend.name,
+                         suite=got.provider.name)
+    measure = options.measure
+    if measure.shape_file is not None:
+        measure = attrs.evolve(measure, shape_file=Path(measure.shape_file).resolve())
+    return attrs.evolve(options, where=where, measure=measure, runs_root=runs_root(options.runs_root),
+                        lanes=attrs.evolve(options.lanes, resume=None))
+
+
+def resumed(options: O, kind: str) -> tuple[O, CampaignLayout]:
+    """The campaign's own options (with this call's lanes) and its folder."""
+    layout = CampaignLayout(Path(options.lanes.resume).expanduser().resolve())
+    meta = state.check_resumable(layout.root, kind)
+    recorded = options_from_json(type(options), meta["options"])
+    defaults = _flat(options_json(type(options)()))
+    given = {k: v for k, v in _flat(options_json(options)).items()
+             if v != defaults.get(k) and not k.startswith("lanes.")}
+    state.refuse_conflicts(_flat(options_json(recorded)), given)
+    lanes = options.lanes
+    recorded = attrs.evolve(recorded, lanes=Lanes(
+        devices=lanes.devices if lanes.devices is not None else recorded.lanes.devices,
+        scheduler=lanes.scheduler if lanes.scheduler is not None else recorded.lanes.scheduler,
+        resume=layout.root))
+    return recorded, layout
+
+
+def needs_local_device(lanes: Lanes) -> bool:
+    return not (lanes.devices or lanes.scheduler)
+
+
+def check_lanes(where: Where, lanes: Lanes) -> None:
+    if lanes.devices and where.device:
+        raise UsageError("--device and --devices exclude each other; --devices 0 is one lane")
+
+
+def executor_for(host: PluginHost, got: Resolved, lanes: Lanes, *, kind: str,
+                 root: Path) -> tuple[Executor, str | None, list[str] | None]:
+    """(executor, the device a serial plan names, the lanes' devices or None)."""
+    if lanes.scheduler and lanes.devices:
+        raise UsageError("--scheduler runs on the workers' devices; drop --devices "
+                         "(give it to each 'zl worker')")
+    if got.measure.compile_only and (lanes.devices or lanes.scheduler):
+        raise UsageError("--compile-only cells use no device; drop --devices/--scheduler")
+    if lanes.scheduler:
+        import_distributed()
+    devices = (resolve_devices(host, got.backend, lanes.devices, what=f"zl {kind}")
+               if lanes.devices else None)
+    executor = executors.choose(got.backend, devices=devices, scheduler=lanes.scheduler,
+                                expected_s=executors.expected_times(root, kind))
+    return executor, (devices[0] if devices else got.device), devices
+
+
+def where_text(device: str | None, lanes: Lanes, devices: list[str] | None) -> str:
+    if devices:
+        return f" lanes {','.join(devices)}"
+    if lanes.scheduler:
+        return f" via scheduler {lanes.scheduler}"
+    return "" if device is None else f":{device}"

@@ -1,0 +1,52 @@
+"""Which executor runs a campaign: serial, local lanes, or a Dask scheduler.
+
+The campaign code takes whatever :func:`choose` returns and never asks which it
+is; :func:`concurrency` is the number of lanes that measure at the same time (a
+caliber field: A/B timing on several lanes couples devices through the host's
+power and cooling).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from zl_core.backend import Backend
+from zl_core.status import read_status
+
+from .executor import Executor, SerialExecutor
+from .lanes import LanesExecutor
+
+#: How many earlier campaigns lend their cell times to the longest-first order.
+HISTORY = 20
+
+
+def choose(backend: Backend, *, devices: Sequence[str] | None, scheduler: str | None,
+           expected_s: dict[str, float] | None = None) -> Executor:
+    """Dask with a scheduler, lanes over ``devices``, else one cell after the other."""
+    if scheduler:
+        from .dask_executor import DaskExecutor
+
+        return DaskExecutor(scheduler)
+    if devices:
+        return LanesExecutor(backend.name, list(devices), expected_s=expected_s)
+    return SerialExecutor()
+
+
+def concurrency(executor: Executor) -> int:
+    return int(getattr(executor, "concurrency", 1))
+
+
+def expected_times(runs_root: Path, kind: str) -> dict[str, float]:
+    """Seconds each operator's cells took in the latest campaigns of ``kind`` (newest wins)."""
+    campaigns = sorted(Path(runs_root).glob(f"{kind}_*"), key=lambda p: p.stat().st_mtime)[-HISTORY:]
+    times: dict[str, float] = {}
+    for campaign in campaigns:
+        per_op: dict[str, float] = {}
+        for row in read_status(campaign):
+            try:
+                per_op[row["op"]] = per_op.get(row["op"], 0.0) + float(row["elapsed_s"])
+            except (KeyError, ValueError):
+                continue
+        times.update(per_op)
+    return times

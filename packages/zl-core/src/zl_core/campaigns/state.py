@@ -1,0 +1,217 @@
+"""A campaign's state (running, interrupted, complete) and what resuming it needs.
+
+``campaign.json`` records the state: ``running`` from the first cell, ``complete``
+when every task ended, ``interrupted`` when a signal or an error stopped it. A
+campaign whose orchestrator was killed outright stays ``running`` with a pid that
+no longer exists; :func:`check_resumable` tells the two apart.
+
+A cell is *finished* when its identity carries the ``finished`` stamp that
+:func:`zl_core.cell.run_cell` writes last (an interrupted cell carries
+``interrupted`` instead). A resumed campaign keeps finished cells as they are and
+moves every other cell folder aside, under ``.aside/<stamp>/``, then reruns it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import time
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+from zl_core import caliber, interrupts
+from zl_core.atomic import write_json_atomic
+from zl_core.cell import CellOutcome
+from zl_core.errors import UsageError
+
+from . import record
+from .layout import CampaignLayout
+from .record import read_campaign
+
+RUNNING, INTERRUPTED, COMPLETE = "running", "interrupted", "complete"
+ASIDE_DIR = ".aside"
+#: Options a resumed campaign may change: where its cells run, not what they measure.
+MAY_CHANGE = ("resume", "devices", "scheduler")
+
+
+def _stamp() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def mark(layout: CampaignLayout, state: str, **fields: object) -> dict:
+    """Set ``state`` (and ``fields``) in campaign.json; the rest of the record is kept."""
+    data = read_campaign(layout.root)
+    data.update(fields, state=state, state_changed=_stamp())
+    write_json_atomic(layout.campaign_file, data)
+    return data
+
+
+@contextlib.contextmanager
+def tracked(layout: CampaignLayout, command: str) -> Iterator[None]:
+    """``running`` for the duration of the block, then ``complete`` or ``interrupted``."""
+    mark(layout, RUNNING, pid=os.getpid(), host=socket.gethostname())
+    try:
+        yield
+    except interrupts.Interrupted as exc:
+        mark(layout, INTERRUPTED, reason=str(exc))
+        raise interrupts.Interrupted(exc.signum, f"continue with: {command} --resume {layout.root}") from None
+    except BaseException as exc:
+        mark(layout, INTERRUPTED, reason=f"{type(exc).__name__}: {exc}".strip())
+        raise
+    mark(layout, COMPLETE)
+
+
+def state_of(meta: dict) -> str:
+    """A campaign's state; campaigns written before states existed count as complete."""
+    return str(meta.get("state") or COMPLETE)
+
+
+def _pid_alive(pid: object) -> bool:
+    try:
+        os.kill(int(pid), 0)
+    except (ProcessLookupError, ValueError, TypeError):
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def check_resumable(path: Path, kind: str) -> dict:
+    """campaign.json of a campaign ``--resume`` may continue, or a one-line refusal."""
+    meta = read_campaign(path)
+    if meta.get("kind") not in ((record.AB, record.AA) if kind == record.AB else (kind,)):
+        raise UsageError(f"{path} is a {meta.get('kind')} campaign; resume it with "
+                         f"zl {'screen' if meta.get('kind') == 'screen' else 'ab'} --resume")
+    state = state_of(meta)
+    if state == COMPLETE:
+        raise UsageError(f"campaign {path} is complete; nothing to resume (zl report {path})")
+    if state == RUNNING and meta.get("host") == socket.gethostname() and _pid_alive(meta.get("pid")) \
+            and int(meta.get("pid", -1)) != os.getpid():
+        raise UsageError(f"campaign {path} is still running (pid {meta.get('pid')}); "
+                         "stop it first or wait for it")
+    if not meta.get("options"):
+        raise UsageError(f"campaign {path} does not record its arguments (written by an older zl); "
+                         "start it anew")
+    return meta
+
+
+#: Option fields whose command-line spelling is not their name.
+_SPELLED = {"timeout_s": "timeout", "threshold_pct": "threshold", "a_value": "a", "b_value": "b",
+            "source": "flaggems-dir", "force": "force-switch"}
+
+
+def _option(name: str) -> str:
+    field = name.rsplit(".", 1)[-1]
+    return "--" + _SPELLED.get(field, field).replace("_", "-")
+
+
+def refuse_conflicts(recorded: dict[str, object], given: dict[str, object]) -> None:
+    """Refuse options given anew that differ from the campaign's own, naming each."""
+    differ = [f"{_option(name)} {given[name]!r} (campaign: {recorded.get(name)!r})"
+              for name in sorted(given) if name.rsplit(".", 1)[-1] not in MAY_CHANGE
+              and given[name] != recorded.get(name)]
+    if differ:
+        raise UsageError("--resume continues a campaign with its own arguments; these differ: "
+                         + "; ".join(differ) + ". Drop them, or start a new campaign")
+
+
+def finished(cell_dir: Path) -> bool:
+    identity = caliber.read_identity(cell_dir) if Path(cell_dir).is_dir() else None
+    return bool(identity and identity.get("finished") and not identity.get("interrupted"))
+
+
+def kept_outcome(cell_dir: Path) -> CellOutcome | None:
+    """The outcome of a cell finished before (resume keeps it), None when it must run."""
+    if not finished(cell_dir):
+        return None
+    identity = caliber.read_identity(cell_dir) or {}
+    end = Path(cell_dir, caliber.IDENTITY_NAME).stat().st_mtime
+    elapsed = float(identity.get("elapsed_s") or 0.0)
+    return CellOutcome(cell_dir=Path(cell_dir), rc=int(identity.get("rc", 0)),
+                       timed_out=bool(identity.get("timed_out")), elapsed_s=elapsed,
+                       start=end - elapsed, end=end, markers=dict(identity.get("markers") or {}),
+                       success_rows=int(identity.get("success_rows") or 0),
+                       failed_rows=int(identity.get("failed_rows") or 0))
+
+
+def _cell_dirs(root: Path) -> Iterator[Path]:
+    """Every folder under ``root`` that a cell wrote (it holds run.log or an identity)."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        if "run.log" in filenames or caliber.IDENTITY_NAME in filenames:
+            dirnames[:] = []
+            yield Path(dirpath)
+
+
+def set_aside_unfinished(layout: CampaignLayout) -> list[Path]:
+    """Move every half-written cell folder under ``.aside/<stamp>/``; returns where each went."""
+    moved = []
+    aside = layout.root / ASIDE_DIR / time.strftime("%Y%m%d-%H%M%S")
+    for cell in sorted(_cell_dirs(layout.root)):
+        if finished(cell):
+            continue
+        target = aside / cell.relative_to(layout.root)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(cell), str(target))
+        moved.append(target)
+    return moved
+
+
+def failed_ops(layout: CampaignLayout) -> list[str]:
+    """Operators whose last attempt at any cell failed: an error, a timeout or a preflight."""
+    from zl_core.status import latest_by_cell, read_status
+
+    failed = {op for (op, _, _), row in latest_by_cell(read_status(layout.root)).items()
+              if row.get("rc") != "0" or row.get("timed_out") == "1"}
+    return sorted(failed)
+
+
+def incomplete(runs_root: Path, kind: str) -> list[Path]:
+    """Campaigns of ``kind`` under the runs root that did not complete, newest first."""
+    found = []
+    for path in Path(runs_root).glob(f"{kind}_*"):
+        try:
+            meta = read_campaign(path)
+        except UsageError:
+            continue
+        if state_of(meta) != COMPLETE:
+            found.append(path)
+    return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
+
+
+def missing_ops(layout: CampaignLayout, meta: dict) -> list[str]:
+    """Operators of the plan with no finished cell, or with a cell left unfinished."""
+    unfinished = {cell.relative_to(layout.root).parts[0] for cell in _cell_dirs(layout.root)
+                  if not finished(cell)}
+    missing = []
+    for spec in meta.get("ops") or ():
+        op = str(spec).split(":", 1)[0]
+        op_dir = layout.op_dir(op)
+        done = any(finished(cell) for cell in _cell_dirs(op_dir)) if op_dir.is_dir() else False
+        if op in unfinished or not done:
+            missing.append(op)
+    return missing
+
+
+def check_complete(path: Path) -> None:
+    """Refuse (exit 6) a report of a campaign that did not finish, naming what is missing."""
+    from zl_core.errors import IncompleteCampaignError
+
+    layout = CampaignLayout(Path(path))
+    try:
+        meta = read_campaign(layout.root)
+    except UsageError:
+        return  # not a campaign folder: the report says so itself
+    current = state_of(meta)
+    if current == COMPLETE:
+        return
+    missing = missing_ops(layout, meta)
+    shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+    command = "zl screen" if meta.get("kind") == record.SCREEN else "zl ab"
+    raise IncompleteCampaignError(
+        f"campaign {layout.root} is {current}; {len(missing)} operator(s) unfinished"
+        + (f": {shown}" if missing else "") + f". Finish it with {command} --resume {layout.root}, "
+        "or pass --allow-incomplete to report what finished")

@@ -1,0 +1,191 @@
+"""zl screen over the lanes of a fake 4-GPU host: lanes, physical ids, resume after
+SIGKILL, signals, retries, exit codes and the report's refusal of unfinished campaigns."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_lanes_processes import LAUNCHER, alive, fake_env, ledger, wait_for
+from zl_core.cli import main
+
+OPS = ["abs", "add", "mul", "sub", "exp", "log", "sin", "cos"]
+
+
+@pytest.fixture
+def zl(lanes_host, monkeypatch, tmp_path):
+    import zl_core.host as host_module
+
+    monkeypatch.setattr(host_module, "_HOST", lanes_host)
+    monkeypatch.setenv("ZL_RUNS_ROOT", str(tmp_path / "runs"))
+    monkeypatch.setenv("ZL_BACKEND", "cuda")
+    monkeypatch.delenv("FLAGGEMS_DIR", raising=False)
+    return main
+
+
+def campaigns(tmp_path: Path, kind: str = "screen") -> list[Path]:
+    return sorted((tmp_path / "runs").glob(f"{kind}_*"))
+
+
+def identity(cell: Path) -> dict:
+    return json.loads((cell / "run_identity.json").read_text())
+
+
+def screen_args(*extra: str) -> list[str]:
+    return ["screen", "--suite", "sleepy", "--switch", "FAKE_SWITCH", *extra]
+
+
+def test_a_screen_spreads_operators_over_every_lane(zl, tmp_path, capsys):
+    assert zl([*screen_args("--ops", *OPS, "--devices", "all")]) == 0
+    [campaign] = campaigns(tmp_path)
+    rows = json.loads((campaign / "screen.json").read_text())["ops"]
+    assert [r["op"] for r in rows] == OPS  # plan order, whatever order they finished in
+    status = (campaign / "status.tsv").read_text().splitlines()
+    header = status[0].split("\t")
+    devices = {line.split("\t")[header.index("device")] for line in status[1:]}
+    assert devices == {"0", "1", "2", "3"}
+    for op in OPS:  # one operator, one device; concurrency is a caliber field
+        a, b = identity(campaign / op / "A"), identity(campaign / op / "B")
+        assert a["device"] == b["device"] and a["concurrency"] == b["concurrency"] == 4
+    meta = json.loads((campaign / "campaign.json").read_text())
+    assert meta["state"] == "complete" and meta["devices"] == ["0", "1", "2", "3"]
+    assert zl(["report", str(campaign)]) == 0
+
+
+def test_lanes_under_a_visibility_mask_are_its_physical_devices(zl, tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1,3")
+    assert zl([*screen_args("--ops", "abs", "add", "mul", "--devices", "all")]) == 0
+    assert {row[1] for row in ledger(tmp_path)} <= {"1", "3"}
+    [campaign] = campaigns(tmp_path)
+    assert {identity(campaign / op / "A")["device"] for op in ("abs", "add", "mul")} <= {"1", "3"}
+
+
+def test_a_device_outside_the_mask_is_refused_in_one_line(zl, monkeypatch, capsys):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1,3")
+    assert zl([*screen_args("--ops", "abs", "--devices", "0,1")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "device(s) 0 are hidden by the visibility mask (1, 3)" in err[0]
+
+
+def test_a_crashing_cell_is_retried_until_the_same_failure_repeats(zl, tmp_path, capsys):
+    assert zl([*screen_args("--ops", "crashy", "abs")]) == 6
+    [campaign] = campaigns(tmp_path)
+    ident = identity(campaign / "crashy" / "A")
+    assert ident["attempts"] == [-signal.SIGSEGV, -signal.SIGSEGV]
+    assert (campaign / "crashy" / "A.attempt1" / "run.log").is_file()  # the earlier log is kept
+    assert "1 operator(s) failed: crashy" in capsys.readouterr().out
+    assert zl(["report", str(campaign), "--fail-on", "failed"]) == 5
+
+
+def test_a_crash_that_does_not_repeat_costs_one_retry(zl, tmp_path, monkeypatch):
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    monkeypatch.setenv("ZL_FAKE_CRASH_ONCE", str(marks))
+    assert zl([*screen_args("--ops", "crashonce")]) == 0
+    [campaign] = campaigns(tmp_path)
+    assert identity(campaign / "crashonce" / "A")["attempts"] == [-signal.SIGSEGV, 0]
+
+
+def test_a_rejected_dtype_filter_is_dropped_and_said(zl, tmp_path, capsys):
+    assert zl([*screen_args("--ops", "dtypeop:test_dtypeop.py:float64")]) == 0
+    out = capsys.readouterr().out
+    assert "rejects dtypes float64; running it again without the dtype filter" in out
+    [campaign] = campaigns(tmp_path)
+    assert identity(campaign / "dtypeop" / "A")["retry_notes"] == ["dtype_fallback"]
+
+
+def run_screen_process(tmp_path: Path, *extra: str, sleep: str = "0.6") -> subprocess.Popen:
+    env = fake_env(tmp_path, ZL_FAKE_SLEEP=sleep)
+    return subprocess.Popen([sys.executable, str(LAUNCHER), *screen_args("--ops", *OPS, *extra)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def ended(tmp_path: Path) -> list[tuple[str, str]]:
+    return [(row[2], row[3]) for row in ledger(tmp_path) if row[0] == "end"]
+
+
+def test_resume_after_sigkill_reruns_no_finished_cell_and_misses_none(tmp_path):
+    proc = run_screen_process(tmp_path, "--devices", "all")
+    assert wait_for(lambda: len(ended(tmp_path)) >= 6, timeout=60), proc.communicate(timeout=5)
+    proc.kill()
+    proc.wait()
+    running = [int(r[4]) for r in ledger(tmp_path) if r[0] == "start"]
+    assert wait_for(lambda: not any(alive(pid) for pid in running), timeout=5)
+    [campaign] = campaigns(tmp_path)
+    # Finished for zl: the identity's last stamp was written before the kill.
+    kept = {(op, side) for op in OPS for side in "AB"
+            if (campaign / op / side / "run_identity.json").is_file()
+            and "finished" in identity(campaign / op / side)}
+    assert kept
+    assert json.loads((campaign / "campaign.json").read_text())["state"] == "running"
+    env = fake_env(tmp_path, ZL_FAKE_SLEEP="0.1")
+    report = subprocess.run([sys.executable, str(LAUNCHER), "report", str(campaign)], env=env,
+                            capture_output=True, text=True, check=False, timeout=60)
+    assert report.returncode == 6 and "unfinished" in report.stderr  # a half screen never looks whole
+    done = subprocess.run([sys.executable, str(LAUNCHER), "screen", "--resume", str(campaign),
+                           "--devices", "0,1"], env=env, capture_output=True, text=True,
+                          check=False, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for op in OPS:
+        for side in "AB":
+            assert "finished" in identity(campaign / op / side)  # none missing
+    starts = [(row[2], row[3]) for row in ledger(tmp_path) if row[0] == "start"]
+    assert all(starts.count(cell) == 1 for cell in kept)  # no finished cell ran again
+    assert json.loads((campaign / "campaign.json").read_text())["state"] == "complete"
+    rows = json.loads((campaign / "screen.json").read_text())["ops"]
+    assert [r["op"] for r in rows] == OPS
+    assert list((campaign / ".aside").rglob("run.log"))  # the half-written cells, kept
+
+
+def test_resume_refuses_different_arguments_naming_them(zl, tmp_path, capsys):
+    proc = run_screen_process(tmp_path, "--devices", "all")
+    assert wait_for(lambda: len(ended(tmp_path)) >= 2, timeout=60)
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=30)
+    [campaign] = campaigns(tmp_path)
+    capsys.readouterr()
+    assert zl(["screen", "--resume", str(campaign), "--timeout", "99"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--timeout 99.0 (campaign: 2400.0)" in err[0]
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_ends_a_lanes_screen_marks_it_interrupted_and_leaves_no_cell(tmp_path, sig, code):
+    proc = run_screen_process(tmp_path, "--devices", "all", sleep="5")
+    started = wait_for(lambda: [r for r in ledger(tmp_path) if r[0] == "start"] if len(
+        [r for r in ledger(tmp_path) if r[0] == "start"]) >= 4 else None, timeout=60)
+    assert started, proc.communicate(timeout=5)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == code
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and f"interrupted by {signal.Signals(sig).name}" in lines[0]
+    assert "--resume" in lines[0]
+    assert wait_for(lambda: not any(alive(int(r[4])) for r in started), timeout=5)
+    [campaign] = campaigns(tmp_path)
+    assert json.loads((campaign / "campaign.json").read_text())["state"] == "interrupted"
+
+
+def test_ab_does_not_take_an_incomplete_screen_silently(zl, tmp_path, capsys):
+    assert zl([*screen_args("--ops", "abs")]) == 0
+    proc = run_screen_process(tmp_path, sleep="5")
+    first = len(ledger(tmp_path))  # the complete screen's cells
+    assert wait_for(lambda: len(ledger(tmp_path)) > first, timeout=60)
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=30)
+    interrupted = campaigns(tmp_path)[-1]
+    capsys.readouterr()
+    zl(["ab", "--suite", "sleepy", "--rounds", "3", "--aa", "--telemetry-interval", "0"])
+    out = capsys.readouterr().out
+    assert f"not taking screen {interrupted}: it is interrupted" in out
+
+
+def test_scheduler_without_dask_says_how_to_install_it(zl, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    assert zl([*screen_args("--ops", "abs", "--scheduler", "tcp://127.0.0.1:1")]) == 2
+    assert "pip install 'zl-core[dask]'" in capsys.readouterr().err
+
