@@ -52,16 +52,9 @@ class AbOutcome:
 
 def screen(host: PluginHost, options: ScreenOptions, *, echo: Echo = print,
            executor: Executor | None = None) -> ScreenOutcome:
-    resume = None
-    if options.lanes.resume is not None:
-        options, resume = lanes.resumed(options, "screen")
-    check_op_specs(options.ops)
-    lanes.check_lanes(options.where, options.lanes)
-    got = resolve(host, options.where, options.measure, what="zl screen",
-                  local_device=lanes.needs_local_device(options.lanes))
+    options, resume = _checked(options, "screen")
     root = runs_root(options.runs_root)
-    chosen, device, devices = lanes.executor_for(host, got, options.lanes, kind="screen", root=root)
-    got = attrs.evolve(got, device=device)
+    got, chosen, devices = _placed(host, options, options.where, "screen", root)
     choice = options.switch
     sides = resolve_sides(got.backend, choice.switch, choice.a_value, choice.b_value,
                           choice.a_env, choice.b_env)
@@ -80,6 +73,26 @@ def screen(host: PluginHost, options: ScreenOptions, *, echo: Echo = print,
                                 recorded=_recorded(options, got, devices))
     return ScreenOutcome(campaign=campaign, rows=tuple(rows), compile_only=got.measure.compile_only,
                          failed=tuple(state.failed_ops(CampaignLayout(campaign))))
+
+
+def _checked(options, kind: str):
+    """The options a --resume recorded (and the campaign it resumes), checked before
+    anything is probed: operator specs, and lanes that go together."""
+    resume = None
+    if options.lanes.resume is not None:
+        options, resume = lanes.resumed(options, kind)
+    check_op_specs(options.ops)
+    lanes.check_lanes(options.where, options.lanes)
+    return options, resume
+
+
+def _placed(host: PluginHost, options, where: Where, kind: str, root: Path):
+    """Suite, backend and device resolved, and the executor for the lanes asked for:
+    (resolved, executor, the lanes' devices or None)."""
+    got = resolve(host, where, options.measure, what=f"zl {kind}",
+                  local_device=lanes.needs_local_device(options.lanes))
+    chosen, device, devices = lanes.executor_for(host, got, options.lanes, kind=kind, root=root)
+    return attrs.evolve(got, device=device), chosen, devices
 
 
 def _recorded(options, got, devices: list[str] | None) -> dict:
@@ -134,11 +147,7 @@ def _where_from_screen(where: Where, meta: dict) -> Where:
 
 def ab(host: PluginHost, options: AbOptions, *, echo: Echo = print,
        executor: Executor | None = None) -> AbOutcome:
-    resume = None
-    if options.lanes.resume is not None:
-        options, resume = lanes.resumed(options, "ab")
-    check_op_specs(options.ops)
-    lanes.check_lanes(options.where, options.lanes)
+    options, resume = _checked(options, "ab")
     if options.controls < 0:
         raise UsageError("--controls must be 0 or more")
     root = runs_root(options.runs_root)
@@ -153,10 +162,7 @@ def ab(host: PluginHost, options: AbOptions, *, echo: Echo = print,
             controls = list(source.quiet[: options.controls])
     from_screen = source if source is not None and not options.ops else None
     where = _where_from_screen(options.where, from_screen.meta) if from_screen else options.where
-    got = resolve(host, where, options.measure, what="zl ab",
-                  local_device=lanes.needs_local_device(options.lanes))
-    chosen, device, devices = lanes.executor_for(host, got, options.lanes, kind="ab", root=root)
-    got = attrs.evolve(got, device=device)
+    got, chosen, devices = _placed(host, options, where, "ab", root)
     if source is not None and options.screen is None:
         options = attrs.evolve(options, screen=source.path)  # a resume takes this screen again
     screen_path = source.path if source else None

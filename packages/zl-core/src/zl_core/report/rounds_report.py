@@ -12,7 +12,7 @@ from zl_core.campaigns.layout import SIDES, CampaignLayout, cell_label, round_na
 from zl_core.campaigns.record import is_aa, read_campaign
 from zl_core.pairing import pair_rows, shape_label
 from zl_core.rows import read_cell
-from zl_core.series import FALLBACK_SEGMENT, MAIN, shape_series
+from zl_core.series import FALLBACK_SEGMENT, INCOMPLETE, MAIN, shape_series
 from zl_core.status import CellKey, latest_by_cell, read_status
 
 from .common import (
@@ -182,7 +182,7 @@ def _rounds_op(layout: CampaignLayout, plan: OpCells, judge: Callable, flags: di
         "sign_changed_shapes": verdict.sign_changed_shapes,
         "n_shapes": len(rows), "counted_shapes": len(main),
         "fallback_shapes": sum(1 for r in rows if r["segment"] == FALLBACK_SEGMENT),
-        "incomplete_shapes": sum(1 for r in rows if r["segment"] == "incomplete"),
+        "incomplete_shapes": sum(1 for r in rows if r["segment"] == INCOMPLETE),
         "timer": "/".join(main_timers) or None,
         "flagged_rounds": sorted(round_name(r) for r in flagged_rounds),
         "drift_check": op_drift_check(stats, judge, main, flagged_rounds, rounds,
