@@ -8,7 +8,7 @@ import time
 
 import attrs
 import pytest
-from zl_core import caliber
+from zl_core import caliber, hookimpl
 from zl_core.campaigns.ab_campaign import run_ab
 from zl_core.campaigns.ab_task import RoundsPlan, side_order
 from zl_core.campaigns.record import read_campaign
@@ -50,6 +50,28 @@ def test_cell_writes_identity_log_and_removes_its_triton_cache(fake_host, tmp_pa
     log = (out.cell_dir / "run.log").read_text()
     assert "switch=1" in log and "triton_cache=" + str(out.cell_dir / ".triton_cache") in log
     assert not (out.cell_dir / ".triton_cache").exists()
+
+
+def test_cell_identity_names_the_device_by_the_vendor_tool(fake_host, tmp_path):
+    from zl_core import caliber as cal
+
+    class Smi:
+        @hookimpl
+        def zl_device_identity(self, backend, device):
+            return {"device_name": f"Fake GPU {device}", "device_uuid": "FAKE-UUID-0"}
+
+    fake_host.register(Smi(), name="smi")
+    backend, provider, _ = setup(fake_host)
+    req = settings().request(op=OpSpec.parse("gemm"), backend=backend, device="0",
+                             out_dir=tmp_path / "cell", env={}, side="A", autotune_mode="record",
+                             replay_from=None)
+    out = run_cell(fake_host, provider, req)
+    ident = cal.read_identity(out.cell_dir)
+    assert (ident["device_name"], ident["device_uuid"]) == ("Fake GPU 0", "FAKE-UUID-0")
+    # what the cell process adds fills only what the identity lacks
+    cal.fill_identity(out.cell_dir, {"device_name": "torch's name", "torch_version": "2.11"})
+    ident = cal.read_identity(out.cell_dir)
+    assert (ident["device_name"], ident["torch_version"]) == ("Fake GPU 0", "2.11")
 
 
 def test_cell_env_applies_visibility_and_contract(fake_host, tmp_path, monkeypatch):

@@ -156,3 +156,38 @@ def test_an_unknown_class_from_a_plugin_reads_as_recoverable():
     host = PluginHost()
     host.register(Odd(), name="odd")
     assert host.classify_capture_error(Probe.backend, RuntimeError("x")) == "recoverable"
+
+
+class Named:
+    """A vendor whose tool lists devices 0..3 and remembers what it was asked about."""
+
+    backend = Backend(name="namedacc", visibility_env_keys=("NAMED_VISIBLE",))
+
+    def __init__(self):
+        self.asked = []
+
+    @hookimpl
+    def zl_backends(self):
+        return [self.backend]
+
+    @hookimpl
+    def zl_enumerate_devices(self, backend, explicit):
+        if backend.name != "namedacc":
+            return None
+        self.asked.append(explicit)
+        return ["0", "1", "2", "3"]
+
+
+def test_named_devices_reach_the_vendor_tool_and_unknown_ones_are_refused(monkeypatch):
+    from zl_core.errors import NoDeviceError
+
+    monkeypatch.delenv("NAMED_VISIBLE", raising=False)
+    host, vendor = PluginHost(), Named()
+    host.register(vendor, name="named")
+    assert host.enumerate_devices(vendor.backend, [" 3", "1"]) == ["3", "1"]
+    assert vendor.asked == [["3", "1"]]
+    with pytest.raises(NoDeviceError, match=r"no namedacc device 9 on this machine \(its tool lists "
+                                            r"0, 1, 2, 3\)"):
+        host.enumerate_devices(vendor.backend, ["1", "9"])
+    monkeypatch.setenv("NAMED_VISIBLE", "9")  # under a mask the mask says what exists
+    assert host.enumerate_devices(vendor.backend, ["9"]) == ["9"]

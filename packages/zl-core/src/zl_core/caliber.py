@@ -67,6 +67,22 @@ def merge_identity(cell_dir: Path, updates: Mapping) -> dict:
     return current
 
 
+def fill_identity(cell_dir: Path, updates: Mapping) -> dict:
+    """Merge only the fields the identity does not hold yet (absent or null).
+
+    Each field has one writer: the core and the provider write theirs before the
+    cell starts; what the cell process adds fills what only it can know (library
+    versions, a device name no vendor tool gave) and, in a cell started by hand
+    without an identity, everything it records.
+    """
+    current = read_identity(cell_dir) or {}
+    missing = {k: v for k, v in updates.items() if current.get(k) is None}
+    if missing:
+        current.update(missing)
+        write_identity(cell_dir, current)
+    return current
+
+
 def caliber_of(identity: Mapping | None) -> dict:
     """The caliber fields of an identity, None for missing ones."""
     identity = identity or {}

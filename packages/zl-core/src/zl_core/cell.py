@@ -159,6 +159,12 @@ def initial_identity(host: PluginHost, request: CellRequest, provider: Provider,
         "host": socket.gethostname(),
         "started": _now_iso(),
     }
+    if not request.compile_only:
+        # The vendor's tool names the device (device_name, and e.g. its uuid and driver);
+        # the cell adds torch's name for it only when no tool answered.
+        identity.update(host.device_identity(backend, request.device))
+    else:
+        identity["device_name"] = f"none (compile-only {request.target})"
     identity.update(provider_identity)
     return identity
 

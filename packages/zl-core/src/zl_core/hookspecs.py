@@ -50,12 +50,12 @@ def zl_backends() -> Sequence[Backend]:
 def zl_enumerate_devices(backend: Backend, explicit: Sequence[str] | None) -> list[str] | None:
     """List the device indices of ``backend`` by asking the vendor's own tool.
 
-    Implemented by: the vendor package of ``backend``. The host consults an
-    explicit list and the visibility variable before calling this, and the torch
-    namespace after it.
+    Implemented by: the vendor package of ``backend``. The host consults the
+    visibility variable before calling this, and the torch namespace after it.
 
     :param backend: the backend asked about; answer None for any other.
-    :param explicit: devices the user named, if any (already honoured by the host).
+    :param explicit: the devices the user named, or None; a tool may restrict its
+        query to them. The host refuses named devices missing from the answer.
     :return: device indices as strings, or None when the vendor tool is absent.
 
     Stops at first non-None result.

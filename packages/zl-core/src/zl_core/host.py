@@ -25,7 +25,7 @@ import pluggy
 from zl_core import hookspecs
 from zl_core._markers import ENTRY_POINT_GROUP, PROJECT
 from zl_core.backend import Backend
-from zl_core.errors import UnknownBackendError, UnknownProviderError
+from zl_core.errors import NoDeviceError, UnknownBackendError, UnknownProviderError
 from zl_core.provider import Provider
 
 DISABLE_ENV = "ZL_DISABLE_PLUGINS"
@@ -253,7 +253,7 @@ class PluginHost:
         ``5`` gets ``CUDA_VISIBLE_DEVICES=5`` (never the renumbered ``0``).
         """
         if explicit:
-            return [str(d).strip() for d in explicit if str(d).strip()]
+            return self._named_devices(backend, [str(d).strip() for d in explicit if str(d).strip()])
         mask = self.visibility_mask(backend)
         if mask is not None:
             return mask
@@ -270,7 +270,20 @@ class PluginHost:
                 return [v.strip() for v in value.split(",") if v.strip()]
         return None
 
-    def probe_devices(self, backend: Backend) -> list[str] | None:
+    def _named_devices(self, backend: Backend, named: list[str]) -> list[str]:
+        """The devices the user named, refused when the vendor's tool (asked with
+        them) does not list them. Under a visibility mask the mask decides what
+        exists, so the tool is not asked."""
+        if not named or self.visibility_mask(backend) is not None:
+            return named
+        known = self.probe_devices(backend, explicit=named)
+        missing = [d for d in named if known is not None and d not in known]
+        if missing:
+            raise NoDeviceError(f"no {backend.name} device {', '.join(missing)} on this machine "
+                                f"(its tool lists {', '.join(known or []) or 'none'}); name one of those")
+        return named
+
+    def probe_devices(self, backend: Backend, explicit: Sequence[str] | None = None) -> list[str] | None:
         """Devices the vendor's own tool reports, or None when it has no answer.
 
         Unlike :meth:`enumerate_devices` this never falls back to the torch
@@ -278,7 +291,7 @@ class PluginHost:
         so it can tell which vendor's hardware is really present.
         """
         return self._first("zl_enumerate_devices", _str_list, "a list of device indices",
-                           backend=backend, explicit=None)
+                           backend=backend, explicit=list(explicit) if explicit else None)
 
     def device_identity(self, backend: Backend, device: str | None = None) -> dict[str, str]:
         answer = self._first("zl_device_identity", _str_dict, "a mapping",

@@ -117,15 +117,16 @@ def one_line(value: object, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def merge_identity(plugin: str, updates: Mapping[str, object]) -> None:
-    """Merge into ``<cell>/run_identity.json``; never fails the run."""
+def merge_identity(plugin: str, updates: Mapping[str, object], *, fill: bool = False) -> None:
+    """Merge into ``<cell>/run_identity.json``; never fails the run. With ``fill``,
+    only fields the identity does not hold yet (:func:`zl_core.caliber.fill_identity`)."""
     cell = cell_dir()
     if cell is None:
         return
     try:
-        from zl_core.caliber import merge_identity as _merge
+        from zl_core import caliber
 
-        _merge(cell, dict(updates))
+        (caliber.fill_identity if fill else caliber.merge_identity)(cell, dict(updates))
     except Exception as exc:  # noqa: BLE001 - identity problems are reported, never fatal
         note(plugin, f"could not update run_identity.json: {one_line(exc)}")
 

@@ -193,9 +193,10 @@ def run(op: str, target: str, cell_dir: Path, dtypes: list[str]) -> int:
     for line in failures:
         print(line, file=sys.stderr)
 
-    from zl_core.caliber import merge_identity
+    from zl_core.caliber import fill_identity
 
-    merge_identity(cell_dir, {
+    # The core wrote these for a zl cell; only the compiler's version is the cell's own.
+    fill_identity(cell_dir, {
         "timer": "none", "compile_only": True, "target": target,
         "triton_version": getattr(triton, "__version__", None),
         "device_name": f"none (compile-only {target})", "torch_version": None,

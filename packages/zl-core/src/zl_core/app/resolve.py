@@ -96,7 +96,7 @@ def resolve_device(host: PluginHost, backend: Backend, device: str | None, *,
     if compile_only:
         return None
     if device is not None:
-        return str(device)
+        return host.enumerate_devices(backend, [str(device)])[0]
     devices = host.enumerate_devices(backend)
     if not devices:
         raise NoDeviceError(
@@ -176,4 +176,4 @@ def resolve_devices(host: PluginHost, backend: Backend, spec: str, *, what: str)
     if outside:
         raise UsageError(f"device(s) {', '.join(outside)} are hidden by the visibility mask "
                          f"({', '.join(mask or [])}); devices are physical ids, pick among those")
-    return devices
+    return host.enumerate_devices(backend, devices)

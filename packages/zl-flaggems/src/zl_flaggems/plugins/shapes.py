@@ -238,7 +238,8 @@ def pytest_configure(config: Any) -> None:
     cellenv.bind_config(config)
     path = shape_file()
     mode = f"file:{path}" if path is not None else "upstream"
-    cellenv.merge_identity(PLUGIN, {"shape_mode": cellenv.env(contract.SHAPE_MODE) or mode})
+    # The provider wrote shape_mode; a cell started by hand records its own.
+    cellenv.merge_identity(PLUGIN, {"shape_mode": cellenv.env(contract.SHAPE_MODE) or mode}, fill=True)
 
 
 def pytest_collection_finish(session: Any) -> None:

@@ -374,6 +374,8 @@ def pytest_configure(config: Any) -> None:
     do_bench.__wrapped__ = testing.do_bench  # type: ignore[attr-defined]
     testing.do_bench = do_bench
     _TIMER = timer
+    # Overwritten on purpose: the timer this process installed is the fact; the
+    # provider's plan (and the core's request) only forecast it.
     cellenv.merge_identity(PLUGIN, {"timer": mode, "direct_repeat": repeat})
     cellenv.note(PLUGIN, f"timer={mode} direct_repeat={repeat}")
 

@@ -103,7 +103,8 @@ def record_identity() -> None:
     for problem in problems:
         cellenv.note(PLUGIN, problem)
     if identity:
-        cellenv.merge_identity(PLUGIN, identity)
+        # Versions only the cell can know; the device name when no vendor tool gave one.
+        cellenv.merge_identity(PLUGIN, identity, fill=True)
 
 
 def pytest_collection_finish(session: Any) -> None:
