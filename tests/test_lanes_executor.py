@@ -91,3 +91,23 @@ def test_placing_a_task_pins_every_cell_and_rebasing_moves_only_its_own_paths(la
     moved = rebased(placed, tmp_path / "camp", Path("/scratch/camp"))
     assert moved.b.replay_from == Path("/scratch/camp/abs/A")
     assert moved.a.python == sys.executable  # a path outside the campaign stays
+
+
+def test_progress_tells_the_time_left_and_lanes_say_what_they_run(lanes_host, tmp_path, monkeypatch):
+    import io
+
+    from zl_core.campaigns import progress as progress_module
+
+    clock = iter([100.0, 130.0, 160.0])
+    monkeypatch.setattr(progress_module.time, "monotonic", lambda: next(clock))
+    out = io.StringIO()
+    bar = progress_module.Progress(4, "screen x", stream=out)
+    bar.advance("abs A")  # 30 s for 1 cell: 3 cells left -> 90 s
+    bar.advance("abs B")  # 60 s for 2 cells: 2 left -> 60 s
+    lines = out.getvalue().splitlines()
+    assert lines[1] == "[1/4] abs A (eta 1m30s)" and lines[2] == "[2/4] abs B (eta 1m00s)"
+    sink = ListSink()
+    list(LanesExecutor("cuda", ["0", "1"]).run(run_pair, pair_tasks(lanes_host, tmp_path / "c", ["abs", "add"]),
+                                               Runtime(host=lanes_host, sink=sink)))
+    started = [line for line in sink.lines if line.startswith("lane cuda:")]
+    assert sorted(line.split(": ", 1)[1].split(" ")[0] for line in started) == ["abs", "add"]

@@ -117,6 +117,9 @@ class LanesExecutor:
             for thread in threads:
                 thread.join()
 
+    def _others(self, device: str) -> str:
+        return ", ".join(f"{d}:{op}" for d, (op, _) in sorted(self.running.items()) if d != device)
+
     def _lane(self, device: str, fn: Callable, todo: queue.Queue, results: queue.Queue,
               stop: threading.Event, runtime: Any) -> None:
         lock = DeviceLock(self.backend, device)
@@ -136,6 +139,8 @@ class LanesExecutor:
                 except queue.Empty:
                     return
                 self.running[device] = (task_op(task), time.time())
+                runtime.sink.line(f"lane {self.backend}:{device}: {task_op(task)}"
+                                  + (f" (also running: {self._others(device)})" if len(self.running) > 1 else ""))
                 try:
                     results.put(fn(on_device(task, device), runtime))
                 except BaseException as exc:  # noqa: BLE001 - handed to the campaign's thread

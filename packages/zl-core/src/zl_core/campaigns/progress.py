@@ -1,8 +1,14 @@
-"""Progress of a campaign: a rich bar on a terminal, numbered plain lines otherwise."""
+"""Progress of a campaign: a rich bar on a terminal, numbered plain lines otherwise.
+
+Both show cells done/total and an estimate of the time left, from the campaign's own
+pace so far (cells finished per second of wall time, so several lanes count). The
+lanes executor adds a line whenever a lane starts an operator.
+"""
 
 from __future__ import annotations
 
 import sys
+import time
 
 
 class Progress:
@@ -13,14 +19,16 @@ class Progress:
         self._rich = None
         self.total = total
         self.done = 0
+        self._start = time.monotonic()
         if hasattr(self._stream, "isatty") and self._stream.isatty():
             try:
-                from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
+                from rich.progress import BarColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
                 from rich.progress import Progress as RichProgress
 
                 self._rich = RichProgress(TextColumn("{task.description}"), BarColumn(),
                                           TextColumn("{task.completed}/{task.total} cells"),
-                                          TimeElapsedColumn(), transient=False)
+                                          TimeElapsedColumn(), TextColumn("eta"),
+                                          TimeRemainingColumn(), transient=False)
                 self._task = self._rich.add_task(title, total=total)
                 self._rich.start()
             except Exception:  # noqa: BLE001 - no rich, or not a real terminal: plain lines
@@ -40,7 +48,15 @@ class Progress:
             self._rich.update(self._task, advance=1)
             self._rich.console.print(text, markup=False, highlight=False)
         else:
-            self.line(f"[{self.done}/{self.total}] {text}")
+            eta = self.eta_s()
+            self.line(f"[{self.done}/{self.total}] {text}"
+                      + ("" if eta is None else f" (eta {_duration(eta)})"))
+
+    def eta_s(self) -> float | None:
+        """Seconds left at the pace so far; None before the first cell or when done."""
+        if not self.done or self.done >= self.total:
+            return None
+        return (time.monotonic() - self._start) / self.done * (self.total - self.done)
 
     def grow(self, n: int) -> None:
         self.total += n
@@ -50,3 +66,12 @@ class Progress:
     def close(self) -> None:
         if self._rich is not None:
             self._rich.stop()
+
+
+def _duration(seconds: float) -> str:
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
