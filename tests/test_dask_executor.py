@@ -70,3 +70,33 @@ def test_zl_screen_with_a_scheduler_brings_every_cell_folder_home(tmp_path):
     assert devices <= {"0", "1", "2", "3"}
     assert json.loads((campaign / "campaign.json").read_text())["state"] == "complete"
     assert len((campaign / "status.tsv").read_text().splitlines()) == 1 + 2 * len(names)
+
+
+def test_a_task_whose_worker_died_is_rerun_elsewhere_and_the_retry_recorded(tmp_path):
+    import signal
+
+    from test_lanes_processes import LAUNCHER, fake_env, ledger, wait_for
+
+    names = ["abs", "add"]
+    env = fake_env(tmp_path, ZL_FAKE_SLEEP="3", ZL_LOCK_DIR=str(tmp_path / "client-locks"))
+    locks = [tmp_path / "host0-locks", tmp_path / "host1-locks"]
+    with cluster(tmp_path, ["0", "1"], lock_dirs=locks) as (address, workers):
+        proc = subprocess.Popen([sys.executable, str(LAUNCHER), "screen", "--suite", "sleepy", "--switch",
+                                 "FAKE_SWITCH", "--ops", *names, "--scheduler", address], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # Both workers busy with their first cell, then one host dies.
+        assert wait_for(lambda: len({r[1] for r in ledger(tmp_path) if r[0] == "start"}) == 2, timeout=90)
+        workers[0].send_signal(signal.SIGKILL)
+        workers[0].wait()
+        out, err = proc.communicate(timeout=180)
+    assert proc.returncode == 0, out + err
+    [campaign] = (tmp_path / "runs").glob("screen_*")
+    attempts = [line.split("\t") for line in (campaign / "dask_tasks.tsv").read_text().splitlines()[1:]]
+    retried = [a for a in attempts if a[1] == "2"]
+    assert len(retried) == 1  # the task of the dead worker ran again, on the other one
+    op = retried[0][0]
+    assert len({a[3] for a in attempts if a[0] == op}) == 2  # first on the dead worker, then the other
+    assert "rerun from scratch after its worker died" in out
+    for name in names:
+        for side in "AB":
+            assert json.loads((campaign / name / side / "run_identity.json").read_text())["finished"]

@@ -51,6 +51,8 @@ def test_a_screen_spreads_operators_over_every_lane(zl, tmp_path, capsys):
     for op in OPS:  # one operator, one device; concurrency is a caliber field
         a, b = identity(campaign / op / "A"), identity(campaign / op / "B")
         assert a["device"] == b["device"] and a["concurrency"] == b["concurrency"] == 4
+        # The vendor's tool names the physical device (the fake nvidia-smi's UUID scheme).
+        assert a["device_uuid"].startswith(f"GPU-{int(a['device']):08d}-fake") and a["host"]
     meta = json.loads((campaign / "campaign.json").read_text())
     assert meta["state"] == "complete" and meta["devices"] == ["0", "1", "2", "3"]
     assert zl(["report", str(campaign)]) == 0
@@ -61,7 +63,10 @@ def test_lanes_under_a_visibility_mask_are_its_physical_devices(zl, tmp_path, mo
     assert zl([*screen_args("--ops", "abs", "add", "mul", "--devices", "all")]) == 0
     assert {row[1] for row in ledger(tmp_path)} <= {"1", "3"}
     [campaign] = campaigns(tmp_path)
-    assert {identity(campaign / op / "A")["device"] for op in ("abs", "add", "mul")} <= {"1", "3"}
+    for op in ("abs", "add", "mul"):
+        ident = identity(campaign / op / "A")
+        assert ident["device"] in ("1", "3")
+        assert ident["device_uuid"].startswith(f"GPU-0000000{ident['device']}-")  # not GPU 0's
 
 
 def test_a_device_outside_the_mask_is_refused_in_one_line(zl, monkeypatch, capsys):
