@@ -194,3 +194,41 @@ def test_scheduler_without_dask_says_how_to_install_it(zl, monkeypatch, capsys):
     assert zl([*screen_args("--ops", "abs", "--scheduler", "tcp://127.0.0.1:1")]) == 2
     assert "pip install 'zl-core[dask]'" in capsys.readouterr().err
 
+
+
+def test_dismissed_and_skip_marked_operators_are_listed_as_skipped_with_their_reason(zl, tmp_path, capsys):
+    dismiss = tmp_path / "dismiss.txt"
+    dismiss.write_text("# never run these\nadd   needs two GPUs\n")
+    assert zl([*screen_args("--ops", "abs", "add", "retired", "--dismiss", str(dismiss))]) == 0
+    [campaign] = campaigns(tmp_path)
+    rows = {r["op"]: r for r in json.loads((campaign / "screen.json").read_text())["ops"]}
+    assert list(rows) == ["abs", "add", "retired"]
+    assert rows["add"]["verdict"] == rows["retired"]["verdict"] == "SKIPPED"
+    assert rows["add"]["notes"] == "dismissed: needs two GPUs"
+    assert rows["retired"]["notes"] == "benchmark skip mark: retired upstream"
+    assert {row[2] for row in ledger(tmp_path)} == {"abs"}  # only abs ran
+    assert "2 operator(s) SKIPPED, not run" in capsys.readouterr().out
+    assert zl(["report", str(campaign)]) == 0
+
+
+def test_a_dismissed_operator_needs_a_reason(zl, tmp_path, capsys):
+    dismiss = tmp_path / "dismiss.txt"
+    dismiss.write_text("add\n")
+    assert zl([*screen_args("--ops", "abs", "add", "--dismiss", str(dismiss))]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "line 1: 'add' has no reason" in err[0]
+    assert not campaigns(tmp_path)  # nothing written
+
+
+def test_skip_marks_are_read_from_flaggems_benchmark_files(tmp_path):
+    from zl_flaggems.provider import FlagGemsProvider
+
+    bench = tmp_path / "benchmark"
+    bench.mkdir()
+    (bench / "test_unary.py").write_text(
+        'import pytest\n\n@pytest.mark.skip(reason="needs a second GPU")\ndef test_abs():\n    pass\n\n'
+        '@pytest.mark.skipif(True, reason="cond")\ndef test_neg():\n    pass\n\n'
+        '@pytest.mark.parametrize("x", [1,\n    2])\n@pytest.mark.skip\ndef test_exp(x):\n    pass\n')
+    ops = {o.op: o.skip for o in FlagGemsProvider().list_ops(str(tmp_path))}
+    assert ops == {"abs": "needs a second GPU", "neg": "",
+                   "exp": "skipped unconditionally by the benchmark"}

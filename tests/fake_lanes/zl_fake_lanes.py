@@ -24,7 +24,9 @@ class SleepyProvider(Provider):
 
     def list_ops(self, source):
         names = os.environ.get("ZL_FAKE_OPS", "").split() or DEFAULT_OPS
-        return [OpInfo(op=o, op_file=f"test_{o}.py") for o in names]
+        # "retired" stands for a benchmark under an unconditional skip mark.
+        return [OpInfo(op=o, op_file=f"test_{o}.py") for o in names] + [
+            OpInfo(op="retired", op_file="test_retired.py", skip="retired upstream")]
 
     def preflight(self, request):
         pass

@@ -20,7 +20,9 @@ NO_TRITON = "NO_TRITON"
 NO_ROWS = "NO_ROWS"
 TIMEOUT = "TIMEOUT"
 FAILED = "FAILED"
-VERDICTS = (IR_CHANGED, NO_IR_DIFF, NO_TRITON, NO_ROWS, TIMEOUT, FAILED)
+#: Never run: dismissed by the user (--dismiss) or skipped unconditionally by the benchmark.
+SKIPPED = "SKIPPED"
+VERDICTS = (IR_CHANGED, NO_IR_DIFF, NO_TRITON, NO_ROWS, TIMEOUT, FAILED, SKIPPED)
 #: An A/B operator stopped after round 1 because the switch left its TTGIR identical.
 SWITCH_NO_IR_DIFF = "SWITCH_NO_IR_DIFF"
 #: Verdicts under which a speedup range may be printed.

@@ -33,10 +33,12 @@ class OpInfo:
     op_file: str
     dtypes: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()  # e.g. ("gemm", "tensor-core"); informational
+    #: Why the benchmark never runs (an unconditional skip mark), "" when it does.
+    skip: str = ""
 
     def to_json(self) -> dict:
         return {"op": self.op, "op_file": self.op_file, "dtypes": list(self.dtypes),
-                "kinds": list(self.kinds)}
+                "kinds": list(self.kinds), **({"skip": self.skip} if self.skip else {})}
 
 
 @attrs.frozen(kw_only=True)

@@ -23,6 +23,11 @@ from zl_flaggems.preflight import BENCH_DIR
 from zl_flaggems.table import PrintedTableRows
 
 _TEST_DEF = re.compile(r"^def\s+test_([A-Za-z0-9_]+)\s*\(", re.MULTILINE)
+# A decorator block right above a module-level test function; an unconditional skip
+# mark in it (not skipif) means the benchmark never runs.
+_DECORATED_DEF = re.compile(r"((?:^@[^\n]*\n(?:[ \t)][^\n]*\n)*)+)def\s+test_([A-Za-z0-9_]+)\s*\(",
+                            re.MULTILINE)
+_SKIP_MARK = re.compile(r"@pytest\.mark\.skip\b(?!if)\s*(?:\((?:\s*reason\s*=\s*)?(['\"])(.*?)\1)?")
 PACKAGE_DIR = Path("src") / "flag_gems"
 
 # Runs inside the candidate interpreter: can it find what a cell imports? Finding, not
@@ -46,6 +51,20 @@ _CORE_MODULES = ("torch", "triton", "flag_gems")
 def _benchmark_files(root: Path) -> list[Path]:
     bench = root / BENCH_DIR
     return sorted(p for p in bench.glob("test_*.py") if p.is_file()) if bench.is_dir() else []
+
+
+def _skip_marks(path: Path) -> dict[str, str]:
+    """Test functions of one file under an unconditional ``pytest.mark.skip``, with its reason."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return {}
+    marks = {}
+    for block, name in _DECORATED_DEF.findall(text):
+        found = _SKIP_MARK.search(block)
+        if found:
+            marks[name] = found.group(2) or "skipped unconditionally by the benchmark"
+    return marks
 
 
 def _test_functions(path: Path) -> list[str]:
@@ -118,8 +137,9 @@ class FlagGemsProvider(PrintedTableRows, Provider):
         ops: list[OpInfo] = []
         for path in _benchmark_files(root):
             op_file = path.stem[len("test_"):]
+            skips = _skip_marks(path)
             for name in dict.fromkeys(_test_functions(path)):
-                ops.append(OpInfo(op=name, op_file=op_file))
+                ops.append(OpInfo(op=name, op_file=op_file, skip=skips.get(name, "")))
         return sorted(ops, key=lambda o: (o.op, o.op_file))
 
     # -- preflight -------------------------------------------------------------

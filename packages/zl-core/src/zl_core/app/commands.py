@@ -29,6 +29,7 @@ from zl_core.switches import Sides, resolve_sides
 from . import lanes
 from .options import AbOptions, ScreenOptions, Where
 from .resolve import cell_settings, check_op_specs, resolve, resolve_ops, runs_root
+from .skipped import read_dismiss, skipped_ops
 
 Echo = Callable[[str], None]
 
@@ -59,9 +60,15 @@ def screen(host: PluginHost, options: ScreenOptions, *, echo: Echo = print,
     sides = resolve_sides(got.backend, choice.switch, choice.a_value, choice.b_value,
                           choice.a_env, choice.b_env)
     ops = resolve_ops(got.provider, got.source, options.ops)
+    dismissed = read_dismiss(options.dismiss) if options.dismiss else {}
+    skipped = skipped_ops(got.provider, got.source, ops, dismissed)
     check_campaign_switch(got.provider, sides, backend=got.backend, python=got.measure.python,
                           target=got.measure.target, switch_given=choice.switch,
                           force=choice.force, echo=echo)
+    if skipped:
+        echo(f"zl screen: {len(skipped)} operator(s) SKIPPED, not run: "
+             + "; ".join(f"{op} ({why})" for op, why in list(skipped.items())[:5])
+             + (f"; and {len(skipped) - 5} more (screen.tsv lists each)" if len(skipped) > 5 else ""))
     echo(f"zl screen: switch {sides.switch} (A={sides.a_value} B={sides.b_value}) on "
          f"{got.backend.name}{lanes.where_text(got.device, options.lanes, devices)}, suite "
          f"{got.provider.name}, {len(ops)} operator(s)"
@@ -70,7 +77,7 @@ def screen(host: PluginHost, options: ScreenOptions, *, echo: Echo = print,
     campaign, rows = run_screen(host, got.provider, got.backend, got.device, sides, ops,
                                 cell_settings(got.measure, got.source), root,
                                 executor=executor or chosen, resume=resume,
-                                recorded=_recorded(options, got, devices))
+                                recorded=_recorded(options, got, devices), skipped=skipped)
     return ScreenOutcome(campaign=campaign, rows=tuple(rows), compile_only=got.measure.compile_only,
                          failed=tuple(state.failed_ops(CampaignLayout(campaign))))
 

@@ -25,7 +25,7 @@ from .resolve import Resolved, resolve_devices, runs_root
 
 O = TypeVar("O")
 _NESTED = {"where": Where, "measure": Measurement, "switch": SwitchChoice, "lanes": Lanes}
-_PATHS = ("runs_root", "screen", "shape_file", "resume")
+_PATHS = ("runs_root", "screen", "shape_file", "resume", "dismiss")
 _PAIRS = ("a_env", "b_env")
 
 
@@ -69,6 +69,8 @@ def recorded_options(options: O, got: Resolved) -> O:
     measure = options.measure
     if measure.shape_file is not None:
         measure = attrs.evolve(measure, shape_file=Path(measure.shape_file).resolve())
+    if getattr(options, "dismiss", None) is not None:
+        options = attrs.evolve(options, dismiss=Path(options.dismiss).resolve())
     return attrs.evolve(options, where=where, measure=measure, runs_root=runs_root(options.runs_root),
                         lanes=attrs.evolve(options.lanes, resume=None))
 

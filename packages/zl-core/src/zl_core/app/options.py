@@ -66,6 +66,7 @@ class Lanes:
 @attrs.frozen(kw_only=True)
 class ScreenOptions:
     ops: tuple[str, ...] = ()  # op[:op_file[:dtypes]] specs; () = every op of the suite
+    dismiss: Path | None = None  # "op  reason" lines: listed as SKIPPED, never run
     where: Where = Where()
     measure: Measurement = Measurement()
     switch: SwitchChoice = SwitchChoice()

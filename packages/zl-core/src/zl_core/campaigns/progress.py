@@ -73,5 +73,5 @@ def _duration(seconds: float) -> str:
     if seconds < 60:
         return f"{seconds}s"
     if seconds < 3600:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+        return f"{seconds // 60}m{str(seconds % 60).zfill(2)}s"
+    return f"{seconds // 3600}h{str(seconds % 3600 // 60).zfill(2)}m"

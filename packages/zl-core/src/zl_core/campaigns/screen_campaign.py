@@ -11,6 +11,7 @@ from zl_core.atomic import write_json_atomic, write_text_atomic
 from zl_core.backend import Backend
 from zl_core.errors import BadInputError
 from zl_core.host import PluginHost
+from zl_core.ir_verdict import SKIPPED
 from zl_core.opspec import OpSpec
 from zl_core.provider import Provider
 from zl_core.switches import Sides
@@ -43,13 +44,15 @@ def plan_screen(layout: CampaignLayout, suite: str, backend: Backend, device: st
 def run_screen(host: PluginHost, provider: Provider, backend: Backend, device: str | None,
                sides: Sides, ops: list[OpSpec], settings: CellSettings, runs_root: Path,
                *, progress: Progress | None = None, executor: Executor | None = None,
-               resume: CampaignLayout | None = None,
-               recorded: dict | None = None) -> tuple[Path, list[dict]]:
+               resume: CampaignLayout | None = None, recorded: dict | None = None,
+               skipped: dict[str, str] | None = None) -> tuple[Path, list[dict]]:
     """Screen ``ops``: returns the campaign folder and the rows of screen.json, in plan order.
 
     ``resume`` continues that campaign: finished cells are kept, half-written ones
     set aside and rerun. ``recorded`` adds fields to campaign.json (the arguments).
+    ``skipped`` (operator -> reason) are not run and listed as SKIPPED.
     """
+    skipped = skipped or {}
     executor = executor or SerialExecutor()
     settings = attrs.evolve(settings, concurrency=concurrency(executor))
     layout = resume or CampaignLayout.create(runs_root, record.SCREEN, sides.switch)
@@ -57,15 +60,17 @@ def run_screen(host: PluginHost, provider: Provider, backend: Backend, device: s
         record.write_campaign(layout, kind=record.SCREEN, **sides.to_json(), backend=backend.name,
                               device=device, suite=provider.name, **settings.to_json(),
                               ops=[str(o) for o in ops], **(recorded or {}))
-    tasks = plan_screen(layout, provider.name, backend, device, sides, ops, settings)
+    tasks = plan_screen(layout, provider.name, backend, device, sides,
+                        [o for o in ops if o.op not in skipped], settings)
     progress = progress or Progress(2 * len(tasks), f"screen {sides.switch} on {layout.name}")
     if resume is not None:
         aside = set_aside_unfinished(layout)
         progress.line(f"resuming {layout.name}: {len(aside)} half-written cell(s) set aside "
                       f"under {ASIDE_DIR}/ and rerun; finished cells kept")
     runtime = TaskRuntime(host=host, sink=CampaignSink(layout=layout, progress=progress))
-    order = {task.op.op: i for i, task in enumerate(tasks)}
-    rows: list[dict] = []
+    order = {op.op: i for i, op in enumerate(ops)}
+    rows: list[dict] = [skipped_row(op, skipped[op.op]) for op in ops if op.op in skipped]
+    write_screen_tables(layout, rows)
     try:
         with tracked(layout, "zl screen"):
             for result in executor.run(run_screen_task, tasks, runtime):
@@ -75,6 +80,14 @@ def run_screen(host: PluginHost, provider: Provider, backend: Backend, device: s
     finally:
         progress.close()
     return layout.root, rows
+
+
+def skipped_row(op: OpSpec, reason: str) -> dict:
+    """A screen row for an operator that is not run, with the reason in its notes."""
+    row = {column: "" for column in COLUMNS}
+    row.update(op=op.op, op_file=op.op_file, dtypes=",".join(op.dtypes), verdict=SKIPPED,
+               notes=reason, timed_out=0)
+    return row
 
 
 def write_screen_tables(layout: CampaignLayout, rows: list[dict]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from zl_core import app
 from zl_core.cli import _common
@@ -15,12 +16,15 @@ def add_parser(sub) -> None:
                        "replays them with the switch flipped; verdict from TTGIR fingerprints.")
     p.add_argument("--ops", nargs="+", metavar="SPEC",
                    help="op[:op_file[:dtype,dtype...]] ... (default: every op of the suite)")
+    p.add_argument("--dismiss", type=Path, metavar="FILE",
+                   help="operators never to run, one 'op  reason' a line: listed as SKIPPED")
     _common.add_campaign_args(p, default_timeout=2400.0)
     p.set_defaults(handler=run)
 
 
 def options_from(args: argparse.Namespace) -> app.ScreenOptions:
-    return app.ScreenOptions(ops=tuple(args.ops or ()), where=_common.where_from(args),
+    return app.ScreenOptions(ops=tuple(args.ops or ()), dismiss=args.dismiss,
+                             where=_common.where_from(args),
                              measure=_common.measurement_from(args),
                              switch=_common.switch_from(args), runs_root=args.runs_root,
                              lanes=_common.lanes_from(args))

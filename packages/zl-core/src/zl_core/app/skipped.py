@@ -1,0 +1,43 @@
+"""Operators a screen lists as SKIPPED instead of running: dismissed by the user
+(``--dismiss FILE``) or skipped unconditionally by the benchmark itself. Each keeps
+its reason; none is dropped silently."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from zl_core.errors import BadInputError
+from zl_core.opspec import OpSpec
+from zl_core.provider import Provider
+
+
+def read_dismiss(path: Path) -> dict[str, str]:
+    """``op  reason...`` per line (``#`` comments, blank lines ignored); a reason is required."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise BadInputError(f"cannot read --dismiss {path}: {exc.strerror}") from None
+    dismissed = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        op, _, reason = line.partition(" ")
+        if not reason.strip():
+            raise BadInputError(f"--dismiss {path} line {number}: {op!r} has no reason; write "
+                                "'op  why it is never run'")
+        dismissed[op] = reason.strip()
+    return dismissed
+
+
+def skipped_ops(provider: Provider, source: str | None, ops: list[OpSpec],
+                dismissed: dict[str, str]) -> dict[str, str]:
+    """The planned operators not to run, each with its reason."""
+    marks = {info.op: info.skip for info in provider.list_ops(source) if info.skip}
+    out = {}
+    for op in ops:
+        if op.op in dismissed:
+            out[op.op] = f"dismissed: {dismissed[op.op]}"
+        elif op.op in marks:
+            out[op.op] = f"benchmark skip mark: {marks[op.op]}"
+    return out
