@@ -23,13 +23,13 @@ class FakeProvider(Provider):
     def list_ops(self, source):
         return [OpInfo(op=o, op_file=o) for o in ("gemm", "pointwise")]
 
-    def preflight(self, request):
+    def preflight(self, request, host=None):
         if request.op.op == "missing":
             raise PreflightError("benchmark_file", "benchmark/test_missing.py does not exist")
         if request.replay_from is not None and not (Path(request.replay_from) / "autotune_records").is_dir():
             raise PreflightError("replay_dir", f"{request.replay_from} has no autotune_records/")
 
-    def cell_command(self, request):
+    def cell_command(self, request, host=None):
         return CellCommand(argv=(sys.executable, str(FAKE_CELL)), cwd=Path(request.out_dir),
                            identity={"provider_commit": "test"})
 

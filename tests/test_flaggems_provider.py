@@ -261,3 +261,20 @@ def test_hooks_register_the_provider():
 
     names = [p.name for p in hooks.zl_providers()]
     assert names[0] == "flaggems"
+
+
+def test_compat_plugins_come_from_the_host_the_core_passes(fg, fake_host):
+    from zl_core import hookimpl
+
+    class Compat:
+        @hookimpl
+        def zl_compat_plugins(self, backend):
+            return ["vendor_compat.mod"] if backend.name == BACKEND.name else []
+
+    fake_host.register(Compat(), name="compat")
+    with_host = FlagGemsProvider().cell_command(request(fg), fake_host)
+    plugins = [a for i, a in enumerate(with_host.argv) if with_host.argv[i - 1] == "-p"]
+    assert plugins[1:3] == ["vendor_compat.mod", "zl_flaggems.plugins.vendor"]
+    # no process-wide host is reached for: without one, no compat plugins
+    without = FlagGemsProvider().cell_command(request(fg))
+    assert "vendor_compat.mod" not in without.argv

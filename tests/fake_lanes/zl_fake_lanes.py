@@ -28,14 +28,14 @@ class SleepyProvider(Provider):
         return [OpInfo(op=o, op_file=f"test_{o}.py") for o in names] + [
             OpInfo(op="retired", op_file="test_retired.py", skip="retired upstream")]
 
-    def preflight(self, request):
+    def preflight(self, request, host=None):
         pass
 
     def rejected_dtypes(self, cell_dir):
         log = Path(cell_dir) / "run.log"
         return log.is_file() and "can't be supported by this op" in log.read_text(errors="replace")
 
-    def cell_command(self, request):
+    def cell_command(self, request, host=None):
         return CellCommand(argv=(sys.executable, str(HERE / "sleepy_cell.py")), cwd=Path(request.out_dir),
                            identity={"provider_commit": "sleepy"})
 

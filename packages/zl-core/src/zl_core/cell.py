@@ -193,13 +193,13 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
     log_path = cell / "run.log"
     start = time.time()
     try:
-        provider.preflight(request)
+        provider.preflight(request, host)
     except PreflightError as exc:
         log_path.write_text(str(exc) + "\n", encoding="utf-8")
         caliber.write_identity(cell, {"schema": 1, "op": request.op.op, "side": request.side,
                                       "preflight_failed": exc.check, "rc": 3})
         raise
-    command = provider.cell_command(request)
+    command = provider.cell_command(request, host)
     env = cell_environment(host, request, extra=dict(command.env), unset=command.unset)
     caliber.write_identity(cell, initial_identity(host, request, provider, dict(command.identity)))
     markers = {m: 0 for m in MARKERS}

@@ -18,6 +18,7 @@ from zl_core.backend import Backend
 from zl_core.opspec import OpSpec
 
 if TYPE_CHECKING:
+    from zl_core.host import PluginHost
     from zl_core.rows import CellRows
     from zl_core.switch_check import SwitchReport
 
@@ -99,8 +100,12 @@ class Provider(abc.ABC):
         """The operators this provider offers under ``source``."""
 
     @abc.abstractmethod
-    def preflight(self, request: CellRequest) -> None:
-        """Check the request before any process starts; raise PreflightError(check, detail)."""
+    def preflight(self, request: CellRequest, host: PluginHost | None = None) -> None:
+        """Check the request before any process starts; raise PreflightError(check, detail).
+
+        ``host`` is the run's plugin host (the core passes it; None when a caller has
+        none), for what the backends' plugins add to a cell.
+        """
 
     def rejected_dtypes(self, cell_dir: Path) -> bool:
         """Whether the finished cell's benchmark refused the requested dtype filter.
@@ -110,8 +115,9 @@ class Provider(abc.ABC):
         return False
 
     @abc.abstractmethod
-    def cell_command(self, request: CellRequest) -> CellCommand:
-        """The command that runs the cell (called after a successful preflight)."""
+    def cell_command(self, request: CellRequest, host: PluginHost | None = None) -> CellCommand:
+        """The command that runs the cell (called after a successful preflight, with
+        the same ``host``)."""
 
     def switch_report(self, *, python: str, names: Sequence[str], a_values: Mapping[str, str],
                       b_values: Mapping[str, str], target: str | None = None) -> SwitchReport | None:

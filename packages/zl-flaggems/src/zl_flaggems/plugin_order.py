@@ -85,15 +85,9 @@ def plan(backend: Any, *, host: Any = None, autotune_mode: str = "uncontrolled",
     return PluginPlan(modules=tuple(unique), timer=resolved, notes=tuple(notes))
 
 
-def plan_cell(request: Any) -> PluginPlan:
-    """The plan of one cell request, with the compat plugins of zl's plugin host
-    (planned without them when the host cannot be loaded)."""
-    try:
-        from zl_core import plugin_host
-
-        host = plugin_host()
-    except Exception:  # noqa: BLE001 - planning without compat plugins still works
-        host = None
+def plan_cell(request: Any, host: Any = None) -> PluginPlan:
+    """The plan of one cell request, with the compat plugins ``host`` (the run's
+    plugin host) lists for its backend; without a host, planned without them."""
     return plan(request.backend, host=host, autotune_mode=request.autotune_mode,
                 timer=request.timer)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from zl_core import contract
 from zl_core.errors import PreflightError
+from zl_core.host import PluginHost
 from zl_core.provider import CellCommand, CellRequest, OpInfo, Provider
 
 from zl_flaggems import gems_env, plugin_order, preflight
@@ -144,7 +145,7 @@ class FlagGemsProvider(PrintedTableRows, Provider):
 
     # -- preflight -------------------------------------------------------------
 
-    def preflight(self, request: CellRequest) -> None:
+    def preflight(self, request: CellRequest, host: PluginHost | None = None) -> None:
         root = self._check_dir(request.source)
         if request.compile_only:
             raise PreflightError("compile_only", "FlagGems benchmarks need a device; "
@@ -154,7 +155,7 @@ class FlagGemsProvider(PrintedTableRows, Provider):
         self._check_function(root, node_file, node_func, request)
         preflight.check_shape_file(self._shape_file(request))
         preflight.check_replay(request, "autotune_records/meta.json")
-        self._check_interpreter(request, root)
+        self._check_interpreter(request, root, host)
 
     def _root(self, source: str | None) -> Path | None:
         value = source or os.environ.get("FLAGGEMS_DIR", "").strip()
@@ -236,10 +237,11 @@ class FlagGemsProvider(PrintedTableRows, Provider):
         env.update(gems_env.tuner_cache(request.isolate_tuner_cache, request.out_dir, environ)[0])
         return env
 
-    def _check_interpreter(self, request: CellRequest, root: Path) -> dict:
+    def _check_interpreter(self, request: CellRequest, root: Path,
+                           host: PluginHost | None = None) -> dict:
         python = request.python
         shown = preflight.shown_python(python)
-        modules = list(self._plan(request).modules)
+        modules = list(self._plan(request, host).modules)
         environ = {**os.environ, **request.env}
         env = {**environ, **gems_env.vendor_env(request.backend, environ),
                "PYTHONPATH": self.cell_env(request, root)["PYTHONPATH"]}
@@ -268,8 +270,8 @@ class FlagGemsProvider(PrintedTableRows, Provider):
 
     # -- the command ---------------------------------------------------------------
 
-    def _plan(self, request: CellRequest) -> plugin_order.PluginPlan:
-        return plugin_order.plan_cell(request)
+    def _plan(self, request: CellRequest, host: PluginHost | None) -> plugin_order.PluginPlan:
+        return plugin_order.plan_cell(request, host)
 
     def _shape_mode(self, request: CellRequest) -> str:
         path = self._shape_file(request)
@@ -280,13 +282,13 @@ class FlagGemsProvider(PrintedTableRows, Provider):
         vendor = gems_env.vendor(request.backend, {**os.environ, **request.env})
         return "--fg_mode" if vendor == "kunlunxin" else "--mode"
 
-    def cell_command(self, request: CellRequest) -> CellCommand:
+    def cell_command(self, request: CellRequest, host: PluginHost | None = None) -> CellCommand:
         root = self._root(request.source)
         if root is None:
             raise PreflightError("flaggems_dir", "no FlagGems checkout given; pass --flaggems-dir "
                                  "or set FLAGGEMS_DIR")
         root = root.resolve()
-        plan = self._plan(request)
+        plan = self._plan(request, host)
         argv = [request.python, "-m", "pytest", "-p", "no:cacheprovider", "-s",
                 *plugin_order.pytest_args(plan.modules),
                 self._node(request),

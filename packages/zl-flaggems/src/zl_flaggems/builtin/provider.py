@@ -19,6 +19,7 @@ from pathlib import Path
 
 from zl_core import contract
 from zl_core.errors import PreflightError
+from zl_core.host import PluginHost
 from zl_core.provider import CellCommand, CellRequest, OpInfo, Provider
 from zl_flaggems import gems_env, preflight
 from zl_flaggems.preflight import BENCH_DIR
@@ -130,7 +131,7 @@ class BuiltinSuiteProvider(PrintedTableRows, Provider):
 
     # -- preflight ---------------------------------------------------------------------
 
-    def preflight(self, request: CellRequest) -> None:
+    def preflight(self, request: CellRequest, host: PluginHost | None = None) -> None:
         root = self._check_suite(request.source)
         preflight.check_level(request)
         path, func = self._node_parts(request, root)
@@ -140,7 +141,7 @@ class BuiltinSuiteProvider(PrintedTableRows, Provider):
         else:
             preflight.check_shape_file(self._shape_file(request))
             preflight.check_replay(request, "autotune_records/")
-        self._check_interpreter(request)
+        self._check_interpreter(request, host)
 
     def _check_suite(self, source: str | None) -> Path:
         root = self.root(source)
@@ -192,14 +193,14 @@ class BuiltinSuiteProvider(PrintedTableRows, Provider):
             return None
         return Path(request.shape_file).expanduser().resolve()
 
-    def _check_interpreter(self, request: CellRequest) -> dict:
+    def _check_interpreter(self, request: CellRequest, host: PluginHost | None = None) -> dict:
         """Can the cell's python import what the cell imports? Names the python if not."""
         python = request.python
         shown = preflight.shown_python(python)
         if request.compile_only:
             needs, wanted = ["?triton", "?zl_flaggems.compile_only", "?zl_core"], "triton"
         else:
-            modules = self._plan(request).modules
+            modules = self._plan(request, host).modules
             # Found, not imported: importing torch costs seconds per campaign.
             needs = ["?triton", "?torch", *(f"?{m}" for m in modules)]
             wanted = "triton + torch"
@@ -230,16 +231,16 @@ class BuiltinSuiteProvider(PrintedTableRows, Provider):
 
         return request.target or default_target(_grammars(request))
 
-    def _plan(self, request: CellRequest):
+    def _plan(self, request: CellRequest, host: PluginHost | None):
         from zl_flaggems import plugin_order
 
-        return plugin_order.plan_cell(request)
+        return plugin_order.plan_cell(request, host)
 
     def _shape_mode(self, request: CellRequest) -> str:
         path = self._shape_file(request)
         return f"file:{path}" if path is not None and not request.compile_only else "builtin"
 
-    def cell_command(self, request: CellRequest) -> CellCommand:
+    def cell_command(self, request: CellRequest, host: PluginHost | None = None) -> CellCommand:
         root = self.root(request.source)
         # The suite runs under FlagGems' protocol, so FlagGems' vendor and tuner-cache
         # rules apply to its cells as well.
@@ -268,7 +269,7 @@ class BuiltinSuiteProvider(PrintedTableRows, Provider):
 
         from zl_flaggems import plugin_order
 
-        plan = self._plan(request)
+        plan = self._plan(request, host)
         node = self._node(request)
         argv = [request.python, "-m", "pytest", "-p", "no:cacheprovider",
                 "-c", str(root / INI_NAME), "--rootdir", str(root), "-s",
