@@ -25,7 +25,8 @@ later re-assignments) in an overlay that sees exactly the class's own key. Reads
 of ``self.cache`` are plain instance-dict lookups, so there is no per-launch
 getter; the overlay adds one Python call per cache access. Kernels whose tuner
 has a single config never consult the cache: there is nothing to tune, so they
-are neither recorded nor reported.
+are neither recorded nor reported. The overlays are
+:mod:`zl_flaggems.autotune_cache`'s; the record files :mod:`zl_flaggems.autotune_records`'.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ import gc
 import inspect
 import itertools
 import os
-import sys
 import weakref
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,7 @@ import pytest
 from zl_core import contract
 
 from zl_flaggems import crashsafe, gems_env
+from zl_flaggems.autotune_cache import _CacheOverlay, _CacheSlot, _RecordCache, _ReplayCache
 from zl_flaggems.autotune_records import (
     FALLBACK_MARKER,
     RECORDS_DIR,
@@ -58,159 +59,11 @@ from zl_flaggems.autotune_records import (
     tuner_id_for,
     write_meta,
 )
+from zl_flaggems.emitter import Emitter
 
 _MISSING = object()
-_UNSEEN = object()
 _HUB: AutotuneHub | None = None
 _SEQ = itertools.count()  # process-wide construction order of wrapped tuners
-
-
-class Emitter:
-    """Prints whole lines to the real stdout/stderr, at the start of a line.
-
-    Markers are counted in run.log at line start; printed inside a test under
-    pytest's output capture they would only show up when that test fails, and
-    printed after pytest's progress text (``test_x.py ``) they would not start a line.
-    """
-
-    def __init__(self, config: Any = None):
-        self._config = config
-
-    def _plugin(self, name: str) -> Any:
-        try:
-            return self._config.pluginmanager.getplugin(name) if self._config is not None else None
-        except Exception:  # noqa: BLE001
-            return None
-
-    def emit(self, line: str, err: bool = False) -> None:
-        disabled = getattr(self._plugin("capturemanager"), "global_and_fixture_disabled", None)
-        if disabled is None:
-            self._print(line, err)
-            return
-        with disabled():
-            self._print(line, err)
-
-    def _print(self, line: str, err: bool) -> None:
-        ensure_newline = getattr(self._plugin("terminalreporter"), "ensure_newline", None)
-        if callable(ensure_newline):
-            try:
-                ensure_newline()
-            except Exception:  # noqa: BLE001, S110 - cosmetic: the line is printed anyway
-                pass
-        stream = sys.stderr if err else sys.stdout
-        stream.write(line + "\n")
-        stream.flush()
-
-
-# -- cache overlays -------------------------------------------------------------
-
-
-class _CacheOverlay:
-    """Stands in for a tuner's cache (a dict or FlagGems' ConfigCache)."""
-
-    __slots__ = ("__weakref__", "_seen", "base", "hub", "owner")
-
-    def __init__(self, base: Any, owner: Any, hub: AutotuneHub):
-        self.base = base
-        self.owner = owner
-        self.hub = hub
-        self._seen: set = set()
-
-    def __contains__(self, key: Any) -> bool:
-        return key in self.base
-
-    def __getitem__(self, key: Any) -> Any:
-        config = self.base[key]
-        self._observe(key, config)
-        return config
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        self.base[key] = value
-
-    def get(self, key: Any, default: Any = None) -> Any:
-        try:
-            return self[key]
-        except KeyError:
-            return default
-
-    def __len__(self) -> int:
-        return len(self.base)
-
-    def __iter__(self):
-        return iter(self.base)
-
-    def __getattr__(self, name: str) -> Any:
-        if name in _CacheOverlay.__slots__ or name in ("_pins",):
-            raise AttributeError(name)
-        return getattr(self.base, name)
-
-    def __repr__(self) -> str:
-        return f"<zl {type(self).__name__} over {self.base!r}>"
-
-    def _observe(self, key: Any, config: Any) -> None:
-        # First sight per key and cache object: later launches cost one set lookup.
-        try:
-            if key in self._seen:
-                return
-            self._seen.add(key)
-        except TypeError:
-            pass  # unhashable key: the recorder de-duplicates
-        self.hub.observe(self.owner, key, config)
-
-
-class _RecordCache(_CacheOverlay):
-    __slots__ = ()
-
-
-class _ReplayCache(_CacheOverlay):
-    """Answers recorded keys itself; the wrapped cache is neither read nor written for them."""
-
-    __slots__ = ("_pins",)
-
-    def __init__(self, base: Any, owner: Any, hub: AutotuneHub):
-        super().__init__(base, owner, hub)
-        self._pins: dict = {}
-
-    def _pin(self, key: Any) -> Any:
-        try:
-            pinned = self._pins.get(key, _UNSEEN)
-        except TypeError:
-            return self.hub.resolve_pin(self.owner, key)
-        if pinned is _UNSEEN:
-            pinned = self.hub.resolve_pin(self.owner, key)
-            self._pins[key] = pinned
-        return pinned
-
-    def __contains__(self, key: Any) -> bool:
-        return self._pin(key) is not None or key in self.base
-
-    def __getitem__(self, key: Any) -> Any:
-        config = self._pin(key)
-        if config is None:
-            config = self.base[key]
-        self._observe(key, config)
-        return config
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        if self._pin(key) is None:  # a pinned key is never tuned, so never persisted
-            self.base[key] = value
-
-
-class _CacheSlot:
-    """Set-only data descriptor for ``Autotuner.cache``: wraps each assigned cache.
-
-    Having no ``__get__``, reads fall through to the instance ``__dict__`` at
-    plain attribute speed.
-    """
-
-    def __init__(self, hub: AutotuneHub):
-        self.hub = hub
-
-    def __set__(self, inst: Any, value: Any) -> None:
-        inst.__dict__["cache"] = self.hub.wrap(inst, value)
-
-    def __delete__(self, inst: Any) -> None:
-        del inst.__dict__["cache"]
 
 
 # -- the hub --------------------------------------------------------------------

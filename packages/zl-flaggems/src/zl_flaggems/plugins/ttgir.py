@@ -245,7 +245,7 @@ def _merge_identity(updates: dict) -> None:
 
 
 def _emit(config: Any, line: str) -> None:
-    from zl_flaggems.plugins.autotune import Emitter
+    from zl_flaggems.emitter import Emitter
 
     Emitter(config).emit(line, err=True)
 
