@@ -8,7 +8,7 @@ import statistics
 
 import pytest
 from zl_core import Backend, PluginHost, hookimpl
-from zl_flaggems import markers
+from zl_flaggems import graph_timing, markers
 from zl_flaggems.plugin_order import plan, resolve_timer
 from zl_flaggems.plugins import timing
 from zl_flaggems.rowclock import CLOCK
@@ -135,7 +135,7 @@ def test_graph_bench_times_the_replays_not_the_launches(host):
     timer = make_timer(host, di)
     value = timer.do_bench(di.kernel(0.25), warmup=10, rep=10, return_mode="median")
     assert value == pytest.approx(0.25)  # direct would include the 0.5 host overhead
-    assert di.replays == timing.REPLAYS
+    assert di.replays == graph_timing.REPLAYS
     assert timer.log[-1].timer == "graph" and not timer.log[-1].fallback
     assert timer.original.calls == []
 
@@ -157,16 +157,16 @@ def captured_graphs(di):
 def test_graph_bench_caps_the_calls_per_graph():
     di = FakeDI()
     nodes = captured_graphs(di)
-    timing.graph_bench(di.kernel(1e-6), di, warmup=1, rep=1e6, return_mode="median")
-    assert len(nodes[0]) == timing.MAX_GRAPH_CALLS
+    graph_timing.graph_bench(di.kernel(1e-6), di, warmup=1, rep=1e6, return_mode="median")
+    assert len(nodes[0]) == graph_timing.MAX_GRAPH_CALLS
 
 
 def test_graph_bench_spends_about_rep_in_all_replays():
     # A row must cost what do_bench's loop costs (rep ms of device time), not 10x it.
     di = FakeDI()
     nodes = captured_graphs(di)
-    timing.graph_bench(di.kernel(1.5), di, warmup=1, rep=100, return_mode="median")
-    replayed = sum(nodes[0]) * timing.REPLAYS
+    graph_timing.graph_bench(di.kernel(1.5), di, warmup=1, rep=100, return_mode="median")
+    replayed = sum(nodes[0]) * graph_timing.REPLAYS
     assert 50 <= replayed <= 100
     assert len(nodes[0]) >= 1
 
@@ -327,7 +327,7 @@ def test_graph_class_found_by_suffix():
         pass
 
     Iface.MUSAGraph = MUSAGraph
-    assert timing.graph_class(Iface) is MUSAGraph
+    assert graph_timing.graph_class(Iface) is MUSAGraph
 
 
 def test_scratch_rng_restores_the_generator_state():
@@ -353,7 +353,7 @@ def test_scratch_rng_restores_the_generator_state():
 
     gen = Iface.default_generators[0]
     original = gen.state
-    with pytest.raises(ValueError), timing.scratch_rng(Iface):
+    with pytest.raises(ValueError), graph_timing.scratch_rng(Iface):
         assert gen.state is not original and gen.state.v == 1
         gen.state.v = 99  # the capture consumed/poisoned the scratch state
         raise ValueError("capture aborted")

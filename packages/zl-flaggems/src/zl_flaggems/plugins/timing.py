@@ -29,12 +29,12 @@ never attempted (``phase=denylist``). Direct timing takes the median of
 ``ZL_DIRECT_REPEAT`` calls of the original ``do_bench``.
 
 Every routed call is appended to :data:`TIMING_LOG` with its row and timer; the
-results plugin reads it.
+results plugin reads it. The capture and replay itself is
+:mod:`zl_flaggems.graph_timing`'s.
 """
 
 from __future__ import annotations
 
-import contextlib
 import statistics
 import threading
 from collections.abc import Callable
@@ -45,14 +45,14 @@ import pytest
 from zl_core import contract
 
 from zl_flaggems import cellenv, markers
+from zl_flaggems.graph_timing import (
+    CaptureFailure,
+    graph_bench,
+)
 from zl_flaggems.plugin_order import resolve_timer
 from zl_flaggems.rowclock import CLOCK
 
 PLUGIN = "timing"
-REPLAYS = 10
-ESTIMATE_CALLS = 5
-WARMUP_CALLS = (5, 200)  # bounds on warm-up calls before capture
-MAX_GRAPH_CALLS = 1000  # bounds capture time and graph memory for tiny kernels
 POISONED_EXIT = int(pytest.ExitCode.INTERRUPTED)
 _SEVERITY = {"recoverable": 0, "poisoned": 1, "fatal": 2}
 
@@ -74,140 +74,8 @@ class TimedCall:
 TIMING_LOG: list[TimedCall] = []
 
 
-class CaptureFailure(Exception):
-    """A graph-timing attempt failed in ``phase``; ``error`` is the original exception."""
-
-    def __init__(self, phase: str, error: BaseException):
-        super().__init__(f"{phase}: {error}")
-        self.phase = phase
-        self.error = error
-
-
 class Poisoned(Exception):
     """Raised for every call after a poisoning capture error: nothing more runs on that context."""
-
-
-# -- graph timing through the device interface --------------------------------------
-
-
-def graph_class(di: Any) -> Any:
-    """The device interface's graph class: ``CUDAGraph``, else any ``*Graph`` class."""
-    cls = getattr(di, "CUDAGraph", None)
-    if isinstance(cls, type):
-        return cls
-    for name in sorted(dir(di)):
-        if name.endswith("Graph") and isinstance(getattr(di, name, None), type):
-            return getattr(di, name)
-    return None
-
-
-@contextlib.contextmanager
-def scratch_rng(di: Any):
-    """Run under a copy of each default generator's state and restore it afterwards, so
-    an aborted capture cannot leave the process's generators unusable. A no-op where
-    the interface has no graph-safe generator API."""
-    saved: list[tuple[Any, Any]] = []
-    try:
-        for gen in list(getattr(di, "default_generators", None) or ()):
-            get_state = getattr(gen, "graphsafe_get_state", None)
-            set_state = getattr(gen, "graphsafe_set_state", None)
-            if not callable(get_state) or not callable(set_state):
-                continue
-            state = get_state()
-            set_state(state.clone_state())
-            saved.append((gen, state))
-    except Exception:  # noqa: BLE001 - an API we cannot drive: run with the real state
-        for gen, state in saved:
-            with contextlib.suppress(Exception):
-                gen.graphsafe_set_state(state)
-        saved = []
-    try:
-        yield
-    finally:
-        for gen, state in saved:
-            with contextlib.suppress(Exception):
-                gen.graphsafe_set_state(state)
-
-
-def _reset_grads(grad_to_none: Any, detach: bool = False) -> None:
-    if grad_to_none is None:
-        return
-    for x in grad_to_none:
-        if detach:
-            x.detach_()
-            x.requires_grad_(True)
-        x.grad = None
-
-
-def summarize(times: list[float], quantiles: Any, return_mode: str) -> Any:
-    """Triton's own summary when available (same semantics), else a local one."""
-    try:
-        from triton.testing import _summarize_statistics
-
-        return _summarize_statistics(times, quantiles, return_mode)
-    except ImportError:
-        pass
-    if return_mode == "all":
-        return times
-    return {"min": min, "max": max, "mean": statistics.mean}.get(return_mode, statistics.median)(times)
-
-
-def graph_bench(fn: Callable, di: Any, *, warmup: float = 25, rep: float = 100,
-                grad_to_none: Any = None, return_mode: str = "median") -> Any:
-    """Time ``fn`` by capturing it into one graph and replaying it.
-
-    Raises :class:`CaptureFailure` naming the phase (sync, warmup, capture, replay).
-    """
-    phase = "sync"
-    try:
-        di.synchronize()  # inputs may still be in flight on the default stream
-        phase = "warmup"
-        graph_cls = graph_class(di)
-        if graph_cls is None or not callable(getattr(di, "graph", None)):
-            raise RuntimeError(f"device interface {getattr(di, '__name__', di)!r} has no graph API")
-        with di.stream(di.Stream()):
-            fn()  # absorbs JIT compilation and autotuning
-            _reset_grads(grad_to_none, detach=True)
-            di.synchronize()
-            start, end = di.Event(enable_timing=True), di.Event(enable_timing=True)
-            start.record()
-            for _ in range(ESTIMATE_CALLS):
-                fn()
-            end.record()
-            di.synchronize()
-            estimate = start.elapsed_time(end) / ESTIMATE_CALLS
-            n_warm = WARMUP_CALLS[1] if estimate <= 0 else int(warmup / estimate)
-            for _ in range(min(max(n_warm, WARMUP_CALLS[0]), WARMUP_CALLS[1])):
-                fn()
-            di.synchronize()
-            # All replays together take about ``rep`` ms, as do_bench's loop does: a
-            # graph of rep ms replayed 10 times made every row cost 10x a bare run.
-            n_calls = (MAX_GRAPH_CALLS if estimate <= 0
-                       else max(1, int(rep / (REPLAYS * estimate))))
-            n_calls = min(n_calls, MAX_GRAPH_CALLS)
-            phase = "capture"
-            with scratch_rng(di):
-                graph = graph_cls()
-                with di.graph(graph):
-                    for _ in range(n_calls):
-                        _reset_grads(grad_to_none)
-                        fn()
-                di.synchronize()
-                phase = "replay"
-                times: list[float] = []
-                for _ in range(REPLAYS):
-                    start, end = di.Event(enable_timing=True), di.Event(enable_timing=True)
-                    start.record()
-                    graph.replay()
-                    end.record()
-                    di.synchronize()
-                    times.append(float(start.elapsed_time(end)) / n_calls)
-                del graph
-    except CaptureFailure:
-        raise
-    except Exception as exc:
-        raise CaptureFailure(phase, exc) from exc
-    return summarize(times, None, return_mode)
 
 
 # -- routing ---------------------------------------------------------------------------
