@@ -232,3 +232,11 @@ def test_skip_marks_are_read_from_flaggems_benchmark_files(tmp_path):
     ops = {o.op: o.skip for o in FlagGemsProvider().list_ops(str(tmp_path))}
     assert ops == {"abs": "needs a second GPU", "neg": "",
                    "exp": "skipped unconditionally by the benchmark"}
+
+
+def test_a_screen_without_ops_takes_the_suites_whole_inventory(zl, tmp_path):
+    assert zl([*screen_args("--devices", "all")]) == 0
+    [campaign] = campaigns(tmp_path)
+    rows = json.loads((campaign / "screen.json").read_text())["ops"]
+    assert [r["op"] for r in rows] == [*OPS, "retired"]
+    assert [r["verdict"] for r in rows].count("SKIPPED") == 1  # the skip-marked one, listed
