@@ -240,3 +240,18 @@ def test_a_screen_without_ops_takes_the_suites_whole_inventory(zl, tmp_path):
     rows = json.loads((campaign / "screen.json").read_text())["ops"]
     assert [r["op"] for r in rows] == [*OPS, "retired"]
     assert [r["verdict"] for r in rows].count("SKIPPED") == 1  # the skip-marked one, listed
+
+
+def test_ab_rounds_on_lanes_record_their_concurrency_and_a_report_refuses_mixing_it(zl, tmp_path, capsys):
+    assert zl(["ab", "--suite", "sleepy", "--switch", "FAKE_SWITCH", "--ops", "abs", "add",
+               "--rounds", "3", "--allow-no-ir-diff", "--devices", "0,1",
+               "--telemetry-interval", "0.2"]) == 0
+    [campaign] = campaigns(tmp_path, "ab")
+    for op in ("abs", "add"):
+        idents = [identity(campaign / op / f"r0{r}" / s) for r in (1, 2, 3) for s in "AB"]
+        assert {i["concurrency"] for i in idents} == {2} and len({i["device"] for i in idents}) == 1
+    assert zl([*screen_args("--ops", "abs", "--device", "0")]) == 0
+    [screen] = campaigns(tmp_path)
+    capsys.readouterr()
+    assert zl(["report", "--ab", str(screen / "abs" / "A"), str(campaign / "abs" / "r01" / "B")]) == 4
+    assert "'concurrency' differs" in capsys.readouterr().err
