@@ -255,3 +255,25 @@ def test_ab_rounds_on_lanes_record_their_concurrency_and_a_report_refuses_mixing
     capsys.readouterr()
     assert zl(["report", "--ab", str(screen / "abs" / "A"), str(campaign / "abs" / "r01" / "B")]) == 4
     assert "'concurrency' differs" in capsys.readouterr().err
+
+
+def test_an_interrupted_ab_campaign_resumes_to_completion(tmp_path):
+    env = fake_env(tmp_path, ZL_FAKE_SLEEP="0.5")
+    argv = [sys.executable, str(LAUNCHER), "ab", "--suite", "sleepy", "--switch", "FAKE_SWITCH", "--ops",
+            "abs", "add", "--rounds", "3", "--allow-no-ir-diff", "--devices", "all",
+            "--telemetry-interval", "0"]
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert wait_for(lambda: len(ended(tmp_path)) >= 4, timeout=60), proc.communicate(timeout=5)
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=30)
+    assert proc.returncode == 143
+    [campaign] = campaigns(tmp_path, "ab")
+    assert json.loads((campaign / "campaign.json").read_text())["state"] == "interrupted"
+    done = subprocess.run([sys.executable, str(LAUNCHER), "ab", "--resume", str(campaign)], env=env,
+                          capture_output=True, text=True, check=False, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads((campaign / "campaign.json").read_text())["state"] == "complete"
+    for op in ("abs", "add"):
+        for r in (1, 2, 3):
+            for side in "AB":
+                assert "finished" in identity(campaign / op / f"r0{r}" / side)
