@@ -278,3 +278,25 @@ def test_compat_plugins_come_from_the_host_the_core_passes(fg, fake_host):
     # no process-wide host is reached for: without one, no compat plugins
     without = FlagGemsProvider().cell_command(request(fg))
     assert "vendor_compat.mod" not in without.argv
+
+
+def test_the_checkout_variable_is_the_providers_and_selects_it(fg, monkeypatch):
+    from zl_core import PluginHost, hookimpl
+    from zl_core.app.resolve import resolve_suite
+    from zl_core.errors import UsageError
+    from zl_flaggems.builtin.provider import BuiltinSuiteProvider
+
+    class Suites:
+        @hookimpl
+        def zl_providers(self):
+            return [FlagGemsProvider(), BuiltinSuiteProvider()]
+
+    host = PluginHost()
+    host.register(Suites(), name="suites")
+    monkeypatch.delenv(FlagGemsProvider.source_env, raising=False)
+    assert resolve_suite(host, None, None)[0].name == "builtin"
+    with pytest.raises(UsageError, match=r"needs a checkout: .* or set \$FLAGGEMS_DIR"):
+        resolve_suite(host, "flaggems", None)
+    monkeypatch.setenv(FlagGemsProvider.source_env, str(fg))
+    provider, source = resolve_suite(host, None, None)
+    assert provider.name == "flaggems" and source == str(fg.resolve())

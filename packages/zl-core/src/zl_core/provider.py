@@ -94,6 +94,10 @@ class Provider(abc.ABC):
     description: str = ""
     #: Whether cells can compile for a target without a device (``--compile-only``).
     supports_compile_only: bool = False
+    #: Environment variable naming this provider's checkout, for a provider whose
+    #: cells run from one ("" = none needed). A checkout, given or named there,
+    #: selects this provider when no suite is named.
+    source_env: str = ""
 
     @abc.abstractmethod
     def list_ops(self, source: str | None) -> list[OpInfo]:

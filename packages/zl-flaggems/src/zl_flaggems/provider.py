@@ -122,6 +122,7 @@ class FlagGemsProvider(PrintedTableRows, Provider):
     """Cells from a FlagGems checkout (``--flaggems-dir`` / ``FLAGGEMS_DIR``)."""
 
     name = "flaggems"
+    source_env = "FLAGGEMS_DIR"
     description = "FlagGems benchmark suite from a checkout (benchmark/test_*.py)"
     interpreter_timeout_s = 300.0
     commit_timeout_s = 10.0
@@ -158,7 +159,7 @@ class FlagGemsProvider(PrintedTableRows, Provider):
         self._check_interpreter(request, root, host)
 
     def _root(self, source: str | None) -> Path | None:
-        value = source or os.environ.get("FLAGGEMS_DIR", "").strip()
+        value = source or os.environ.get(self.source_env, "").strip()
         return Path(value).expanduser() if value else None
 
     def _check_dir(self, source: str | None) -> Path:

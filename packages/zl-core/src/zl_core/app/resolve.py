@@ -18,7 +18,7 @@ from zl_core.provider import Provider
 from .options import Measurement, Where
 
 BACKEND_ENV = "ZL_BACKEND"
-FLAGGEMS_ENV = "FLAGGEMS_DIR"
+BUILTIN_SUITE = "builtin"
 RUNS_ROOT_ENV = "ZL_RUNS_ROOT"
 
 
@@ -78,15 +78,20 @@ def resolve_backend(host: PluginHost, name: str | None, *, compile_target: str |
 
 
 def resolve_suite(host: PluginHost, suite: str | None, source: str | None) -> tuple[Provider, str | None]:
-    """(provider, source): a checkout (given or $FLAGGEMS_DIR) selects FlagGems, else builtin."""
-    source = source or os.environ.get(FLAGGEMS_ENV) or None
+    """(provider, source): a checkout, given or named by the variable of the provider
+    that runs from checkouts (:attr:`Provider.source_env`), selects that provider;
+    else the builtin suite."""
+    providers = host.providers()
+    from_checkout = next((p for _, p in sorted(providers.items()) if p.source_env), None)
+    if source is None and from_checkout is not None:
+        source = os.environ.get(from_checkout.source_env) or None
     if suite is None:
-        suite = "flaggems" if source else "builtin"
+        suite = from_checkout.name if source and from_checkout is not None else BUILTIN_SUITE
     provider = host.get_provider(suite)
-    if suite == "flaggems":
+    if provider.source_env:
         if not source:
-            raise UsageError("the flaggems suite needs a checkout: pass --flaggems-dir DIR "
-                             f"or set ${FLAGGEMS_ENV}")
+            raise UsageError(f"the {provider.name} suite needs a checkout: pass --flaggems-dir DIR "
+                             f"or set ${provider.source_env}")
         return provider, str(Path(source).expanduser().resolve())
     return provider, None
 

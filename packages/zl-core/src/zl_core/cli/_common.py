@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from zl_core.app.options import Lanes, Measurement, SwitchChoice, Where
-from zl_core.app.resolve import BACKEND_ENV, FLAGGEMS_ENV
+from zl_core.app.resolve import BACKEND_ENV
 from zl_core.errors import EXIT_FAILED, BadInputError
 from zl_core.report.render import render
 
@@ -77,7 +77,8 @@ def add_backend_args(p: argparse.ArgumentParser) -> None:
 def add_suite_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--suite", choices=None, help="benchmark provider: builtin (default without a "
                    "FlagGems checkout) or flaggems")
-    p.add_argument("--flaggems-dir", type=Path, help=f"FlagGems checkout (default: ${FLAGGEMS_ENV}); selects the flaggems suite")
+    p.add_argument("--flaggems-dir", type=Path, help="FlagGems checkout (default: the checkout "
+                   "variable the flaggems suite reads, see the README); selects the flaggems suite")
 
 
 def add_measure_args(p: argparse.ArgumentParser, *, default_timeout: float) -> None:
