@@ -116,15 +116,25 @@ def run_probe(argv: Sequence[str], *, cwd: str | None, env: Mapping[str, str], t
         raise PreflightError("interpreter", timed_out) from None
     except OSError as exc:
         raise PreflightError("interpreter", f"cannot run {shown}: {exc}") from None
+    probe = read_probe(proc.stdout, PROBE_PREFIX)
+    if proc.returncode != 0 or probe is None:
+        raise PreflightError("interpreter", f"{failed}: {last_line(proc)}")
+    return probe
+
+
+def read_probe(stdout: str, prefix: str) -> dict | None:
+    """The JSON a probe printed after ``prefix`` (its last such line), or None."""
     probe = None
-    for line in proc.stdout.splitlines():
-        if line.startswith(PROBE_PREFIX):
+    for line in stdout.splitlines():
+        if line.startswith(prefix):
             try:
-                probe = json.loads(line[len(PROBE_PREFIX):])
+                probe = json.loads(line[len(prefix):])
             except ValueError:
                 probe = None
-    if proc.returncode != 0 or probe is None:
-        lines = [ln.strip() for ln in (proc.stderr or proc.stdout).splitlines() if ln.strip()]
-        last = lines[-1] if lines else f"exit status {proc.returncode}"
-        raise PreflightError("interpreter", f"{failed}: {last}")
     return probe
+
+
+def last_line(proc: subprocess.CompletedProcess) -> str:
+    """What a failed probe said last (stderr, else stdout), else its exit status."""
+    lines = [ln.strip() for ln in (proc.stderr or proc.stdout or "").splitlines() if ln.strip()]
+    return lines[-1] if lines else f"exit status {proc.returncode}"

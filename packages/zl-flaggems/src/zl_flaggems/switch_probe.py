@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 
 from zl_core.switch_check import SwitchReport
 
-from zl_flaggems.preflight import shown_python
+from zl_flaggems.preflight import last_line, read_probe, shown_python
 
 PROBE_PREFIX = "ZL_SWITCH_PROBE "
 PROBE_TIMEOUT_S = 120.0
@@ -155,17 +155,10 @@ def ask_triton(python: str, names: Sequence[str], a_values: Mapping[str, str],
                               env=child_env, stdin=subprocess.DEVNULL, check=False)
     except (OSError, subprocess.SubprocessError) as exc:
         return SwitchReport(compiler=f"the Triton of {shown}", error=f"cannot run it: {exc}")
-    data = None
-    for line in proc.stdout.splitlines():
-        if line.startswith(PROBE_PREFIX):
-            try:
-                data = json.loads(line[len(PROBE_PREFIX):])
-            except ValueError:
-                data = None
+    data = read_probe(proc.stdout, PROBE_PREFIX)
     if data is None:
-        last = ([ln for ln in (proc.stderr or "").splitlines() if ln.strip()] or
-                [f"exit status {proc.returncode}"])[-1]
-        return SwitchReport(compiler=f"the Triton of {shown}", error=f"the probe died: {last}")
+        return SwitchReport(compiler=f"the Triton of {shown}",
+                            error=f"the probe died: {last_line(proc)}")
     if data.get("error"):
         return SwitchReport(compiler=f"the Triton of {shown}", error=data["error"])
     compiler = f"triton {data.get('version') or '(no version)'} in {shown}"
