@@ -100,3 +100,34 @@ def test_a_task_whose_worker_died_is_rerun_elsewhere_and_the_retry_recorded(tmp_
     for name in names:
         for side in "AB":
             assert json.loads((campaign / name / side / "run_identity.json").read_text())["finished"]
+
+
+def test_a_screen_resumed_over_dask_reruns_only_its_unfinished_cell(tmp_path):
+    from test_lanes_processes import LAUNCHER, fake_env, ledger
+
+    names = ["abs", "add"]
+    env = fake_env(tmp_path, ZL_FAKE_SLEEP="0.2", ZL_LOCK_DIR=str(tmp_path / "client-locks"))
+    with cluster(tmp_path, ["0,1"]) as (address, _workers):
+        first = subprocess.run([sys.executable, str(LAUNCHER), "screen", "--suite", "sleepy", "--switch",
+                                "FAKE_SWITCH", "--ops", *names, "--scheduler", address], env=env,
+                               capture_output=True, text=True, check=False, timeout=180)
+        assert first.returncode == 0, first.stdout + first.stderr
+        [campaign] = (tmp_path / "runs").glob("screen_*")
+        # As if killed while add/B ran: its identity lacks the last stamp.
+        ident_path = campaign / "add" / "B" / "run_identity.json"
+        ident = json.loads(ident_path.read_text())
+        del ident["finished"]
+        ident_path.write_text(json.dumps(ident))
+        meta = json.loads((campaign / "campaign.json").read_text())
+        meta["state"] = "interrupted"
+        (campaign / "campaign.json").write_text(json.dumps(meta))
+        before = len(ledger(tmp_path))
+        again = subprocess.run([sys.executable, str(LAUNCHER), "screen", "--resume", str(campaign)],
+                               env=env, capture_output=True, text=True, check=False, timeout=180)
+    assert again.returncode == 0, again.stdout + again.stderr
+    rerun = [(row[2], row[3]) for row in ledger(tmp_path)[before:] if row[0] == "start"]
+    assert rerun == [("add", "B")]
+    for name in names:
+        for side in "AB":
+            assert "finished" in json.loads((campaign / name / side / "run_identity.json").read_text())
+    assert json.loads((campaign / "campaign.json").read_text())["state"] == "complete"

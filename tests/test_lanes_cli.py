@@ -277,3 +277,20 @@ def test_an_interrupted_ab_campaign_resumes_to_completion(tmp_path):
         for r in (1, 2, 3):
             for side in "AB":
                 assert "finished" in identity(campaign / op / f"r0{r}" / side)
+
+
+def test_resume_restores_the_status_row_of_a_cell_finished_just_before_the_kill(zl, tmp_path):
+    assert zl([*screen_args("--ops", "abs", "add")]) == 0
+    [campaign] = campaigns(tmp_path)
+    status = campaign / "status.tsv"
+    lines = status.read_text().splitlines()
+    status.write_text("\n".join(lines[:-1]) + "\n")  # killed after the identity, before the row
+    meta = json.loads((campaign / "campaign.json").read_text())
+    meta["state"] = "interrupted"
+    (campaign / "campaign.json").write_text(json.dumps(meta))
+    before = len(ledger(tmp_path))
+    assert zl(["screen", "--resume", str(campaign)]) == 0
+    assert len(ledger(tmp_path)) == before  # no cell ran again
+    now = status.read_text().splitlines()
+    cells = [line.split("\t")[15] for line in now[1:]]
+    assert len(now) == len(lines) and sorted(cells) == ["abs/A", "abs/B", "add/A", "add/B"]  # back, once

@@ -115,7 +115,9 @@ def executor_for(host: PluginHost, got: Resolved, lanes: Lanes, *, kind: str,
                if lanes.devices else None)
     executor = executors.choose(got.backend, devices=devices, scheduler=lanes.scheduler,
                                 expected_s=executors.expected_times(root, kind))
-    return executor, (devices[0] if devices else got.device), devices
+    # Lanes pin each task to its device; the plan names none (a resumed operator's
+    # kept device excepted, see campaigns.state.pinned_to_kept_devices).
+    return executor, (None if devices else got.device), devices
 
 
 def where_text(device: str | None, lanes: Lanes, devices: list[str] | None) -> str:

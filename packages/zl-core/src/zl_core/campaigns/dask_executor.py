@@ -36,7 +36,7 @@ from zl_core.devicelock import DeviceLock
 from zl_core.errors import UsageError
 
 from .lanes import task_op
-from .retarget import on_device, rebased
+from .retarget import devices_of, on_device, rebased
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -83,10 +83,12 @@ _lanes_lock = threading.Lock()
 _lanes_busy: set[str] = set()
 
 
-def _take_lane() -> tuple[str, str, DeviceLock]:
-    """A free device of this worker: not busy in this process and lockable on this host."""
+def _take_lane(preferred: str | None = None) -> tuple[str, str, DeviceLock]:
+    """A free device of this worker: not busy in this process and lockable on this host;
+    ``preferred`` first (a resumed operator's kept cells ran there)."""
     backend = os.environ.get(WORKER_BACKEND_ENV, "")
     devices = [d for d in os.environ.get(WORKER_DEVICES_ENV, "").split(",") if d]
+    devices.sort(key=lambda d: d != preferred)
     if not backend or not devices:
         raise RuntimeError("this Dask worker offers no zl lanes; start workers with "
                            "'zl worker --scheduler ADDRESS'")
@@ -116,14 +118,27 @@ def _archive(folder: Path) -> bytes:
     return buffer.getvalue()
 
 
-def run_on_worker(fn: Callable[[T, Any], R], task: T, runtime: Any, campaign_root: str) -> dict:
+def _seed(root: Path, op: str) -> bytes | None:
+    """What a resumed operator already has (its kept cells), to travel with its task."""
+    folder = root / op
+    if not folder.is_dir():
+        return None
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        tar.add(folder, arcname=op)
+    return buffer.getvalue()
+
+
+def run_on_worker(fn: Callable[[T, Any], R], task: T, runtime: Any, campaign_root: str,
+                  seed: bytes | None = None) -> dict:
     """Run one task on a lane of this worker; return its result, reports and folder."""
     from distributed import get_worker
 
     from zl_core.host import plugin_host
 
     worker = get_worker()
-    backend, device, lock = _take_lane()
+    named = devices_of(task)
+    backend, device, lock = _take_lane(next(iter(named)) if len(named) == 1 else None)
     try:
         host = socket.gethostname()
         worker.log_event(EVENT_TOPIC, {"key": str(worker.get_current_task()), "op": task_op(task),
@@ -134,6 +149,8 @@ def run_on_worker(fn: Callable[[T, Any], R], task: T, runtime: Any, campaign_roo
             root = Path(campaign_root)
             scratch = base / root.name
             scratch.mkdir()
+            if seed is not None:  # a resumed operator: its finished cells are kept there too
+                _unpack(seed, scratch)
             sink = RecordingSink()
             local = on_device(rebased(task, root, scratch), device)
             result = fn(local, attrs.evolve(runtime, host=plugin_host(), sink=sink))
@@ -205,10 +222,14 @@ class DaskExecutor:
             key = f"zl-{task_op(task)}-{uuid.uuid4().hex[:8]}"
             keys[key] = task_op(task)
             futures.append(client.submit(run_on_worker, fn, task, travelling, str(self.campaign_root),
+                                         _seed(self.campaign_root, task_op(task)),
                                          resources={LANE: 1}, pure=False, key=key))
         try:
             for future in self.distributed.as_completed(futures):
                 out = future.result()
+                # The worker's copy holds the operator's kept cells and the new ones.
+                if keys[future.key]:
+                    shutil.rmtree(self.campaign_root / keys[future.key], ignore_errors=True)
                 _unpack(out["archive"], self.campaign_root)
                 _replay(out["calls"], runtime.sink)
                 yield out["result"]

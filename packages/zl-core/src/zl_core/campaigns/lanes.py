@@ -1,6 +1,6 @@
 """The local lanes executor: one lane per device of this host, one thread per lane.
 
-Each lane takes the next task from one shared queue, pins it to its device
+Each lane takes the next task from one shared plan, pins it to its device
 (:func:`~zl_core.campaigns.retarget.on_device`) and runs it to the end, so all of
 an operator's cells run on one device. Tasks are ordered longest first where an
 earlier campaign measured them (the plan order otherwise), which keeps the last
@@ -25,7 +25,7 @@ import attrs
 from zl_core import interrupts
 from zl_core.devicelock import DeviceLock
 
-from .retarget import on_device
+from .retarget import devices_of, on_device
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -69,6 +69,32 @@ class _Failure:
     exc: BaseException
 
 
+class _Plan:
+    """The tasks left. A task that already names one of the lanes' devices (a resumed
+    operator whose kept cells ran there) waits for that lane; the others go to any."""
+
+    def __init__(self, tasks: list, devices: list[str]) -> None:
+        self._lock = threading.Lock()
+        self._tasks = [(t, self._pin(t, devices)) for t in tasks]
+
+    @staticmethod
+    def _pin(task: Any, devices: list[str]) -> str | None:
+        named = devices_of(task)
+        return next(iter(named)) if len(named) == 1 and next(iter(named)) in devices else None
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    def take(self, device: str) -> Any | None:
+        with self._lock:
+            for wanted in (device, None):
+                for i, (task, pin) in enumerate(self._tasks):
+                    if pin == wanted:
+                        del self._tasks[i]
+                        return task
+        return None
+
+
 class LanesExecutor:
     """Runs tasks on the given devices of one backend, one task per device at a time."""
 
@@ -87,10 +113,8 @@ class LanesExecutor:
         return len(self.devices)
 
     def run(self, fn: Callable[[T, Any], R], tasks: Iterable[T], runtime: Any) -> Iterator[R]:
-        todo: queue.Queue = queue.Queue()
-        for task in longest_first(list(tasks), self.expected_s):
-            todo.put(task)
-        total = todo.qsize()
+        todo = _Plan(longest_first(list(tasks), self.expected_s), self.devices)
+        total = len(todo)
         results: queue.Queue = queue.Queue()
         stop = threading.Event()
         lane_runtime = attrs.evolve(runtime, sink=_SerialSink(runtime.sink))
@@ -120,13 +144,13 @@ class LanesExecutor:
     def _others(self, device: str) -> str:
         return ", ".join(f"{d}:{op}" for d, (op, _) in sorted(self.running.items()) if d != device)
 
-    def _lane(self, device: str, fn: Callable, todo: queue.Queue, results: queue.Queue,
+    def _lane(self, device: str, fn: Callable, todo: _Plan, results: queue.Queue,
               stop: threading.Event, runtime: Any) -> None:
         lock = DeviceLock(self.backend, device)
         told = False
         try:
             while not lock.try_acquire():
-                if stop.is_set() or todo.empty():
+                if stop.is_set() or not len(todo):
                     return
                 if not told:
                     runtime.sink.line(f"lane {self.backend}:{device}: device busy "
@@ -134,9 +158,8 @@ class LanesExecutor:
                     told = True
                 time.sleep(_POLL_S)
             while not stop.is_set() and interrupts.requested() is None:
-                try:
-                    task = todo.get_nowait()
-                except queue.Empty:
+                task = todo.take(device)
+                if task is None:
                     return
                 self.running[device] = (task_op(task), time.time())
                 runtime.sink.line(f"lane {self.backend}:{device}: {task_op(task)}"

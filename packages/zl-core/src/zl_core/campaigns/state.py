@@ -215,3 +215,54 @@ def check_complete(path: Path) -> None:
         f"campaign {layout.root} is {current}; {len(missing)} operator(s) unfinished"
         + (f": {shown}" if missing else "") + f". Finish it with {command} --resume {layout.root}, "
         "or pass --allow-incomplete to report what finished")
+
+
+def restore_status(layout: CampaignLayout, meta: dict) -> int:
+    """Append the status row of every finished cell that has none (the orchestrator was
+    killed between the cell's last stamp and its row); returns how many were added."""
+    from zl_core.status import append_status, read_status
+
+    from .layout import SIDES, parse_round
+
+    listed = {row["cell"] for row in read_status(layout.root)}
+    added = 0
+    for cell in sorted(_cell_dirs(layout.root)):
+        parts = cell.relative_to(layout.root).parts
+        side = parts[-1]
+        round_no = parse_round(parts[1]) if len(parts) == 3 else 0
+        if side not in SIDES or round_no is None or layout.relative(cell) in listed:
+            continue
+        outcome = kept_outcome(cell)
+        if outcome is None:
+            continue
+        append_status(layout.root, round_no=round_no, op=parts[0], side=side,
+                      switch_value=str(meta.get("a_value" if side == "A" else "b_value", "")),
+                      outcome=outcome)
+        added += 1
+    return added
+
+
+def kept_device(layout: CampaignLayout, op: str) -> str | None:
+    """The device an operator's finished cells ran on (a resumed operator stays there)."""
+    op_dir = layout.op_dir(op)
+    if not op_dir.is_dir():
+        return None
+    for cell in sorted(_cell_dirs(op_dir)):
+        if finished(cell):
+            device = (caliber.read_identity(cell) or {}).get("device")
+            if device not in (None, ""):
+                return str(device)
+    return None
+
+
+def pinned_to_kept_devices(layout: CampaignLayout, tasks: list) -> list:
+    """Resumed tasks pinned to the device of their operator's kept cells (the caliber's
+    device must match across an operator's cells); the others as planned."""
+    from .lanes import task_op
+    from .retarget import on_device
+
+    pinned = []
+    for task in tasks:
+        device = kept_device(layout, task_op(task))
+        pinned.append(task if device is None else on_device(task, device))
+    return pinned
