@@ -1,0 +1,240 @@
+"""The one judgement of an A/B campaign, shared by the adaptive loop and the report.
+
+``judge_campaign`` takes plain data (per operator, per shape, per round: the A and B
+latencies; the order each round ran its sides) and a :class:`Plan`, and returns
+frozen records: every shape's sequential test, every operator's per-round mean, and
+the campaign's false-discovery step on top. ``adaptive_stop`` reads one operator of
+that judgement. Nothing else decides a verdict, so the loop and the report agree by
+construction.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterable, Mapping
+
+from attrs import evolve as attrs_evolve
+
+from zl_core.errors import BadInputError
+
+from . import fdr
+from .records import CampaignVerdict, OperatorVerdict, Plan, ShapeVerdict
+from .sequential import (
+    FASTER,
+    INCONCLUSIVE,
+    MIXED,
+    NO_CHANGE,
+    SLOWER,
+    SeriesTest,
+    judge_series,
+)
+from .shape_test import Observation, median, pct, sign_test_p, spread_pct
+from .validate import check_rounds, latency, log_ratio, tie_variance
+
+SHAPE_VERDICTS = (FASTER, SLOWER, NO_CHANGE, INCONCLUSIVE)
+CALLS = (FASTER, SLOWER)
+
+#: The order of each round's two processes, as ``round_order`` gives it.
+ORDERS = {"AB": 1, "BA": -1}
+
+Latencies = Mapping[str, Mapping[Hashable, Mapping[int, tuple[object, object]]]]
+
+
+def alternating_order(rounds: Iterable[int]) -> dict[int, str]:
+    """The order ``zl ab`` runs: A first in odd rounds, B first in even ones."""
+    return {r: "AB" if r % 2 == 1 else "BA" for r in rounds}
+
+
+def judge_campaign(latencies: Latencies, round_order: Mapping[int, str], plan: Plan, *,
+                   rounds_done: Mapping[str, int] | None = None) -> CampaignVerdict:
+    """Judge every operator and shape of a campaign under ``plan``.
+
+    ``latencies[op][shape][round] = (a_ms, b_ms)``; a missing round is simply absent
+    (or None on a side). ``round_order[round]`` is ``"AB"`` or ``"BA"``.
+    ``rounds_done[op]`` (default: the operator's highest round) sets the looks taken.
+    """
+    if not isinstance(plan, Plan):
+        raise BadInputError(f"plan {plan!r} is not a stats Plan; build one with Plan.fixed "
+                            "or Plan.adaptive")
+    ops = []
+    for op, shapes in latencies.items():
+        done = _rounds_done(op, shapes, rounds_done)
+        series = [_shape(op, key, by_round, round_order, done, plan) for key, by_round in shapes.items()]
+        ops.append((op, done, series, _mean_test(series, done, plan)))
+
+    families = []
+    for _, _, series, mean in ops:
+        ps = [mean[0].p_value] if mean else []
+        families.append(ps + [s.test.p_value for s, _ in series if s.test.look is not None])
+    tested = [i for i, f in enumerate(families) if f]
+    selected_t, called_t = fdr.two_stage([families[i] for i in tested], plan.fdr_level)
+    selected = {tested[i] for i in selected_t}
+    called = {tested[i]: members for i, members in called_t.items()}
+
+    operators = tuple(
+        _operator(op, done, series, mean, families[i], i in selected, called.get(i, set()), plan)
+        for i, (op, done, series, mean) in enumerate(ops))
+    q = plan.fdr_level
+    text = (f"campaign false-discovery control at {q:.0%}: Benjamini-Hochberg over the "
+            f"{len(tested)} tested operator(s) (Simes p-value of each operator's shapes and "
+            f"per-round mean) selected {len(selected)}; inside a selected operator its shapes "
+            f"are called by Benjamini-Hochberg at {q:.0%} x {len(selected)}/{len(tested) or 1}")
+    return CampaignVerdict(plan=plan, operators=operators, fdr_level=q, tested=len(tested),
+                           selected=len(selected), fdr_text=text)
+
+
+def adaptive_stop(op: OperatorVerdict, plan: Plan) -> tuple[bool, str]:
+    """Stop an operator's rounds? Only at a planned look, once every shape is decided
+    on its own, or when ``plan.max_rounds`` are spent. Returns (stop, reason)."""
+    done, total = op.rounds_done, len(op.shapes)
+    undecided = sum(1 for s in op.shapes if s.test.verdict == INCONCLUSIVE)
+    if done >= plan.max_rounds:
+        return True, f"budget spent: {done}/{plan.max_rounds} rounds, {undecided}/{total} shapes undecided"
+    if not plan.is_look(done):
+        nxt = next(x for x in plan.looks if x > done)
+        return False, f"{done} round(s) done; next look at round {nxt}"
+    if total == 0:
+        return True, f"no comparable shapes after {done} round(s); more rounds cannot decide"
+    if op.all_decided:
+        return True, f"all {total} shapes decided at the look after round {done}"
+    return False, f"{undecided}/{total} shapes undecided after {done} of at most {plan.max_rounds} rounds"
+
+
+# --------------------------------------------------------------------------- shapes
+
+
+def _rounds_done(op: str, shapes: Mapping, given: Mapping[str, int] | None) -> int:
+    if given is not None and op in given:
+        return check_rounds(f"rounds_done of {op}", given[op], 0)
+    rounds = [r for by_round in shapes.values() for r in by_round]
+    return max(rounds, default=0)
+
+
+def _shape(op: str, key: Hashable, by_round: Mapping[int, tuple[object, object]],
+           round_order: Mapping[int, str], done: int, plan: Plan
+           ) -> tuple[ShapeVerdict, list[Observation]]:
+    rounds = tuple(range(1, done + 1))
+    notes: list[str] = []
+    pairs: dict[int, tuple[float, float]] = {}
+    for r in rounds:
+        where = f"{op} {key} round {r}"
+        if r not in by_round:
+            notes.append(f"r{r:02d}: no comparable row")
+            continue
+        raw = by_round[r]
+        if not isinstance(raw, (tuple, list)) or len(raw) != 2:
+            raise BadInputError(f"{where}: expected an (A, B) pair of latencies, got {raw!r}")
+        a, b = latency(raw[0], f"{where} side A"), latency(raw[1], f"{where} side B")
+        if a is None or b is None:
+            side, value = ("A", raw[0]) if a is None else ("B", raw[1])
+            notes.append(f"r{r:02d} skipped: {side} latency {value!r} is not a positive finite number")
+            continue
+        pairs[r] = (a, b)
+    tie = tie_variance(pairs.values())
+    obs = [Observation(round_no=r, order=_order(round_order, r, op), y=log_ratio(a, b, f"{op} {key} round {r}"),
+                       tie_var=tie) for r, (a, b) in pairs.items()]
+    test = judge_series(obs, looks=plan.looks, rounds_done=done, confidence=plan.confidence,
+                        up=plan.up, down=plan.down)
+    deltas = [pct(o.y) for o in obs]
+    sign = 1 if test.estimate_pct > 0 else -1 if test.estimate_pct < 0 else 0
+    pos = sum(1 for d in deltas if d > 0)
+    neg = sum(1 for d in deltas if d < 0)
+    agree = pos if sign > 0 else neg if sign < 0 else max(pos, neg)
+    shape = ShapeVerdict(
+        op=op, key=key, rounds=rounds,
+        deltas_pct=tuple(pct(math.log(pairs[r][0] / pairs[r][1])) if r in pairs else None for r in rounds),
+        median_delta_pct=median(deltas), min_delta_pct=min(deltas, default=math.nan),
+        max_delta_pct=max(deltas, default=math.nan), sign_agree=agree, sign_p=sign_test_p(pos, neg),
+        a_spread_pct=spread_pct([a for a, _ in pairs.values()]),
+        b_spread_pct=spread_pct([b for _, b in pairs.values()]),
+        test=test, verdict=test.verdict, notes=tuple(notes) + test.notes)
+    return shape, obs
+
+
+def _order(round_order: Mapping[int, str], r: int, op: str) -> int:
+    order = round_order.get(r)
+    if order not in ORDERS:
+        raise BadInputError(f"{op} round {r}: run order {order!r} is not 'AB' or 'BA'; "
+                            "pass the order every measured round ran its sides")
+    return ORDERS[order]
+
+
+# --------------------------------------------------------------------------- operators
+
+
+def _mean_test(series: list[tuple[ShapeVerdict, list[Observation]]], done: int, plan: Plan
+               ) -> tuple[SeriesTest, int] | None:
+    """The per-round operator statistic: mean log ratio over the shapes present in every
+    round. Shapes of one process share its noise, so the round, not the shape, is the
+    unit: the spread of these per-round means carries that shared noise."""
+    complete = [obs for _, obs in series if obs and len(obs) == done]
+    if len(complete) < 2:
+        return None
+    m = len(complete)
+    rows = list(zip(*complete))  # per round, that round's observation of every shape
+    mean_obs = [Observation(round_no=row[0].round_no, order=row[0].order,
+                            y=sum(o.y for o in row) / m,
+                            tie_var=sum(o.tie_var for o in row) / m ** 2) for row in rows]
+    test = judge_series(mean_obs, looks=plan.looks, rounds_done=done, confidence=plan.confidence,
+                        up=plan.up, down=plan.down)
+    return test, m
+
+
+def _operator(op: str, done: int, series: list[tuple[ShapeVerdict, list[Observation]]],
+              mean: tuple[SeriesTest, int] | None, family: list[float], selected: bool,
+              called: set[int], plan: Plan) -> OperatorVerdict:
+    # family members in the order judge_campaign listed them: [mean] + tested shapes
+    member = iter(range(1 if mean else 0, len(family)))
+    final: list[ShapeVerdict] = []
+    for shape, _ in series:
+        verdict, notes = shape.test.verdict, list(shape.notes)
+        index = next(member) if shape.test.look is not None else None
+        if verdict in CALLS and index not in called:
+            verdict = INCONCLUSIVE
+            notes.append(f"{shape.test.verdict} on its own at {plan.confidence:.0%}, but not "
+                         f"after the campaign's false-discovery control ({plan.fdr_level:.0%})")
+        final.append(attrs_evolve(shape, verdict=verdict, notes=tuple(notes)))
+    mean_verdict = None
+    if mean:
+        mean_verdict = mean[0].verdict
+        if mean_verdict in CALLS and 0 not in called:
+            mean_verdict = INCONCLUSIVE
+    counts = {v: 0 for v in SHAPE_VERDICTS}
+    for s in final:
+        counts[s.verdict] += 1
+    directions = {s.verdict for s in final if s.verdict in CALLS}
+    if mean_verdict in CALLS:
+        directions.add(mean_verdict)
+    n = len(final)
+    if len(directions) == 2:
+        verdict = MIXED
+    elif directions:
+        verdict = directions.pop()
+    elif n and counts[NO_CHANGE] == n:
+        verdict = NO_CHANGE
+    else:
+        verdict = INCONCLUSIVE
+    return OperatorVerdict(
+        op=op, rounds_done=done, verdict=verdict, text=_text(verdict, counts, n, mean, mean_verdict),
+        counts=counts, shapes=tuple(final), mean=mean[0] if mean else None,
+        mean_shapes=mean[1] if mean else 0, mean_verdict=mean_verdict,
+        family_p=fdr.simes(family) if family else 1.0, selected=selected,
+        all_decided=bool(final) and all(s.test.verdict != INCONCLUSIVE for s in final),
+        sign_changed_shapes=sum(1 for s in final if s.n and 0 < s.sign_agree < s.n))
+
+
+def _text(verdict: str, counts: dict[str, int], n: int, mean: tuple[SeriesTest, int] | None,
+          mean_verdict: str | None) -> str:
+    if n == 0:
+        return f"{verdict} (no shapes)"
+    lead = verdict if verdict in SHAPE_VERDICTS else FASTER
+    parts = [f"{counts[lead]}/{n} shapes {lead}"]
+    parts += [f"{counts[v]} {v}" for v in SHAPE_VERDICTS if v != lead and counts[v]]
+    text = f"{verdict} ({', '.join(parts)}"
+    if mean is not None and mean[0].look is not None:
+        t = mean[0]
+        text += (f"; per-round mean of {mean[1]} shapes {t.estimate_pct:+.2f}% "
+                 f"[{t.ci_low_pct:+.2f}%, {t.ci_high_pct:+.2f}%]")
+        if mean_verdict in CALLS:
+            text += f" {mean_verdict}"
+    return text + ")"
