@@ -211,11 +211,12 @@ def test_adaptive_rounds_stop_once_every_shape_is_decided(fake_host, tmp_path):
     plan = RoundsPlan(rounds=None, max_rounds=10, allow_no_ir_diff=False, threshold_pct=1.0)
     _, runs = run_ab(fake_host, provider, backend, "0", sides, [OpSpec.parse("gemm")], [],
                      settings(), plan, tmp_path, telemetry_interval=0, aa=False, screen=None)
-    # The fake's 5% slowdown is exact, so the first early look (a t interval at 3
-    # rounds) decides it, before the 6 rounds a fixed campaign needs at 95%.
+    # The fake's 5% slowdown is the same in every round; the interval keeps the width
+    # the latencies' printed resolution allows, so a planned look soon decides it and
+    # the budget of 10 is not spent.
     assert runs[0].state == "done"
-    assert runs[0].rounds_done == stats.MIN_EARLY_ROUNDS < stats.min_rounds_for(0.95)
-    assert "decided" in runs[0].reason or "every" in runs[0].reason
+    assert runs[0].rounds_done in stats.Plan.adaptive(10).looks and runs[0].rounds_done < 10
+    assert "decided" in runs[0].reason
 
 
 def test_backend_is_chosen_by_the_vendor_tool_that_sees_devices(fake_host):

@@ -17,16 +17,17 @@ from zl_core.ir_verdict import SWITCH_NO_IR_DIFF, SideResult, switch_no_ir_diff
 from zl_core.opspec import OpSpec
 from zl_core.pairing import pair_rows
 from zl_core.rows import read_rows
-from zl_core.series import MAIN, shape_series
+from zl_core.series import shape_series
 from zl_core.switches import Sides
 
 from .cell_run import run_side
 from .executor import TaskRuntime
+from .judging import judge, series_latencies, stats_plan
 from .layout import CampaignLayout
 from .settings import CellSettings
 
-# Adaptive campaigns first look at the first round an early look can judge.
-MIN_ADAPTIVE_ROUNDS = stats.MIN_EARLY_ROUNDS
+# Adaptive campaigns are planned up to their first look (more rounds are added as needed).
+MIN_ADAPTIVE_ROUNDS = stats.FIRST_ADAPTIVE_LOOK
 #: Task end states.
 DONE, FAILED = "done", "failed"
 
@@ -109,7 +110,7 @@ def run_ab_task(task: AbTask, runtime: TaskRuntime) -> OpRun:
             if fa is None and fb is None and not task.exempt_no_ir_diff:
                 runtime.sink.line(f"{op.op}: note: no .ttgir on either side, so the identical-IR "
                                   "check was skipped (not 'identical')")
-        if plan.rounds is None and round_no >= MIN_ADAPTIVE_ROUNDS:
+        if plan.rounds is None and round_no >= stats.MIN_LOOK_ROUNDS:
             stop, why = adaptive_stop(layout, op.op, round_no, plan)
             if stop:
                 runtime.sink.line(f"{op.op}: adaptive stop after {round_no} rounds: {why}")
@@ -118,12 +119,11 @@ def run_ab_task(task: AbTask, runtime: TaskRuntime) -> OpRun:
 
 
 def adaptive_stop(layout: CampaignLayout, op: str, rounds: int, plan: RoundsPlan) -> tuple[bool, str]:
-    """Whether the rounds so far decide every comparable shape (or the budget is spent)."""
+    """Whether the rounds so far stop the operator: at a planned look once every shape is
+    decided, or when the budget is spent. The report judges by the same function."""
     pairs = {r: pair_rows(read_rows(layout.cell_dir(op, "A", r)), read_rows(layout.cell_dir(op, "B", r)))
              for r in range(1, rounds + 1)}
-    shapes = [stats.shape_stats(s.a_ms, s.b_ms, threshold_pct=plan.threshold_pct, early_look=True)
-              for s in shape_series(pairs) if s.segment == MAIN]
-    if not shapes:
-        return rounds >= plan.max_rounds, "no comparable rows"
-    return stats.should_stop(shapes, rounds_done=rounds, min_rounds=MIN_ADAPTIVE_ROUNDS,
-                             max_rounds=plan.max_rounds)
+    judged_by = stats_plan(rounds=None, max_rounds=plan.max_rounds, threshold_pct=plan.threshold_pct,
+                           rounds_done=rounds)
+    verdict = judge({op: series_latencies(shape_series(pairs))}, judged_by, {op: rounds})
+    return stats.adaptive_stop(verdict.operators[0], judged_by)

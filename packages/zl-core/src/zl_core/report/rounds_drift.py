@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from zl_core.campaigns.layout import CampaignLayout, cell_label
 from zl_core.ir_verdict import SWITCH_NO_IR_DIFF
 from zl_core.status import UNJUDGED_FLAGS, CellKey, judge_cells
-
-from .common import _median
 
 DRIFT_RULE = ("a verdict depends on drift when dropping the rounds with a flagged cell (either side) "
               "changes it, or leaves fewer than 2 rounds to decide it")
@@ -52,39 +50,46 @@ def split_flags(flags: dict[str, list[str]]) -> tuple[dict[str, list[str]], dict
     return drifted, unjudged
 
 
-def drift_check(judge: Callable, a: list[float], b: list[float], rounds: list[int],
-                flagged: set[int], shape) -> dict | None:
-    """The shape's verdict without its flagged rounds (None when none are flagged)."""
-    mine = [r for r in rounds if r in flagged]
-    if not mine:
+def drift_check(shape, rounds: list[int], flagged: set[int], plan) -> dict | None:
+    """The shape's own verdict without its flagged rounds (None when none are flagged)."""
+    if not any(r in flagged for r in rounds):
         return None
-    keep = [i for i, r in enumerate(rounds) if r not in flagged]
-    if len(keep) < 2:
-        return {"without_flagged": None, "depends": True,
-                "why": f"only {len(keep)} unflagged round(s) left"}
-    again = judge([a[i] for i in keep], [b[i] for i in keep])
-    return {"without_flagged": again.verdict, "depends": again.verdict != shape.verdict,
-            "why": ""}
+    again = _without(shape.op, [shape], flagged, plan)
+    if again is None:
+        return {"without_flagged": None, "depends": True, "why": _too_few(rounds, flagged)}
+    verdict = again.shapes[0].test.verdict
+    return {"without_flagged": verdict, "depends": verdict != shape.test.verdict, "why": ""}
 
 
-def op_drift_check(stats, judge: Callable, main: list[tuple[dict, object]], flagged: set[int],
-                   rounds: list[int], verdict: str) -> dict | None:
+def op_drift_check(op: str, main: list[tuple[dict, object]], flagged: set[int],
+                   rounds: list[int], verdict: str, plan) -> dict | None:
     """The operator's verdict without its flagged rounds (None when none are flagged)."""
     if not flagged or not main:
         return None
-    keep = [i for i, r in enumerate(rounds) if r not in flagged]
-    if len(keep) < 2:
-        return {"without_flagged": None, "depends": True,
-                "why": f"only {len(keep)} unflagged round(s) left"}
-    shapes = [judge([row["a_ms"][i] for i in keep], [row["b_ms"][i] for i in keep])
-              for row, _ in main]
-    medians = []
-    for i in keep:
-        med = _median(row["deltas_pct"][i] for row, _ in main)
-        if med is not None:
-            medians.append(med)
-    again = stats.operator_verdict(shapes, round_median_deltas=medians).verdict
-    return {"without_flagged": again, "depends": again != verdict, "why": ""}
+    again = _without(op, [shape for _, shape in main], flagged, plan)
+    if again is None:
+        return {"without_flagged": None, "depends": True, "why": _too_few(rounds, flagged)}
+    return {"without_flagged": again.verdict, "depends": again.verdict != verdict, "why": ""}
+
+
+def _too_few(rounds: list[int], flagged: set[int]) -> str:
+    return f"only {sum(1 for r in rounds if r not in flagged)} unflagged round(s) left"
+
+
+def _without(op: str, shapes: list, flagged: set[int], plan):
+    """Re-judge ``shapes`` (one operator) with the flagged rounds dropped, or None when
+    fewer than a look's rounds are left."""
+    from zl_core import stats
+
+    latencies = {}
+    for shape in shapes:
+        latencies[shape.key] = {r: pair for r, pair in shape.latencies if r not in flagged}
+    kept = {r for pairs in latencies.values() for r in pairs}
+    if len(kept) < stats.MIN_LOOK_ROUNDS:
+        return None
+    done = max(shapes[0].rounds)
+    order = stats.alternating_order(range(1, done + 1))
+    return stats.judge_campaign({op: latencies}, order, plan, rounds_done={op: done}).operators[0]
 
 
 def drift_summary(flags: dict[str, list[str]], unjudged: dict[str, list[str]], telemetry: bool,

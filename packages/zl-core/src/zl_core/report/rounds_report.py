@@ -3,11 +3,10 @@ the drift check (flagged cells, verdicts without them) and the device time used.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from pathlib import Path
 
-from zl_core import caliber
+from zl_core import caliber, stats
+from zl_core.campaigns.judging import judge, series_latencies, stats_plan
 from zl_core.campaigns.layout import SIDES, CampaignLayout, cell_label, round_name
 from zl_core.campaigns.record import is_aa, read_campaign
 from zl_core.pairing import pair_rows, shape_label
@@ -19,7 +18,6 @@ from .common import (
     DEFAULT_THRESHOLD_PCT,
     DIRECT_NOTE,
     _cell_notes,
-    _jsonable,
     _median,
     _model,
     _require_dir,
@@ -29,6 +27,8 @@ from .common import (
 from .rounds_cells import OpCells, op_cells
 from .rounds_drift import drift_check, drift_flags, drift_summary, op_drift_check, split_flags
 
+CALLS = (stats.FASTER, stats.SLOWER)
+
 
 def _op_name(spec: str) -> str:
     return str(spec).split(":", 1)[0]
@@ -37,16 +37,12 @@ def _op_name(spec: str) -> str:
 def build_rounds(campaign: Path, *, meta: dict | None = None, allow_mismatch: bool = False,
                  threshold_pct: float | None = None) -> dict:
     """Per shape and per operator verdicts over the rounds of an A/B campaign."""
-    from zl_core import stats
-
     layout = CampaignLayout(_require_dir(campaign, "campaign"))
     meta = meta if meta is not None else read_campaign(layout.root)
+    loop_threshold = meta.get("threshold_pct")
     if threshold_pct is None:
-        threshold_pct = meta.get("threshold_pct")
+        threshold_pct = loop_threshold
     threshold = float(DEFAULT_THRESHOLD_PCT if threshold_pct is None else threshold_pct)
-    # An adaptive campaign stopped on early looks; its report judges the same way.
-    judge = functools.partial(stats.shape_stats, threshold_pct=threshold,
-                              early_look=meta.get("rounds") == "auto")
     status = latest_by_cell(read_status(layout.root))
     ops = [_op_name(s) for s in meta.get("ops") or []]
     controls = set(meta.get("controls") or [])
@@ -64,20 +60,39 @@ def build_rounds(campaign: Path, *, meta: dict | None = None, allow_mismatch: bo
 
     all_flags, telemetry = drift_flags(layout, meta, status, identities)
     flags, unjudged = split_flags(all_flags)
+    notes: list[str] = []
+    # One judgement of the whole campaign, by the function the adaptive loop stops on.
+    loaded = {plan.op: _load_op(layout, plan) for plan in reported}
+    done = {plan.op: max(plan.rounds) for plan in reported}
+    judged_by = stats_plan(rounds=meta.get("rounds"), max_rounds=meta.get("max_rounds"),
+                           threshold_pct=threshold, rounds_done=max(done.values(), default=0))
+    verdict = judge({op: series_latencies(series) for op, (series, _) in loaded.items()},
+                    judged_by, done)
+    fallback = judge({op: series_latencies(series, fallback=True) for op, (series, _) in loaded.items()},
+                     judged_by, done)
+    notes.append(verdict.fdr_text)
+    if (meta.get("rounds") == "auto" and loop_threshold is not None
+            and float(loop_threshold) != threshold):
+        notes.append(f"judged at --threshold {threshold:g}% while the adaptive loop stopped on "
+                     f"{float(loop_threshold):g}%: intervals and verdicts stay valid at any threshold, "
+                     "but the rounds were chosen to decide the loop's, so more shapes may be undecided")
     rows: list[dict] = []
     operators: list[dict] = []
     control_shapes = []
-    notes: list[str] = []
     for plan in reported:
-        op_rows, op_summary, main_stats = _rounds_op(layout, plan, judge, flags, stats)
+        op_rows, op_summary, main_shapes = _rounds_op(
+            plan, loaded[plan.op], verdict.operator(plan.op), fallback.operator(plan.op),
+            flags, judged_by)
         rows += op_rows
         operators.append(op_summary)
         if plan.control:
-            control_shapes += main_stats
+            control_shapes += main_shapes
 
     controls_summary = None
     if controls:
-        called, total, rate = stats.false_positive_rate(control_shapes)
+        total = len(control_shapes)
+        called = sum(1 for st in control_shapes if st.verdict in CALLS)
+        rate = called / total if total else None
         controls_summary = {
             "ops": sorted(controls), "aa": is_aa(meta), "called": called,
             "total": total, "rate": rate,
@@ -88,6 +103,9 @@ def build_rounds(campaign: Path, *, meta: dict | None = None, allow_mismatch: bo
         "a_value": meta.get("a_value"), "b_value": meta.get("b_value"),
         "a_env": meta.get("a_env"), "b_env": meta.get("b_env"),
         "rounds": meta.get("rounds"), "threshold_pct": threshold,
+        "plan": judged_by.to_json(),
+        "fdr": {"level": verdict.fdr_level, "tested": verdict.tested,
+                "selected": verdict.selected, "text": verdict.fdr_text},
         "operators": operators,
         "no_report": [{"op": p.op, "reason": p.problem} for p in plans if p.problem],
         "skipped": [{"op": p.op, "reason": p.skipped} for p in plans if p.skipped],
@@ -119,9 +137,8 @@ def _device_time(status: dict[CellKey, dict]) -> dict:
             "text": f"device time used: {total:.0f}s of cell wall time ({parts})"}
 
 
-def _rounds_op(layout: CampaignLayout, plan: OpCells, judge: Callable, flags: dict[str, list[str]],
-               stats) -> tuple[list[dict], dict, list]:
-    """Shape rows and the operator summary of one operator with complete rounds."""
+def _load_op(layout: CampaignLayout, plan: OpCells) -> tuple[list, list[str]]:
+    """The operator's shape series over its complete rounds, and its cells' notes."""
     notes = list(plan.notes)
     pairs_by_round = {}
     for r in plan.rounds:
@@ -129,64 +146,68 @@ def _rounds_op(layout: CampaignLayout, plan: OpCells, judge: Callable, flags: di
         for s, cell in cells.items():
             notes += _cell_notes(f"{round_name(r)}/{s}", cell)
         pairs_by_round[r] = pair_rows(cells["A"].rows, cells["B"].rows)
+    return shape_series(pairs_by_round), notes
 
+
+def _rounds_op(plan: OpCells, loaded: tuple[list, list[str]], op_verdict: stats.OperatorVerdict,
+               fallback_verdict: stats.OperatorVerdict, flags: dict[str, list[str]],
+               judged_by: stats.Plan) -> tuple[list[dict], dict, list]:
+    """Shape rows and the operator summary of one operator with complete rounds."""
+    series_list, notes = loaded
     flagged_rounds = {r for r in plan.rounds
                       if any(cell_label(plan.op, s, r) in flags for s in SIDES)}
+    judged = {s.key: s for s in op_verdict.shapes}
+    judged.update({s.key: s for s in fallback_verdict.shapes})
     rows: list[dict] = []
-    main: list[tuple[dict, object]] = []
+    main: list[tuple[dict, stats.ShapeVerdict]] = []
     rounds = list(plan.rounds)
-    for series in shape_series(pairs_by_round):
+    for series in series_list:
         key = series.key
+        shape = judged.get(key)
         row = {"op": plan.op, "control": plan.control, "dtype": key[0], "size_detail": key[1],
                "occurrence": key[2], "shape": shape_label(key),
                "rounds": [round_name(r) for r in rounds],
                "a_ms": series.a_ms, "b_ms": series.b_ms, "deltas_pct": series.deltas_pct,
                "segment": series.segment, "timer": series.timer, "verdict": None,
-               "counted": series.segment == MAIN, "stats": None, "reason": series.reason,
+               "counted": shape is not None and series.segment != FALLBACK_SEGMENT,
+               "stats": None, "reason": series.reason,
                "drift_rounds": sorted(round_name(r) for r in flagged_rounds),
                "drift_check": None}
-        if series.segment in (MAIN, FALLBACK_SEGMENT):
-            a, b = series.a_ms, series.b_ms
-            shape = judge(a, b)
-            row["stats"] = _jsonable(shape)
+        if shape is not None:
+            row["stats"] = shape.to_json()
             row["verdict"] = shape.verdict
-            if series.segment == MAIN:
+            if row["counted"]:
                 main.append((row, shape))
-                row["drift_check"] = drift_check(judge, a, b, rounds, flagged_rounds, shape)
+                row["drift_check"] = drift_check(shape, rounds, flagged_rounds, judged_by)
         rows.append(row)
 
     shapes = [s for _, s in main]
-    short = [st for st in shapes if st.ci_rank == 0 and not st.ci_method.startswith(
-        stats.EARLY_CI_METHOD) and st.n > 0]
-    if short:
-        need = stats.min_rounds_for(shapes[0].confidence)
-        notes.append(f"{len(rounds)} round(s) cannot decide a shape at "
-                     f"{shapes[0].confidence:.0%}: the exact interval needs >= {need} rounds; "
-                     "rerun with more --rounds, or --rounds auto (early looks from round "
-                     f"{stats.MIN_EARLY_ROUNDS})")
     round_medians = []
     for i, _r in enumerate(rounds):
-        med = _median(row["deltas_pct"][i] for row, _ in main)
+        med = _median(row["deltas_pct"][i] for row, _ in main if row["segment"] == MAIN)
         if med is not None:
             round_medians.append(med)
-    verdict = stats.operator_verdict(shapes, round_median_deltas=round_medians)
     spreads = [v for s in shapes for v in (s.a_spread_pct, s.b_spread_pct) if v is not None]
     main_timers = sorted({row["timer"] for row, _ in main if row["timer"]})
+    medians = [s.median_delta_pct for s in shapes if s.n]
+    operator = op_verdict.to_json()
+    operator["median_of_medians_pct"] = _median(medians)
+    operator["range_of_round_medians"] = [min(round_medians), max(round_medians)] if round_medians else None
     summary = {
         "op": plan.op, "control": plan.control, "rounds": len(rounds),
-        "verdict": verdict.verdict, "text": verdict.text,
-        "operator": _jsonable(verdict),
+        "verdict": op_verdict.verdict, "text": op_verdict.text,
+        "operator": operator,
         "round_median_deltas_pct": dict(zip([round_name(r) for r in rounds], round_medians))
         if len(round_medians) == len(rounds) else {},
         "median_side_noise_pct": _median(spreads),
-        "sign_changed_shapes": verdict.sign_changed_shapes,
+        "sign_changed_shapes": op_verdict.sign_changed_shapes,
         "n_shapes": len(rows), "counted_shapes": len(main),
         "fallback_shapes": sum(1 for r in rows if r["segment"] == FALLBACK_SEGMENT),
         "incomplete_shapes": sum(1 for r in rows if r["segment"] == INCOMPLETE),
         "timer": "/".join(main_timers) or None,
         "flagged_rounds": sorted(round_name(r) for r in flagged_rounds),
-        "drift_check": op_drift_check(stats, judge, main, flagged_rounds, rounds,
-                                      verdict.verdict),
+        "drift_check": op_drift_check(plan.op, main, flagged_rounds, rounds, op_verdict.verdict,
+                                      judged_by),
         "notes": sorted(set(notes), key=notes.index),
     }
     return rows, summary, shapes

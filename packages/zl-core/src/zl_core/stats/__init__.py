@@ -11,17 +11,6 @@ Modules, one job each: ``special`` (Student's t), ``validate`` (degenerate input
 ``judge`` (the one judgement), ``simulate`` (seeded synthetic campaigns).
 """
 
-# Transitional: the per-shape rule the adaptive loop and the rounds report still call,
-# until they call judge_campaign. Old names only; nothing new uses them.
-from ._legacy import (
-    EARLY_CI_METHOD,
-    MIN_EARLY_ROUNDS,
-    false_positive_rate,
-    min_rounds_for,
-    operator_verdict,
-    shape_stats,
-    should_stop,
-)
 from .judge import adaptive_stop, alternating_order, judge_campaign
 from .records import CampaignVerdict, OperatorVerdict, Plan, ShapeVerdict
 from .sequential import (
@@ -38,29 +27,7 @@ from .sequential import (
 )
 
 __all__ = [
-    "CI_METHOD",
-    # transitional (see above)
-    "EARLY_CI_METHOD",
-    "FASTER",
-    "FIRST_ADAPTIVE_LOOK",
-    "INCONCLUSIVE",
-    "MIN_EARLY_ROUNDS",
-    "MIN_LOOK_ROUNDS",
-    "MIXED",
-    "NO_CHANGE",
-    "SLOWER",
-    "CampaignVerdict",
-    "OperatorVerdict",
-    "Plan",
-    "SeriesTest",
-    "ShapeVerdict",
-    "adaptive_looks",
-    "adaptive_stop",
-    "alternating_order",
-    "false_positive_rate",
-    "judge_campaign",
-    "min_rounds_for",
-    "operator_verdict",
-    "shape_stats",
-    "should_stop",
+    "CI_METHOD", "FASTER", "FIRST_ADAPTIVE_LOOK", "INCONCLUSIVE", "MIN_LOOK_ROUNDS", "MIXED",
+    "NO_CHANGE", "SLOWER", "CampaignVerdict", "OperatorVerdict", "Plan", "SeriesTest",
+    "ShapeVerdict", "adaptive_looks", "adaptive_stop", "alternating_order", "judge_campaign",
 ]

@@ -29,7 +29,7 @@ from .sequential import (
     judge_series,
 )
 from .shape_test import Observation, median, pct, sign_test_p, spread_pct
-from .validate import check_rounds, latency, log_ratio, tie_variance
+from .validate import check_rounds, decimal_step, latency, log_ratio, tie_variance
 
 SHAPE_VERDICTS = (FASTER, SLOWER, NO_CHANGE, INCONCLUSIVE)
 CALLS = (FASTER, SLOWER)
@@ -59,7 +59,9 @@ def judge_campaign(latencies: Latencies, round_order: Mapping[int, str], plan: P
     ops = []
     for op, shapes in latencies.items():
         done = _rounds_done(op, shapes, rounds_done)
-        series = [_shape(op, key, by_round, round_order, done, plan) for key, by_round in shapes.items()]
+        step = _resolution(op, shapes)
+        series = [_shape(op, key, by_round, round_order, done, plan, step)
+                  for key, by_round in shapes.items()]
         ops.append((op, done, series, _mean_test(series, done, plan)))
 
     families = []
@@ -110,8 +112,23 @@ def _rounds_done(op: str, shapes: Mapping, given: Mapping[str, int] | None) -> i
     return max(rounds, default=0)
 
 
+def _resolution(op: str, shapes: Mapping) -> float | None:
+    """The finest printed step among the operator's latencies: one instrument prints every
+    shape of an operator, so a shape whose values happen to be round numbers (1.0 ms)
+    is not taken as known only to the whole millisecond."""
+    steps = []
+    for key, by_round in shapes.items():
+        for r, raw in by_round.items():
+            if isinstance(raw, (tuple, list)) and len(raw) == 2:
+                for side, value in zip("AB", raw):
+                    v = latency(value, f"{op} {key} round {r} side {side}")
+                    if v is not None:
+                        steps.append(decimal_step(v))
+    return min(steps, default=None)
+
+
 def _shape(op: str, key: Hashable, by_round: Mapping[int, tuple[object, object]],
-           round_order: Mapping[int, str], done: int, plan: Plan
+           round_order: Mapping[int, str], done: int, plan: Plan, step: float | None
            ) -> tuple[ShapeVerdict, list[Observation]]:
     rounds = tuple(range(1, done + 1))
     notes: list[str] = []
@@ -130,7 +147,7 @@ def _shape(op: str, key: Hashable, by_round: Mapping[int, tuple[object, object]]
             notes.append(f"r{r:02d} skipped: {side} latency {value!r} is not a positive finite number")
             continue
         pairs[r] = (a, b)
-    tie = tie_variance(pairs.values())
+    tie = tie_variance(pairs.values(), step)
     obs = [Observation(round_no=r, order=_order(round_order, r, op), y=log_ratio(a, b, f"{op} {key} round {r}"),
                        tie_var=tie) for r, (a, b) in pairs.items()]
     test = judge_series(obs, looks=plan.looks, rounds_done=done, confidence=plan.confidence,
@@ -147,7 +164,8 @@ def _shape(op: str, key: Hashable, by_round: Mapping[int, tuple[object, object]]
         max_delta_pct=max(deltas, default=math.nan), sign_agree=agree, sign_p=sign_test_p(pos, neg),
         a_spread_pct=spread_pct([a for a, _ in pairs.values()]),
         b_spread_pct=spread_pct([b for _, b in pairs.values()]),
-        test=test, verdict=test.verdict, notes=tuple(notes) + test.notes)
+        test=test, verdict=test.verdict, notes=tuple(notes) + test.notes,
+        latencies=tuple(pairs.items()))
     return shape, obs
 
 

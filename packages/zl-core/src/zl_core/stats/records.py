@@ -82,6 +82,7 @@ class ShapeVerdict:
     test: SeriesTest
     verdict: str  # after the campaign's false-discovery control
     notes: tuple[str, ...]
+    latencies: tuple[tuple[int, tuple[float, float]], ...] = ()  # usable (round, (a, b)) pairs
 
     @property
     def n(self) -> int:

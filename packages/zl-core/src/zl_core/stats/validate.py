@@ -62,17 +62,18 @@ def decimal_step(x: float) -> float:
     return max(10.0 ** (power + int(exponent or 0)), abs(x) * FLOAT32_STEP)
 
 
-def tie_variance(pairs: Iterable[tuple[float, float]]) -> float:
+def tie_variance(pairs: Iterable[tuple[float, float]], step: float | None = None) -> float:
     """Variance of log(A/B) that rounding to the printed resolution alone gives one round.
 
-    The resolution is the finest last digit seen on either side of the shape (one
+    The resolution ``step`` defaults to the finest last digit seen on either side (one
     instrument prints both); a latency known to step q has a uniform rounding error of
     variance q^2 / 12, relative to its size.
     """
     pairs = list(pairs)
     if not pairs:
         return 0.0
-    step = min(decimal_step(v) for pair in pairs for v in pair)
+    if step is None:
+        step = min(decimal_step(v) for pair in pairs for v in pair)
     return sum((step / a) ** 2 / 12.0 + (step / b) ** 2 / 12.0 for a, b in pairs) / len(pairs)
 
 

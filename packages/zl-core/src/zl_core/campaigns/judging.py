@@ -1,0 +1,57 @@
+"""From a campaign's shape series to the statistics' one judgement, for the adaptive
+loop and the rounds report alike (so the two cannot disagree).
+
+Which rounds of a shape count: those whose pair is comparable (:data:`OK`) and timed
+by the shape's usual timer (the one most of its comparable rounds used). A round
+missing on either side, or timed by another instrument, is left out of that shape
+only, and the judgement notes it; the shape's other rounds are still judged.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+
+from zl_core import stats
+from zl_core.pairing import OK, Key
+from zl_core.series import FALLBACK_SEGMENT, ShapeSeries
+
+
+def series_latencies(series: Iterable[ShapeSeries], *, fallback: bool = False
+                     ) -> dict[Key, dict[int, tuple[float, float]]]:
+    """``{shape key: {round: (a_ms, b_ms)}}`` of the rounds the statistics may pool.
+
+    ``fallback``: the shapes that fell back to direct timing in every round instead
+    (a different instrument, judged apart)."""
+    out: dict[Key, dict[int, tuple[float, float]]] = {}
+    for s in series:
+        if (s.segment == FALLBACK_SEGMENT) != fallback:
+            continue
+        if fallback:
+            out[s.key] = {r: (p.a.gems_latency_ms, p.b.gems_latency_ms)
+                          for r, p in zip(s.rounds, s.pairs) if p and p.a and p.b}
+            continue
+        usable = [(r, p) for r, p in zip(s.rounds, s.pairs) if p is not None and p.cls == OK]
+        timers = Counter(p.timer for _, p in usable)
+        if not timers:
+            continue
+        timer = timers.most_common(1)[0][0]
+        out[s.key] = {r: (p.a.gems_latency_ms, p.b.gems_latency_ms) for r, p in usable if p.timer == timer}
+    return out
+
+
+def stats_plan(*, rounds: int | str | None, max_rounds: int | None, threshold_pct: float,
+               rounds_done: int) -> stats.Plan:
+    """The plan a campaign is judged by: fixed N rounds, or adaptive up to max_rounds."""
+    if rounds in (None, "auto"):
+        return stats.Plan.adaptive(max(max_rounds or rounds_done, stats.MIN_LOOK_ROUNDS),
+                                   threshold_pct=threshold_pct)
+    return stats.Plan.fixed(max(int(rounds), stats.MIN_LOOK_ROUNDS), threshold_pct=threshold_pct)
+
+
+def judge(latencies: Mapping[str, Mapping], plan: stats.Plan, rounds_done: Mapping[str, int]
+          ) -> stats.CampaignVerdict:
+    """Judge operators whose rounds ran in zl's alternating order (A first in odd rounds)."""
+    last = max(rounds_done.values(), default=0)
+    return stats.judge_campaign(latencies, stats.alternating_order(range(1, last + 1)), plan,
+                                rounds_done=rounds_done)
