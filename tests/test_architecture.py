@@ -75,8 +75,12 @@ def test_reports_read_campaigns_without_running_them():
             assert not [i for i, _ in imports if i.startswith(running)], mod
 
 
-def test_statistics_have_two_callers():
-    assert _importers("zl_core.stats") == {"zl_core.campaigns.ab_task", "zl_core.report.rounds_report"}
+def test_statistics_have_two_callers_through_one_adapter():
+    # the adaptive loop and the rounds report, each through campaigns.judging
+    assert _importers("zl_core.stats") == {"zl_core.campaigns.ab_task", "zl_core.campaigns.judging",
+                                           "zl_core.report.rounds_report"}
+    assert _importers("zl_core.campaigns.judging") >= {"zl_core.campaigns.ab_task",
+                                                      "zl_core.report.rounds_report"}
 
 
 def test_the_round_folder_is_spelled_in_the_layout_only():

@@ -135,7 +135,7 @@ def test_fallback_shapes_are_never_pooled(campaign):
     assert rows["[mixed]"]["segment"] == "incomplete" and rows["[mixed]"]["counted"] is True
     assert "r03" in rows["[mixed]"]["reason"] and "side B fell back" in rows["[mixed]"]["reason"]
     # judged on the rounds whose pair is comparable; the left-out round is named
-    assert rows["[mixed]"]["stats"]["n"] == ROUNDS - 1 and "r03: no comparable row" in rows["[mixed]"]["stats"]["notes"]
+    assert rows["[mixed]"]["stats"]["n"] == ROUNDS - 1 and "round 3: no comparable row" in rows["[mixed]"]["stats"]["notes"]
     assert rows["[fb]"]["stats"]["n"] == ROUNDS  # judged apart, never pooled
     mm = next(o for o in model["summary"]["operators"] if o["op"] == "mm")
     assert mm["operator"]["n_shapes"] == 3  # the fallback shape does not decide the operator

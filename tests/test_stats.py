@@ -161,7 +161,7 @@ def test_non_numeric_latencies_are_refused_and_bad_numbers_skipped():
     b = [1.0, 1.0, None, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
     st = judge_one(a, b)
     assert st.n == 5 and sum("skipped" in n for n in st.notes) == 4
-    assert any("r03 skipped: B latency None" in n for n in st.notes)
+    assert any("round 3 skipped: B latency None" in n for n in st.notes)
     assert st.deltas_pct[1] is None and st.deltas_pct[0] == pytest.approx(5.0)
 
 
@@ -290,6 +290,6 @@ def test_missing_rounds_are_noted_and_the_rest_judged():
     v = judge_campaign({"op": {"s": holes, "t": full}}, ORDER, Plan.fixed(10))
     st = v.operator("op").shapes[0]
     assert st.n == 8 and st.deltas_pct[2] is None
-    assert "r03: no comparable row" in st.notes and "r07: no comparable row" in st.notes
+    assert "round 3: no comparable row" in st.notes and "round 7: no comparable row" in st.notes
     assert st.verdict == FASTER
     assert v.operator("op").mean_shapes == 0 or v.operator("op").mean is None

@@ -16,6 +16,9 @@ from zl_core import stats
 from zl_core.pairing import OK, Key
 from zl_core.series import FALLBACK_SEGMENT, ShapeSeries
 
+#: Fewest rounds any look can judge (re-exported for the report's drift check).
+MIN_LOOK_ROUNDS = stats.MIN_LOOK_ROUNDS
+
 
 def series_latencies(series: Iterable[ShapeSeries], *, fallback: bool = False
                      ) -> dict[Key, dict[int, tuple[float, float]]]:

@@ -78,18 +78,14 @@ def _too_few(rounds: list[int], flagged: set[int]) -> str:
 
 def _without(op: str, shapes: list, flagged: set[int], plan):
     """Re-judge ``shapes`` (one operator) with the flagged rounds dropped, or None when
-    fewer than a look's rounds are left."""
-    from zl_core import stats
+    fewer rounds than a look needs are left."""
+    from zl_core.campaigns.judging import MIN_LOOK_ROUNDS, judge
 
-    latencies = {}
-    for shape in shapes:
-        latencies[shape.key] = {r: pair for r, pair in shape.latencies if r not in flagged}
-    kept = {r for pairs in latencies.values() for r in pairs}
-    if len(kept) < stats.MIN_LOOK_ROUNDS:
+    latencies = {shape.key: {r: pair for r, pair in shape.latencies if r not in flagged}
+                 for shape in shapes}
+    if len({r for pairs in latencies.values() for r in pairs}) < MIN_LOOK_ROUNDS:
         return None
-    done = max(shapes[0].rounds)
-    order = stats.alternating_order(range(1, done + 1))
-    return stats.judge_campaign({op: latencies}, order, plan, rounds_done={op: done}).operators[0]
+    return judge({op: latencies}, plan, {op: max(shapes[0].rounds)}).operators[0]
 
 
 def drift_summary(flags: dict[str, list[str]], unjudged: dict[str, list[str]], telemetry: bool,

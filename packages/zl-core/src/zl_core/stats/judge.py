@@ -136,7 +136,7 @@ def _shape(op: str, key: Hashable, by_round: Mapping[int, tuple[object, object]]
     for r in rounds:
         where = f"{op} {key} round {r}"
         if r not in by_round:
-            notes.append(f"r{r:02d}: no comparable row")
+            notes.append(f"round {r}: no comparable row")
             continue
         raw = by_round[r]
         if not isinstance(raw, (tuple, list)) or len(raw) != 2:
@@ -144,7 +144,7 @@ def _shape(op: str, key: Hashable, by_round: Mapping[int, tuple[object, object]]
         a, b = latency(raw[0], f"{where} side A"), latency(raw[1], f"{where} side B")
         if a is None or b is None:
             side, value = ("A", raw[0]) if a is None else ("B", raw[1])
-            notes.append(f"r{r:02d} skipped: {side} latency {value!r} is not a positive finite number")
+            notes.append(f"round {r} skipped: {side} latency {value!r} is not a positive finite number")
             continue
         pairs[r] = (a, b)
     tie = tie_variance(pairs.values(), step)
