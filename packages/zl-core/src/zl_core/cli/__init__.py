@@ -15,7 +15,7 @@ import sys
 from zl_core import __version__, interrupts
 from zl_core.errors import EXIT_USAGE, ZlError
 
-COMMANDS = ("backends", "doctor", "telemetry", "ops", "run", "screen", "ab", "report", "worker")
+COMMANDS = ("backends", "doctor", "telemetry", "ops", "run", "screen", "ab", "report", "worker", "diff")
 
 
 class _Parser(argparse.ArgumentParser):
