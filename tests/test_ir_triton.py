@@ -150,3 +150,15 @@ def test_zl_diff_bad_input_is_one_line_and_exit_2(campaign, capsys, tmp_path, mo
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and words in err[0], err
     assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_zl_diff_reads_round_1_of_an_ab_campaign(campaign, tmp_path, capsys):
+    import shutil
+
+    ab = tmp_path / "ab_DISABLE_MMA_V3_20261203-070000"
+    for side in ("A", "B"):
+        shutil.copytree(campaign / "mm" / side, ab / "mm" / "r01" / side)
+    (ab / "campaign.json").write_text(json.dumps({"schema": 1, "kind": "ab", "ops": ["mm"]}))
+    assert zl(["diff", ab, "mm"]) == 0
+    out = capsys.readouterr().out
+    assert "A=mm/r01/A B=mm/r01/B" in out and "ops removed: ttng.warp_group_dot x" in out
