@@ -12,6 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from zl_core.app import resolve
 from zl_core.cli import _common
 from zl_core.errors import BadInputError
 from zl_core.ir import compare_cells, unified_diff
@@ -40,7 +41,7 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    campaign = resolve_campaign(args.campaign, _common.runs_root(args.runs_root))
+    campaign = resolve_campaign(args.campaign, resolve.runs_root(args.runs_root))
     a_dir, b_dir = op_cells(campaign, args.op)
     cmp = compare_cells(a_dir, b_dir)
     groups = list(cmp.groups)
