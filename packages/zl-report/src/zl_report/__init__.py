@@ -23,7 +23,7 @@ def render(model: Mapping, fmt: str = "text", *, color: bool = False) -> str:
         return json.dumps(model, indent=2, default=str) + "\n"
     from zl_report.layout import document
 
-    doc = document(model)
+    doc = document(model, brief=fmt == "md")
     if fmt == "text":
         from zl_report.text import render_text
 

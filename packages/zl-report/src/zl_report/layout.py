@@ -22,6 +22,7 @@ VERDICT_TONES = {"FASTER": "good", "SLOWER": "bad", "MIXED": "warn", "INCONCLUSI
 class Heading:
     text: str
     level: int = 2
+    anchor: str = ""  # an id other blocks link to (HTML)
 
 
 @attrs.frozen(kw_only=True)
@@ -42,6 +43,8 @@ class Table:
     rows: tuple[tuple[str, ...], ...]
     align: str  # one of "l"/"r" per column
     tones: tuple[str | None, ...] = ()  # per row
+    interactive: bool = False  # HTML: sortable columns and a filter box
+    links: tuple[str, ...] = ()  # per row: anchor the first cell links to ("" = none)
 
 
 @attrs.frozen(kw_only=True)
@@ -63,7 +66,31 @@ class Plot:
     threshold: float | None = None  # shaded +/- band
 
 
-Block = Heading | Para | Bullets | Table | Plot
+@attrs.frozen(kw_only=True)
+class Cards:
+    """Headline figures: (label, value, tone) each."""
+
+    items: tuple[tuple[str, str, str | None], ...]
+
+
+@attrs.frozen(kw_only=True)
+class Details:
+    """Folded preformatted text (a diff): a summary line, the lines on request."""
+
+    summary: str
+    lines: tuple[str, ...]
+
+
+@attrs.frozen(kw_only=True)
+class Timeline:
+    """Telemetry per device over campaign time, cells drawn as spans."""
+
+    title: str
+    devices: tuple[tuple[str, tuple[tuple[str, tuple[tuple[float, float], ...]], ...]], ...]
+    cells: tuple[tuple[float, float, str], ...]  # start s, end s, label
+
+
+Block = Heading | Para | Bullets | Table | Plot | Cards | Details | Timeline
 
 
 @attrs.frozen(kw_only=True)
@@ -73,6 +100,11 @@ class Document:
 
 
 # --------------------------------------------------------------------------- formatting
+
+
+def anchor(op: str) -> str:
+    """The id of an operator's section."""
+    return "op-" + "".join(c if c.isalnum() or c in "-_" else "_" for c in str(op))
 
 
 def pct(value: object, *, signed: bool = True, digits: int = 2) -> str:
@@ -186,21 +218,23 @@ def _rounds(model: Mapping) -> list[Block]:
     s = model["summary"]
     head = [x for x in (_switch_line(s),
                         f"rounds: {s.get('rounds')}", f"threshold: +/-{s['threshold_pct']:g}%") if x]
-    blocks: list[Block] = [Para(text="; ".join(head)), Para(text=SIGN_NOTE, tone="muted"),
-                           *_caliber_blocks(model)]
+    blocks: list[Block] = [*overview(model), Para(text="; ".join(head)),
+                           Para(text=SIGN_NOTE, tone="muted"), *_caliber_blocks(model)]
     ops = s.get("operators") or []
     if ops:
         blocks.append(Table(
             headers=("operator", "verdict", "median of medians", "per-round medians",
-                     "side noise", "sign-changed", "shapes", "timer"),
+                     "side noise", "sign-changed", "shapes", "timer", "IR"),
             rows=tuple((o["op"] + (" (control)" if o["control"] else ""), o["verdict"],
                         pct((o.get("operator") or {}).get("median_of_medians_pct")),
                         _range((o.get("operator") or {}).get("range_of_round_medians")),
                         pct(o.get("median_side_noise_pct"), signed=False),
                         str(o.get("sign_changed_shapes")),
-                        f"{o['counted_shapes']}/{o['n_shapes']}", _timer(o.get("timer")))
+                        f"{o['counted_shapes']}/{o['n_shapes']}", _timer(o.get("timer")),
+                        ir_cell(o.get("ir")))
                        for o in ops),
-            align="llrrrrrl", tones=tuple(VERDICT_TONES.get(o["verdict"]) for o in ops)))
+            align="llrrrrrll", tones=tuple(VERDICT_TONES.get(o["verdict"]) for o in ops),
+            interactive=True, links=tuple(anchor(o["op"]) for o in ops)))
     for op in ops:
         blocks += _rounds_op(model, op)
     if s.get("no_report"):
@@ -217,6 +251,7 @@ def _rounds(model: Mapping) -> list[Block]:
                                              if c.get("rate") is not None else ""),
                            tone="warn" if c.get("called") else None))
     blocks += _drift(s.get("drift") or {})
+    blocks += timeline_blocks(s.get("timeline"))
     return blocks
 
 
@@ -236,7 +271,8 @@ def _timer(value: object) -> str:
 def _rounds_op(model: Mapping, op: Mapping) -> list[Block]:
     name = op["op"]
     blocks: list[Block] = [
-        Heading(text=f"{name}{' (control)' if op['control'] else ''}: {op['verdict']}", level=2),
+        Heading(text=f"{name}{' (control)' if op['control'] else ''}: {op['verdict']}", level=2,
+                anchor=anchor(name)),
         Para(text=op["text"], tone=VERDICT_TONES.get(op["verdict"])),
     ]
     detail = (f"{op['rounds']} rounds; median side noise "
@@ -278,6 +314,7 @@ def _rounds_op(model: Mapping, op: Mapping) -> list[Block]:
         threshold = model["summary"].get("threshold_pct")
         blocks.append(Plot(title=f"{name}: per-round deltas, CI and median per shape",
                            items=tuple(items), threshold=threshold))
+    blocks += ir_blocks(op.get("ir"))
     if op.get("notes"):
         blocks.append(Bullets(items=tuple(op["notes"]), tone="muted"))
     return blocks
@@ -317,7 +354,7 @@ def _screen(model: Mapping) -> list[Block]:
     head = [x for x in (_switch_line(s),
                         f"IR-only (compile_only, target {s.get('target')})" if s.get("compile_only")
                         else None) if x]
-    blocks: list[Block] = []
+    blocks: list[Block] = [*overview(model)]
     if head:
         blocks.append(Para(text="; ".join(head)))
     if not s.get("compile_only"):
@@ -330,6 +367,7 @@ def _screen(model: Mapping) -> list[Block]:
         if not s.get("compile_only"):
             cells.insert(2, _ab(r, "rows"))
             cells.append(f"{d['label']}: {span(d['min_pct'], d['max_pct'])}" if d else "")
+        cells.append(ir_cell(r.get("ir")))
         cells.append(str(r.get("notes") or ""))
         rows.append(tuple(cells))
         tones.append(VERDICT_TONES.get(r["verdict"]))
@@ -338,12 +376,15 @@ def _screen(model: Mapping) -> list[Block]:
                                   high=d["max_pct"], mid=d["median_pct"],
                                   tone=VERDICT_TONES.get(r["verdict"])))
     if s.get("compile_only"):
-        headers, align = ("operator", "verdict", "kernels A/B", "converts A/B", "notes"), "lllll"
+        headers = ("operator", "verdict", "kernels A/B", "converts A/B", "IR", "notes")
+        align = "llllll"
     else:
         headers = ("operator", "verdict", "rows A/B", "kernels A/B", "converts A/B",
-                   "delta range", "notes")
-        align = "lllllll"
-    blocks.append(Table(headers=headers, rows=tuple(rows), align=align, tones=tuple(tones)))
+                   "delta range", "IR", "notes")
+        align = "llllllll"
+    blocks.append(Table(headers=headers, rows=tuple(rows), align=align, tones=tuple(tones),
+                        interactive=True,
+                        links=tuple(anchor(r["op"]) if _ir_lines(r) else "" for r in model["rows"])))
     counts = ", ".join(f"{v} {k}" for k, v in s["counts"].items() if v)
     blocks.append(Para(text=f"verdicts: {counts or 'none'}"))
     if s.get("ir_changed"):
@@ -351,7 +392,16 @@ def _screen(model: Mapping) -> list[Block]:
                            + " (zl ab takes the IR_CHANGED operators of this screen)"))
     if items:
         blocks.append(Plot(title="delta range of the screen pair per operator", items=tuple(items)))
+    for r in model["rows"]:
+        if _ir_lines(r):
+            blocks.append(Heading(text=f"{r['op']}: {r['verdict']}", level=2, anchor=anchor(r["op"])))
+            blocks += ir_blocks(r["ir"])
+    blocks += timeline_blocks(s.get("timeline"))
     return blocks
+
+
+def _ir_lines(row: Mapping) -> list[str]:
+    return list((row.get("ir") or {}).get("lines") or [])
 
 
 def _ab(row: Mapping, stem: str) -> str:
@@ -361,10 +411,19 @@ def _ab(row: Mapping, stem: str) -> str:
 # --------------------------------------------------------------------------- entry
 
 
-def document(model: Mapping) -> Document:
+def document(model: Mapping, *, brief: bool = False) -> Document:
+    """The document of a report; ``brief`` (pull requests) keeps the overview and the
+    operators whose code or timing changed, without plots."""
+    from zl_report.sections import briefed
+
     kind = model.get("kind")
     build = {"pair": _pair, "rounds": _rounds, "screen": _screen}.get(kind)
     if build is None:
         raise ValueError(f"unknown report kind {kind!r}; expected pair, rounds or screen")
+    blocks = tuple(build(model)) + tuple(_notes(model))
     return Document(title=str(model.get("title") or kind),
-                    blocks=tuple(build(model)) + tuple(_notes(model)))
+                    blocks=briefed(blocks) if brief else blocks)
+
+
+# Section builders use the blocks above; imported last so both modules can see each other.
+from zl_report.sections import ir_blocks, ir_cell, overview, timeline_blocks

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from zl_report.layout import Bullets, Document, Heading, Para, Plot, Table
+from zl_report.layout import Bullets, Cards, Details, Document, Heading, Para, Plot, Table, Timeline
 
 _TONE_PREFIX = {"bad": "**", "warn": "_"}
 
@@ -30,6 +30,12 @@ def render_markdown(doc: Document) -> str:
             out.append("|" + "|".join("---:" if a == "r" else ":---" for a in block.align) + "|")
             out += ["| " + " | ".join(_esc(c) for c in row) + " |" for row in block.rows]
             out.append("")
-        elif isinstance(block, Plot):
+        elif isinstance(block, Cards):
+            out += [" · ".join(f"**{_esc(v)}** {_esc(k)}" for k, v, _ in block.items), ""]
+        elif isinstance(block, Details):
+            fence = "````" if any("```" in line for line in block.lines) else "```"
+            out += [f"<details><summary>{_esc(block.summary)}</summary>", "", f"{fence}diff",
+                    *block.lines, fence, "</details>", ""]
+        elif isinstance(block, (Plot, Timeline)):
             continue  # plots are drawn in HTML only
     return "\n".join(out).rstrip() + "\n"

@@ -81,14 +81,65 @@ def forest(plot: Plot) -> str:
         if item.low is not None and item.high is not None:
             out.append(f'<line x1="{x(item.low):.1f}" y1="{cy:.1f}" x2="{x(item.high):.1f}" '
                        f'y2="{cy:.1f}" stroke="{color}" stroke-width="3" stroke-opacity="0.45"/>')
-        for p in item.points:
-            out.append(f'<circle cx="{x(p):.1f}" cy="{cy:.1f}" r="2.5" fill="{color}" '
-                       f'fill-opacity="0.55"/>')
+        if item.points:  # one path of round-capped zero-length strokes: a dot each, few bytes
+            dots = "".join(f"M{x(p):.1f} {cy:.1f}h0" for p in item.points)
+            out.append(f'<path d="{dots}" stroke="{color}" stroke-width="5" stroke-linecap="round" '
+                       'stroke-opacity="0.55"/>')
         if item.mid is not None:
             mx = x(item.mid)
             fill = "#ffffff" if item.hollow else color
             out.append(f'<path d="M{mx:.1f} {cy - 5:.1f} L{mx + 5:.1f} {cy:.1f} L{mx:.1f} '
                        f'{cy + 5:.1f} L{mx - 5:.1f} {cy:.1f} Z" fill="{fill}" stroke="{color}" '
                        f'stroke-width="1.5"><title>{escape(item.label)}: {item.mid:+.3f}%</title></path>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+SERIES_COLORS = {"sm_clock_mhz": "#1565c0", "power_w": "#e65100", "temp_c": "#c62828",
+                 "util_pct": "#2e7d32"}
+PANEL_H = 120
+
+
+def timeline(plot) -> str:
+    """Per device a panel over campaign time: each series on its own min-max scale (the
+    legend gives the range), cells as shaded spans (side A darker than side B)."""
+    ends = [t for _, series in plot.devices for _, pts in series for t, _ in pts]
+    ends += [c[1] for c in plot.cells]
+    span = max(ends or [1.0]) or 1.0
+    x0, x1 = 60, WIDTH - RIGHT_PAD
+    height = TOP + len(plot.devices) * (PANEL_H + 34) + 20
+    opening = (f'<svg class="plot" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} '
+               f'{height}" role="img" aria-label="{escape(plot.title)}">')
+    out = [opening]
+
+    def x(t: float) -> float:
+        return x0 + t / span * (x1 - x0)
+
+    for n, (index, series) in enumerate(plot.devices):
+        top = TOP + n * (PANEL_H + 34)
+        out.append(f'<text x="4" y="{top + 12}" font-size="11">dev {escape(str(index))}</text>')
+        for start, end, label in plot.cells:
+            fill = "#e3e3e3" if label.endswith("A") else "#f3f3f3"
+            out.append(f'<rect x="{x(start):.1f}" y="{top}" width="{max(x(end) - x(start), 0.5):.1f}" '
+                       f'height="{PANEL_H}" fill="{fill}" stroke="#fff" stroke-width="0.5">'
+                       f'<title>{escape(label)}</title></rect>')
+        legend = []
+        for name, pts in series:
+            values = [v for _, v in pts]
+            lo, hi = min(values), max(values)
+            scale = (hi - lo) or 1.0
+            path = " ".join(f"{'M' if i == 0 else 'L'}{x(t):.1f} {top + PANEL_H - 4 - (v - lo) / scale * (PANEL_H - 8):.1f}"
+                            for i, (t, v) in enumerate(pts))
+            color = SERIES_COLORS.get(name, "#555")
+            out.append(f'<path d="{path}" fill="none" stroke="{color}" stroke-width="1.2"/>')
+            legend.append((name, lo, hi, color))
+        lx = x0
+        for name, lo, hi, color in legend:
+            text = f"{name} {lo:g}-{hi:g}"
+            out.append(f'<text x="{lx:.0f}" y="{top + PANEL_H + 14}" font-size="10" fill="{color}">'
+                       f'{escape(text)}</text>')
+            lx += 7 * len(text) + 14
+        out.append(f'<text x="{x1}" y="{top + PANEL_H + 26}" font-size="10" text-anchor="end">'
+                   f'{span:.0f} s</text>')
     out.append("</svg>")
     return "".join(out)

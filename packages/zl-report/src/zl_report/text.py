@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import shutil
 
-from zl_report.layout import Bullets, Document, Heading, Para, Plot, Table
+from zl_report.layout import Bullets, Cards, Details, Document, Heading, Para, Plot, Table, Timeline
 
 _RICH_STYLES = {"good": "green", "bad": "bold red", "warn": "yellow", "muted": "dim"}
 
@@ -26,7 +26,11 @@ def render_text(doc: Document, *, color: bool = False) -> str:
             out += [f"  - {item}" for item in block.items]
         elif isinstance(block, Table):
             out += table_lines(block)
-        elif isinstance(block, Plot):
+        elif isinstance(block, Cards):
+            out.append("  ".join(f"{k}: {v}" for k, v, _ in block.items))
+        elif isinstance(block, Details):
+            out.append(f"({block.summary}: zl diff shows it)")
+        elif isinstance(block, (Plot, Timeline)):
             continue  # plots are drawn in HTML only; the table beside each carries the numbers
     return "\n".join(out).rstrip() + "\n"
 

@@ -21,8 +21,8 @@ from zl_core.ttgir_layout import TTGIR_DIR, read_index
 
 RECORDS_DIR = "autotune_records"  # the cell layout (DESIGN section 4)
 VARIANTS_NAME = "variants.json"
-#: Lines of canonical diff a report carries per change group (zl diff --full has all).
-REPORT_DIFF_LINES = 300
+#: Lines of canonical diff a report carries per changed kernel (zl diff --full has all).
+REPORT_DIFF_LINES = 120
 _LAUNCH_IN_NAME = re.compile(r"(?:^|_)(num_warps|num_stages)=(\d+)")
 
 
@@ -94,13 +94,14 @@ class CellComparison:
                 f"{len(kernels)} kernel(s): {', '.join(kernels)}")
 
     def to_json(self, *, diff_lines: int = REPORT_DIFF_LINES) -> dict:
-        groups = []
+        groups, with_diff = [], set()
         for g in self.groups:
             entry = {"kernel": g.kernel, "lines": list(g.lines), "files": list(g.files),
                      "shapes": list(g.shapes), "variants": list(g.variants),
                      "of_variants": g.of_variants, "launch": list(g.launch),
                      "configs": list(g.configs), "change": g.change.to_json(), "diff": None}
-            if g.change.status == CHANGED and diff_lines:
+            if g.change.status == CHANGED and diff_lines and g.kernel not in with_diff:
+                with_diff.add(g.kernel)  # one diff per kernel keeps a large campaign's page small
                 lines = unified_diff(self.a_dir, self.b_dir, g.files[0])
                 entry["diff"] = {"file": g.files[0], "lines": lines[:diff_lines],
                                  "total_lines": len(lines)}

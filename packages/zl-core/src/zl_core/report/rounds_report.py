@@ -9,6 +9,7 @@ from zl_core import caliber, stats
 from zl_core.campaigns.judging import judge, series_latencies, stats_plan
 from zl_core.campaigns.layout import SIDES, CampaignLayout, cell_label, round_name
 from zl_core.campaigns.record import is_aa, read_campaign
+from zl_core.ir.section import ir_section
 from zl_core.pairing import pair_rows, shape_label
 from zl_core.rows import read_cell
 from zl_core.series import FALLBACK_SEGMENT, INCOMPLETE, MAIN, shape_series
@@ -26,6 +27,7 @@ from .common import (
 )
 from .rounds_cells import OpCells, op_cells
 from .rounds_drift import drift_check, drift_flags, drift_summary, op_drift_check, split_flags
+from .timeline import campaign_timeline
 
 CALLS = (stats.FASTER, stats.SLOWER)
 
@@ -84,6 +86,7 @@ def build_rounds(campaign: Path, *, meta: dict | None = None, allow_mismatch: bo
             plan, loaded[plan.op], verdict.operator(plan.op), fallback.operator(plan.op),
             flags, judged_by)
         rows += op_rows
+        op_summary["ir"] = ir_section(*(layout.cell_dir(plan.op, s, 1) for s in SIDES))
         operators.append(op_summary)
         if plan.control:
             control_shapes += main_shapes
@@ -115,6 +118,7 @@ def build_rounds(campaign: Path, *, meta: dict | None = None, allow_mismatch: bo
     if any(o["timer"] == "direct" for o in operators):
         notes.append(DIRECT_NOTE)
     summary["device_time"] = _device_time(status)
+    summary["timeline"] = campaign_timeline(layout)
     notes.append(summary["device_time"]["text"])
     title = f"A/B rounds {meta.get('switch') or ''}: {layout.name}".replace("  ", " ")
     return _model("rounds", title, caliber_section(identities), check, rows, summary, notes)

@@ -6,10 +6,12 @@ from pathlib import Path
 
 from zl_core import caliber
 from zl_core.campaigns.layout import SIDES, CampaignLayout, cell_label
+from zl_core.ir.section import RAW_ONLY_NOTE, ir_section
 from zl_core.pairing import FALLBACK, MIXED_TIMER, OK, count_classes, pair_rows
 from zl_core.rows import read_cell
 
 from .common import _delta_summary, _model, _require_dir, caliber_section, check_caliber_groups
+from .timeline import campaign_timeline
 
 NOISE_FLOOR = "noise floor"
 
@@ -44,6 +46,11 @@ def build_screen(campaign: Path, *, meta: dict | None = None, allow_mismatch: bo
             "convert_layouts_a", "convert_layouts_b", "ttgir_files_a", "ttgir_files_b",
             "timed_out", "notes")}
         row["delta"] = None
+        row["ir"] = None
+        if verdict in (*MEASURED, "NO_TRITON"):
+            row["ir"] = ir_section(*(layout.cell_dir(op, s) for s in SIDES))
+            if row["ir"] and row["ir"]["raw_only"]:
+                notes.append(f"{op}: {RAW_ONLY_NOTE}")
         if not compile_only and verdict in MEASURED:
             cell_a, cell_b = (read_cell(layout.cell_dir(op, s)) for s in SIDES)
             pairs = pair_rows(cell_a.rows, cell_b.rows)
@@ -70,6 +77,7 @@ def build_screen(campaign: Path, *, meta: dict | None = None, allow_mismatch: bo
         "counts": counts,
         "ir_changed": [r["op"] for r in rows if r["verdict"] == "IR_CHANGED"],
         "threshold_pct": threshold_pct,
+        "timeline": campaign_timeline(layout),
     }
     title = f"screen {meta.get('switch') or ''}: {campaign.name}".replace("  ", " ")
     return _model("screen", title, caliber_section(identities), check, rows, summary, notes)

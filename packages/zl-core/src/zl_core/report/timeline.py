@@ -1,0 +1,46 @@
+"""The telemetry timeline of a campaign: samples per device and the cells' time windows.
+
+Long campaigns sample once a second for hours; the report keeps at most
+``MAX_POINTS`` samples per device (evenly thinned, first and last kept), enough
+for a plot and small enough for a page that is mailed around.
+"""
+
+from __future__ import annotations
+
+from zl_core import drift
+from zl_core.campaigns.layout import CampaignLayout
+from zl_core.status import read_status
+
+MAX_POINTS = 400
+SERIES = ("sm_clock_mhz", "temp_c", "power_w", "util_pct")
+
+
+def campaign_timeline(layout: CampaignLayout) -> dict | None:
+    """``{"devices": {index: {series: [[t, v], ...]}}, "cells": [...], "t0": epoch}``, or
+    None when the campaign has no telemetry and no timed cells."""
+    samples = drift.read_telemetry_tsv(layout.telemetry_file)
+    cells = []
+    for row in read_status(layout.root):
+        try:
+            start, end = float(row["start"]), float(row["end"])
+        except (KeyError, ValueError):
+            continue
+        if end > start:
+            cells.append({"cell": row.get("cell", ""), "op": row.get("op", ""),
+                          "round": row.get("round", ""), "side": row.get("side", ""),
+                          "start": start, "end": end})
+    if not samples and not cells:
+        return None
+    t0 = min([s.timestamp for s in samples] + [c["start"] for c in cells])
+    devices: dict[str, dict[str, list]] = {}
+    by_device: dict[str, list] = {}
+    for s in samples:
+        by_device.setdefault(s.index, []).append(s)
+    for index, items in sorted(by_device.items()):
+        step = max(1, -(-len(items) // MAX_POINTS))
+        kept = items[::step] + ([items[-1]] if (len(items) - 1) % step else [])
+        devices[index] = {name: [[round(s.timestamp - t0, 2), getattr(s, name)] for s in kept
+                                 if getattr(s, name) is not None] for name in SERIES}
+    for c in cells:
+        c["start"], c["end"] = round(c["start"] - t0, 2), round(c["end"] - t0, 2)
+    return {"t0": t0, "devices": devices, "cells": sorted(cells, key=lambda c: c["start"])}

@@ -1,0 +1,159 @@
+"""Report sections shared by the screen and rounds documents: the overview, the IR
+change of an operator, the telemetry timeline, and the brief form for pull requests."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from zl_report.layout import (
+    Block,
+    Bullets,
+    Cards,
+    Details,
+    Heading,
+    Para,
+    Plot,
+    Table,
+    Timeline,
+    pct,
+)
+
+#: Verdicts a pull-request reader needs to see (screen: the code changed; rounds: timing moved).
+CHANGED = ("IR_CHANGED", "FASTER", "SLOWER", "MIXED", "INCONCLUSIVE")
+
+
+def overview(model: Mapping) -> list[Block]:
+    """Verdict counts, controls' false-positive rate, device time, operators without a verdict."""
+    s = model["summary"]
+    cards: list[tuple[str, str, str | None]] = []
+    if model["kind"] == "screen":
+        counts = s.get("counts") or {}
+        cards.append(("operators", str(len(model["rows"])), None))
+        for verdict, n in counts.items():
+            if n:
+                cards.append((verdict, str(n), _tone(verdict)))
+        raw_only = sum(1 for r in model["rows"] if (r.get("ir") or {}).get("raw_only"))
+        if raw_only:
+            cards.append(("names-only IR change", str(raw_only), "muted"))
+    else:
+        ops = [o for o in s.get("operators") or [] if not o.get("control")]
+        cards.append(("operators", str(len(ops)), None))
+        for verdict in ("FASTER", "SLOWER", "MIXED", "INCONCLUSIVE", "NO_CHANGE"):
+            n = sum(1 for o in ops if o.get("verdict") == verdict)
+            if n:
+                cards.append((verdict, str(n), _tone(verdict)))
+        c = s.get("controls")
+        if c:
+            rate = "-" if c.get("rate") is None else pct(c["rate"] * 100, signed=False, digits=1)
+            cards.append(("controls' false positives", f"{c['called']}/{c['total']} ({rate})",
+                          "warn" if c.get("called") else "good"))
+        if s.get("no_report"):
+            cards.append(("incomplete", str(len(s["no_report"])), "bad"))
+        if s.get("skipped"):
+            cards.append(("skipped", str(len(s["skipped"])), "muted"))
+    device = s.get("device_time") or {}
+    if device.get("total_s") is not None:
+        cards.append(("device time", _duration(device["total_s"]), None))
+    elif s.get("timeline") and s["timeline"].get("cells"):
+        cells = s["timeline"]["cells"]
+        cards.append(("cell time", _duration(sum(c["end"] - c["start"] for c in cells)), None))
+    return [Cards(items=tuple(cards))]
+
+
+def _tone(verdict: str) -> str | None:
+    from zl_report.layout import VERDICT_TONES
+
+    return VERDICT_TONES.get(verdict)
+
+
+def _duration(seconds: float) -> str:
+    seconds = float(seconds)
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def ir_cell(ir: Mapping | None) -> str:
+    """The IR column of an operator table: one short phrase."""
+    if not ir:
+        return "-"
+    if ir.get("raw_equal"):
+        return "identical"
+    if ir.get("canonical_equal"):
+        return "names only"
+    kernels = sorted({g["kernel"] for g in ir.get("groups") or [] if g["change"]["status"] != "names_only"})
+    return f"changed: {', '.join(kernels)}" if kernels else "changed"
+
+
+def ir_blocks(ir: Mapping | None) -> list[Block]:
+    """An operator's IR change: summary lines, per-kernel groups, the diff folded in."""
+    if not ir or ir.get("raw_equal"):
+        return []
+    blocks: list[Block] = [Heading(text="IR change", level=3)]
+    blocks.append(Bullets(items=tuple(ir.get("lines") or [ir.get("headline", "")])))
+    for g in ir.get("groups") or []:
+        if g["change"]["status"] == "names_only":
+            continue
+        head = (f"{g['kernel']}: {len(g['files'])} of {g['of_variants']} variant(s); shapes "
+                f"{', '.join(g['shapes'])}")
+        items = [*g["lines"]]
+        if g.get("launch"):
+            items.append("compiled with " + "; ".join(g["launch"]))
+        items += [f"autotune pick {c}" for c in g.get("configs") or []][:8]
+        items.append("variants: " + ", ".join(g["variants"]))
+        blocks.append(Para(text=head, tone="muted"))
+        blocks.append(Bullets(items=tuple(items)))
+        diff = g.get("diff")
+        if diff:
+            more = diff["total_lines"] - len(diff["lines"])
+            lines = tuple(diff["lines"]) + ((f"... {more} more line(s): zl diff CAMPAIGN OP --full",)
+                                            if more > 0 else ())
+            blocks.append(Details(summary=f"canonical diff of {diff['file']} "
+                                  f"({diff['total_lines']} lines)", lines=lines))
+    return blocks
+
+
+def timeline_blocks(timeline: Mapping | None) -> list[Block]:
+    if not timeline or not timeline.get("devices"):
+        return []
+    devices = tuple(
+        (index, tuple((name, tuple((float(t), float(v)) for t, v in points))
+                      for name, points in series.items() if points))
+        for index, series in timeline["devices"].items())
+    cells = tuple((float(c["start"]), float(c["end"]), _cell_label(c))
+                  for c in timeline.get("cells") or [])
+    return [Heading(text="Telemetry", level=2),
+            Timeline(title="telemetry per device; shaded spans are cells (A darker, B lighter)",
+                     devices=devices, cells=cells)]
+
+
+def _cell_label(cell: Mapping) -> str:
+    rnd = str(cell.get("round") or "0")
+    return f"{cell['op']} r{rnd.zfill(2)}/{cell['side']}" if rnd != "0" else f"{cell['op']} {cell['side']}"
+
+
+def briefed(blocks: Sequence[Block]) -> tuple[Block, ...]:
+    """The pull-request form: overview, tables of changed operators, their sections; no plots,
+    no telemetry, no sections of unchanged operators or controls."""
+    out: list[Block] = []
+    keep = True
+    for block in blocks:
+        if isinstance(block, Heading) and block.level == 2:
+            keep = not block.anchor or any(v in block.text for v in CHANGED)
+            keep = keep and "(control)" not in block.text and block.text != "Telemetry"
+        if not keep or isinstance(block, (Plot, Timeline)):
+            continue
+        if isinstance(block, Table) and block.interactive:
+            rows = [(r, t, link) for r, t, link in zip(block.rows, block.tones or (None,) * len(block.rows),
+                                                       block.links or ("",) * len(block.rows))
+                    if r[1] in CHANGED and "(control)" not in r[0]]
+            block = Table(headers=block.headers, rows=tuple(r for r, _, _ in rows), align=block.align,
+                          tones=tuple(t for _, t, _ in rows), interactive=True,
+                          links=tuple(link for _, _, link in rows))
+            if not rows:
+                out.append(Para(text="no operator changed", tone="muted"))
+                continue
+        out.append(block)
+    return tuple(out)
