@@ -162,3 +162,53 @@ def test_zl_diff_reads_round_1_of_an_ab_campaign(campaign, tmp_path, capsys):
     assert zl(["diff", ab, "mm"]) == 0
     out = capsys.readouterr().out
     assert "A=mm/r01/A B=mm/r01/B" in out and "ops removed: ttng.warp_group_dot x" in out
+
+
+# -- the joined reports ----------------------------------------------------------------------------
+
+
+def _screen_json(root: Path, verdicts: dict) -> None:
+    (root / "screen.json").write_text(json.dumps({"schema": 1, "ops": [
+        {"op": op, "op_file": op, "dtypes": "float16", "verdict": v, "rows_a": 0, "rows_b": 0,
+         "kernels_a": 1, "kernels_b": 1, "convert_layouts_a": 0, "convert_layouts_b": 0,
+         "ttgir_files_a": 1, "ttgir_files_b": 1, "timed_out": 0, "notes": ""}
+        for op, v in verdicts.items()]}))
+
+
+def test_the_screen_report_carries_each_operators_ir_change(campaign):
+    from zl_core.report import build
+    from zl_report import render
+
+    _screen_json(campaign, {"mm": "IR_CHANGED", "add": "NO_IR_DIFF"})
+    model = build(campaign, allow_mismatch=True)  # bare compile-only cells, not full campaign cells
+    rows = {r["op"]: r for r in model["rows"]}
+    assert rows["add"]["ir"]["raw_equal"] is True and rows["add"]["ir"]["lines"] == []
+    ir = rows["mm"]["ir"]
+    assert ir["raw_equal"] is False and ir["raw_only"] is False
+    assert any("ttng.warp_group_dot" in line for line in ir["lines"])
+    assert ir["groups"][0]["diff"]["lines"][0].startswith("--- A/float16_aligned/mm_kernel/")
+    md = render(model, "md")
+    assert "| mm | IR_CHANGED |" in md and "| add |" not in md  # changed operators only
+    assert "ops removed: ttng.warp_group_dot" in md and "<details><summary>canonical diff" in md
+    html = render(model, "html")
+    assert 'id="op-mm"' in html and '<a href="#op-mm">mm</a>' in html and "<details>" in html
+    assert 'class="d">-' in html  # removed lines coloured in the folded diff
+
+
+def test_a_names_only_change_is_said_in_the_screen_report(tmp_path, monkeypatch):
+    from zl_core.report import build
+
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "screen_X_20261203-080000"
+    first = _compile_from(tmp_path / "one" / "kmod_a.py", 0, "pid", "offs")
+    second = _compile_from(tmp_path / "two" / "kmod_b.py", 3, "program", "offsets")
+    for side, text in (("A", first), ("B", second)):
+        kernel = root / "scale" / side / "ttgir" / "n1024" / "scale_kernel"
+        kernel.mkdir(parents=True)
+        (kernel / "default.ttgir").write_text(text)
+    (root / "campaign.json").write_text(json.dumps({"schema": 1, "kind": "screen", "switch": "X",
+                                                    "compile_only": True, "ops": ["scale"]}))
+    _screen_json(root, {"scale": "IR_CHANGED"})
+    model = build(root, allow_mismatch=True)  # hand-made cells carry no identity
+    assert model["rows"][0]["ir"]["raw_only"] is True
+    assert any(n.startswith("scale: raw TTGIR differs but canonical TTGIR does not") for n in model["notes"])

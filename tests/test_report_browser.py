@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from synthetic_report import rounds_model  # noqa: E402
-from zl_report import render  # noqa: E402
+from synthetic_report import rounds_model
+from zl_report import render
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -51,7 +51,7 @@ class Cdp:
             os.dup2(write_end, 4)
 
         self.proc = subprocess.Popen([browser, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
-                                     preexec_fn=bind, pass_fds=(3, 4),
+                                     preexec_fn=bind, pass_fds=(3, 4),  # noqa: PLW1509 - single-threaded test
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(to_chrome_r)
         os.close(from_chrome_w)
