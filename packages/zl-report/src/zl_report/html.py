@@ -60,6 +60,8 @@ def _cls(tone: str | None) -> str:
 
 def render_html(doc: Document) -> str:
     body: list[str] = [f"<h1>{escape(doc.title)}</h1>"]
+    # The one script (ours, inline) only where there is a table for it to sort and filter.
+    interactive = any(isinstance(b, Table) and b.interactive for b in doc.blocks)
     for block in doc.blocks:
         if isinstance(block, Heading):
             level = min(max(block.level, 2), 4)
@@ -88,7 +90,8 @@ def render_html(doc: Document) -> str:
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
             f"<title>{escape(doc.title)}</title><style>{_CSS}</style></head>\n<body>\n"
-            + "\n".join(body) + f"\n<script>{_SCRIPT}</script>\n</body></html>\n")
+            + "\n".join(body) + (f"\n<script>{_SCRIPT}</script>" if interactive else "")
+            + "\n</body></html>\n")
 
 
 def _table(table: Table) -> str:
