@@ -22,7 +22,7 @@ from .executors import concurrency
 from .layout import CampaignLayout
 from .progress import Progress
 from .settings import CellSettings
-from .state import ASIDE_DIR, pinned_to_kept_devices, restore_status, set_aside_unfinished, tracked
+from .state import prepare_resume, tracked
 from .telemetry_sampler import TelemetrySampler
 
 
@@ -66,12 +66,7 @@ def run_ab(host: PluginHost, provider: Provider, backend: Backend, device: str |
                     aa=aa)
     progress = Progress(2 * plan.planned * len(tasks), f"{kind} {sides.switch} on {layout.name}")
     if resume is not None:
-        aside = set_aside_unfinished(layout)
-        restored = restore_status(layout, record.read_campaign(layout.root))
-        tasks = pinned_to_kept_devices(layout, tasks)
-        progress.line(f"resuming {layout.name}: {len(aside)} half-written cell(s) set aside "
-                      f"under {ASIDE_DIR}/ and rerun; finished cells kept"
-                      + (f" ({restored} status row(s) restored)" if restored else ""))
+        tasks = prepare_resume(layout, tasks, progress.line)
     runtime = TaskRuntime(host=host, sink=CampaignSink(layout=layout, progress=progress))
     # Several lanes: sample every device of the host (rows carry the device index).
     sampled = device if lanes == 1 else None

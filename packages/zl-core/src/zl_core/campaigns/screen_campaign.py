@@ -24,11 +24,8 @@ from .progress import Progress
 from .screen_task import COLUMNS, ScreenTask, run_screen_task
 from .settings import CellSettings
 from .state import (
-    ASIDE_DIR,
     incomplete,
-    pinned_to_kept_devices,
-    restore_status,
-    set_aside_unfinished,
+    prepare_resume,
     tracked,
 )
 
@@ -71,12 +68,7 @@ def run_screen(host: PluginHost, provider: Provider, backend: Backend, device: s
                         [o for o in ops if o.op not in skipped], settings)
     progress = progress or Progress(2 * len(tasks), f"screen {sides.switch} on {layout.name}")
     if resume is not None:
-        aside = set_aside_unfinished(layout)
-        restored = restore_status(layout, record.read_campaign(layout.root))
-        tasks = pinned_to_kept_devices(layout, tasks)
-        progress.line(f"resuming {layout.name}: {len(aside)} half-written cell(s) set aside "
-                      f"under {ASIDE_DIR}/ and rerun; finished cells kept"
-                      + (f" ({restored} status row(s) restored)" if restored else ""))
+        tasks = prepare_resume(layout, tasks, progress.line)
     runtime = TaskRuntime(host=host, sink=CampaignSink(layout=layout, progress=progress))
     order = {op.op: i for i, op in enumerate(ops)}
     rows: list[dict] = [skipped_row(op, skipped[op.op]) for op in ops if op.op in skipped]

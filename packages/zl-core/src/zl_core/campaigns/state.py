@@ -18,7 +18,7 @@ import os
 import shutil
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -266,3 +266,14 @@ def pinned_to_kept_devices(layout: CampaignLayout, tasks: list) -> list:
         device = kept_device(layout, task_op(task))
         pinned.append(task if device is None else on_device(task, device))
     return pinned
+
+
+def prepare_resume(layout: CampaignLayout, tasks: list, say: Callable[[str], None]) -> list:
+    """Ready a resumed campaign: half-written cells set aside, status rows of kept
+    cells restored, tasks pinned to the devices their kept cells ran on."""
+    aside = set_aside_unfinished(layout)
+    restored = restore_status(layout, read_campaign(layout.root))
+    say(f"resuming {layout.name}: {len(aside)} half-written cell(s) set aside "
+        f"under {ASIDE_DIR}/ and rerun; finished cells kept"
+        + (f" ({restored} status row(s) restored)" if restored else ""))
+    return pinned_to_kept_devices(layout, tasks)
