@@ -24,7 +24,10 @@ import nox
 ROOT = Path(__file__).parent
 PACKAGES = ("zl-core", "zl-backend-cuda", "zl-backend-musa", "zl-backend-rocm",
             "zl-backend-ascend", "zl-flaggems", "zl-report")
-TRITON_FOR_TESTS = "triton==3.6.0"
+# The Triton the tests compile with, and the one the campaign sessions install where
+# the user's interpreter has none (a vendor build, FlagTree included, imports as
+# triton and is never replaced).
+TRITON_PIN = "triton==3.6.0"
 
 nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = True
@@ -60,9 +63,26 @@ def ensure_zl(session: nox.Session, python: str) -> None:
     session.run(*args, external=True)
 
 
-def forward(session: nox.Session, command: str) -> None:
+def ensure_triton(session: nox.Session, python: str) -> None:
+    """Install the pinned Triton into that interpreter if it has none at all.
+
+    Cells compile with it, and the IR-only screen needs nothing else (no torch, no
+    device): Triton's wheels compile for GPU targets on any machine.
+    """
+    probe = subprocess.run([python, "-c", ("import importlib.util, sys; "
+                            "sys.exit(importlib.util.find_spec('triton') is None)")],
+                           capture_output=True, check=False)
+    if probe.returncode == 0:
+        return
+    session.log(f"{python} has no triton: installing {TRITON_PIN} into it")
+    session.run(python, "-m", "pip", "install", "--quiet", TRITON_PIN, external=True)
+
+
+def forward(session: nox.Session, command: str, *, needs_triton: bool = True) -> None:
     python = user_python()
     ensure_zl(session, python)
+    if needs_triton:
+        ensure_triton(session, python)
     # nox runs sessions from the noxfile's folder; paths the user typed (and the
     # default ./runs) mean the folder nox was invoked from.
     session.chdir(session.invoked_from)
@@ -90,7 +110,7 @@ def ab(session: nox.Session) -> None:
 @nox.session(python=False)
 def report(session: nox.Session) -> None:
     """Render a screen or A/B campaign (caliber-checked)."""
-    forward(session, "report")
+    forward(session, "report", needs_triton=False)
 
 
 @nox.session(python=False, default=False)
@@ -102,7 +122,7 @@ def run(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run the test suite in a fresh virtualenv (real Triton, no accelerator)."""
-    session.install("pytest", "hatchling", "nox", TRITON_FOR_TESTS)
+    session.install("pytest", "hatchling", "nox", TRITON_PIN)
     session.install(*[f"-e{ROOT / 'packages' / name}" for name in PACKAGES])
     session.install("distributed")  # zl-core's dask extra: the multi-host tests use a real scheduler
     session.run("pytest", *(session.posargs or ["-q", "tests"]))

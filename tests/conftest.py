@@ -15,6 +15,11 @@ from zl_core.provider import CellCommand, OpInfo, Provider
 FAKE_CELL = Path(__file__).with_name("fake_cell.py")
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "readme: runs the README's quick-start commands in a fresh "
+                            "virtualenv (minutes; -m 'not readme' leaves it out)")
+
+
 class FakeProvider(Provider):
     name = "fake"
     description = "test provider"

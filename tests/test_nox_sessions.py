@@ -30,7 +30,7 @@ def test_sessions_are_listed_with_descriptions(tmp_path):
 def test_screen_forwards_arguments_in_the_users_interpreter(tmp_path):
     proc = nox("-s", "screen", "--", "--ops", "soft;max", cwd=tmp_path)
     out = proc.stdout + proc.stderr
-    assert proc.returncode != 0
+    assert proc.returncode == 2  # zl's own code, not nox's blanket 1
     assert f"{sys.executable} -m zl_core screen --ops" in out  # nox shell-quotes the echo
     assert "malformed op name 'soft;max'" in out
     assert not (tmp_path / "runs").exists()
@@ -48,3 +48,13 @@ def test_ir_only_screen_runs_end_to_end_through_nox(tmp_path):
                  cwd=tmp_path)
     assert report.returncode == 0, report.stdout + report.stderr
     assert '"kind": "screen"' in report.stdout
+
+
+def test_sessions_exit_with_zls_own_code(tmp_path):
+    (tmp_path / "FlagGems").write_text("a file, not a checkout")
+    proc = nox("-s", "screen", "--", "--ops", "topk", "--flaggems-dir", str(tmp_path / "FlagGems"),
+               "--backend", "cuda", "--device", "0", cwd=tmp_path)
+    assert proc.returncode == 3, proc.stdout + proc.stderr  # PREFLIGHT_FAILED, as the README says
+    assert "PREFLIGHT_FAILED check=flaggems_dir" in proc.stdout + proc.stderr
+    report = nox("-s", "report", "--", str(tmp_path / "nothing-here"), cwd=tmp_path)
+    assert report.returncode == 2

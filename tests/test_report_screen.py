@@ -101,6 +101,14 @@ def test_ir_only_screen_says_so_and_prints_no_latencies(tmp_path, capsys):
     assert zl(["report", root]) == 0
     out = capsys.readouterr().out
     assert "IR-only" in out and not re.search(r"\d%", out)
+    # zl ab refuses an IR-only screen, so the report must not send the user there.
+    assert "next: A/B rounds" not in out
+    assert "next: the IR of mm changed for cuda:90; to time it, screen them on a device" in out
+
+
+def test_a_device_screen_points_to_ab_rounds(screen, capsys):
+    assert zl(["report", screen]) == 0
+    assert "next: A/B rounds for mm (zl ab takes the IR_CHANGED operators" in capsys.readouterr().out
 
 
 def test_screen_caliber_mismatch_refuses(tmp_path, capsys):

@@ -27,7 +27,9 @@ room 40 "caliber refusal" && {
 }
 room 150 "misspelled switch" && {
   mkdir -p "$R/misspelled"
+  # Refused before any cell (the Triton asked does not read it), then run anyway.
   step nox -s screen -- --ops "${OPS[@]}" --switch DISABLE_MMA_V33 --runs-root "$R/misspelled"
+  step nox -s screen -- --ops "${OPS[@]}" --switch DISABLE_MMA_V33 --force-switch --runs-root "$R/misspelled"
 }
 pack
 echo "### done with $(( DEADLINE - $(date +%s) ))s to spare"

@@ -54,6 +54,12 @@ class NoDeviceError(UsageError):
     """Raised when a command needs a device and none is found."""
 
 
+class ResultsUnwritableError(ZlError):
+    """Raised when a campaign cannot write its results (a full disk, a folder gone)."""
+
+    exit_code = EXIT_FAILED
+
+
 class PreflightError(ZlError):
     """Raised when a cell cannot start: one named check failed before pytest ran."""
 

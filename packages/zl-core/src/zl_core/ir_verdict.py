@@ -52,9 +52,12 @@ def screen_verdict(a: SideResult, b: SideResult, *, compile_only: bool) -> tuple
         notes.append(f"B fell back to tuning for {b.outcome.markers[contract.AUTOTUNE_REPLAY_FALLBACK]} "
                      "key(s): configs not fully pinned")
     if compile_only:
-        failed = [lbl for lbl, s in (("A", a), ("B", b)) if s.outcome is None or s.outcome.rc != 0]
-        if failed:
-            return FAILED, notes + [f"compile failed on side {', '.join(failed)} (see run.log)"]
+        failed = [lbl for lbl, s in (("A", a), ("B", b)) if s.outcome is not None and s.outcome.rc != 0]
+        unrun = [lbl for lbl, s in (("A", a), ("B", b)) if s.outcome is None]
+        if failed or unrun:
+            said = [f"compile failed on side {', '.join(failed)} (see run.log)"] if failed else []
+            said += [f"side {', '.join(unrun)} not run"] if unrun else []
+            return FAILED, notes + said
     elif a.rows == 0 or b.rows == 0:
         empty = [lbl for lbl, s in (("A", a), ("B", b)) if s.rows == 0]
         return NO_ROWS, notes + [f"no successful rows on side {', '.join(empty)}"]

@@ -14,10 +14,23 @@ from zl_core.errors import BadInputError
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 _DTYPE = re.compile(r"^[a-z][a-z0-9_]*$")
+#: Names become folder and file names (``<campaign>/<op>/A``, ``test_<op_file>.py``):
+#: well under the 255 bytes a file name may have, with room for prefixes.
+MAX_NAME = 100
+#: The dtype names users give (torch's), for suites that do not list their own.
+TORCH_DTYPES = frozenset({
+    "float16", "bfloat16", "float32", "float64", "half", "float", "double",
+    "complex32", "complex64", "complex128", "bool", "uint8", "uint16", "uint32", "uint64",
+    "int8", "int16", "int32", "int64", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
+    "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn_x2",
+})
 
 
 def check_name(kind: str, value: str) -> str:
     """Return ``value`` if it is a safe identifier-like name, else raise BadInputError."""
+    if len(value) > MAX_NAME:
+        raise BadInputError(f"{kind} of {len(value)} characters ({value[:24]}...): names are at "
+                            f"most {MAX_NAME} characters; give the operator's real name")
     if not _NAME.match(value) or ".." in value:
         raise BadInputError(
             f"malformed {kind} {value!r}: use letters, digits, '_' and '.' only "
@@ -30,7 +43,7 @@ def check_dtypes(names, *, where: str = "") -> tuple[str, ...]:
     """Dtype names as given (``float16``...), each checked; empty items dropped."""
     dtypes = tuple(d.strip() for d in names if d.strip())
     for d in dtypes:
-        if not _DTYPE.match(d):
+        if len(d) > MAX_NAME or not _DTYPE.match(d):
             raise BadInputError(f"malformed dtype {d!r}{where}: use names like float16, bfloat16")
     return dtypes
 

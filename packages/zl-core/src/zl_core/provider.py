@@ -123,6 +123,11 @@ class Provider(abc.ABC):
         """The command that runs the cell (called after a successful preflight, with
         the same ``host``)."""
 
+    def check_source(self, source: str | None) -> None:
+        """Check the provider's checkout once, before any cell runs (a campaign's
+        cells would each fail their preflight); raise PreflightError (exit 3) naming
+        what is wrong. The default checks nothing."""
+
     def switch_report(self, *, python: str, names: Sequence[str], a_values: Mapping[str, str],
                       b_values: Mapping[str, str], target: str | None = None) -> SwitchReport | None:
         """Which of ``names`` (set to ``a_values`` on side A, ``b_values`` on side B)

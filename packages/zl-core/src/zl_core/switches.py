@@ -68,6 +68,9 @@ def resolve_sides(backend: Backend, switch: str | None, a: str | None, b: str | 
         if not name:
             raise UsageError(f"backend {backend.name} declares no default compiler switch; "
                              "name one with --switch NAME [--a VALUE --b VALUE]")
+        if len(name) > 100:
+            raise UsageError(f"switch name of {len(name)} characters ({name[:24]}...): use an "
+                             "environment variable name the compiler reads")
         if not name.replace("_", "").isalnum():
             raise UsageError(f"malformed switch name {name!r}: use an environment variable name")
         va = "0" if a is None else a

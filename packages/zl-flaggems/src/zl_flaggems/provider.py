@@ -162,17 +162,26 @@ class FlagGemsProvider(PrintedTableRows, Provider):
         value = source or os.environ.get(self.source_env, "").strip()
         return Path(value).expanduser() if value else None
 
+    def check_source(self, source: str | None) -> None:
+        self._check_dir(source)
+
     def _check_dir(self, source: str | None) -> Path:
         root = self._root(source)
+        hint = "pass --flaggems-dir <clone of flagos-ai/FlagGems>"
         if root is None:
             raise PreflightError("flaggems_dir", "no FlagGems checkout given; pass --flaggems-dir "
                                  "or set FLAGGEMS_DIR to a FlagGems clone")
+        if root.is_file():
+            raise PreflightError("flaggems_dir", f"{root} is a file, not a FlagGems checkout; {hint}")
         if not root.is_dir():
-            raise PreflightError("flaggems_dir", f"FlagGems directory does not exist: {root}; "
-                                 "pass --flaggems-dir <clone of flagos-ai/FlagGems>")
+            raise PreflightError("flaggems_dir", f"FlagGems directory does not exist: {root}; {hint}")
         missing = [str(p) for p in (Path(BENCH_DIR), PACKAGE_DIR) if not (root / p).is_dir()]
         if missing:
-            raise PreflightError("flaggems_dir", f"{root} is not a FlagGems checkout (missing "
+            try:
+                empty = "" if any(root.iterdir()) else "an empty folder, "
+            except OSError:
+                empty = ""
+            raise PreflightError("flaggems_dir", f"{root} is {empty}not a FlagGems checkout (missing "
                                  f"{' and '.join(missing)}); point --flaggems-dir at the repository root")
         return root.resolve()
 

@@ -387,7 +387,12 @@ def _screen(model: Mapping) -> list[Block]:
                         links=tuple(anchor(r["op"]) if _ir_lines(r) else "" for r in model["rows"])))
     counts = ", ".join(f"{v} {k}" for k, v in s["counts"].items() if v)
     blocks.append(Para(text=f"verdicts: {counts or 'none'}"))
-    if s.get("ir_changed"):
+    if s.get("ir_changed") and s.get("compile_only"):
+        # An IR-only screen cannot feed A/B rounds (zl ab refuses it): they need timed cells.
+        blocks.append(Para(text="next: the IR of " + " ".join(s["ir_changed"]) + " changed for "
+                           + f"{s.get('target') or 'the target'}; to time it, screen them on a device "
+                           "(zl screen without --compile-only), then zl ab takes that screen"))
+    elif s.get("ir_changed"):
         blocks.append(Para(text="next: A/B rounds for " + " ".join(s["ir_changed"])
                            + " (zl ab takes the IR_CHANGED operators of this screen)"))
     if items:

@@ -27,6 +27,7 @@ from zl_core.switch_check import check_campaign_switch
 from zl_core.switches import Sides, resolve_sides
 
 from . import lanes
+from .inputs import check_rounds, results_written_under
 from .options import AbOptions, ScreenOptions, Where
 from .resolve import cell_settings, check_op_specs, resolve, resolve_ops, runs_root
 from .skipped import read_dismiss, skipped_ops
@@ -56,6 +57,8 @@ def screen(host: PluginHost, options: ScreenOptions, *, echo: Echo = print,
     options, resume = _checked(options, "screen")
     root = runs_root(options.runs_root)
     got, chosen, devices = _placed(host, options, options.where, "screen", root)
+    if got.note:
+        echo(f"zl screen: {got.note}")
     choice = options.switch
     sides = resolve_sides(got.backend, choice.switch, choice.a_value, choice.b_value,
                           choice.a_env, choice.b_env)
@@ -74,10 +77,11 @@ def screen(host: PluginHost, options: ScreenOptions, *, echo: Echo = print,
          f"{got.provider.name}, {len(ops)} operator(s)"
          + (f", IR-only for {got.measure.target}" if got.measure.compile_only else "")
          + (f"; resuming {resume.root}" if resume else ""))
-    campaign, rows = run_screen(host, got.provider, got.backend, got.device, sides, ops,
-                                cell_settings(got.measure, got.source), root,
-                                executor=executor or chosen, resume=resume,
-                                recorded=_recorded(options, got, devices), skipped=skipped)
+    with results_written_under(root):
+        campaign, rows = run_screen(host, got.provider, got.backend, got.device, sides, ops,
+                                    cell_settings(got.measure, got.source), root,
+                                    executor=executor or chosen, resume=resume,
+                                    recorded=_recorded(options, got, devices), skipped=skipped)
     return ScreenOutcome(campaign=campaign, rows=tuple(rows), compile_only=got.measure.compile_only,
                          failed=tuple(state.failed_ops(CampaignLayout(campaign))))
 
@@ -96,8 +100,10 @@ def _checked(options, kind: str):
 def _placed(host: PluginHost, options, where: Where, kind: str, root: Path):
     """Suite, backend and device resolved, and the executor for the lanes asked for:
     (resolved, executor, the lanes' devices or None)."""
+    # Only a screen falls back to the IR-only screen without a device: rounds need one.
     got = resolve(host, where, options.measure, what=f"zl {kind}",
-                  local_device=lanes.needs_local_device(options.lanes))
+                  local_device=lanes.needs_local_device(options.lanes),
+                  ir_only_without_device=kind == "screen")
     chosen, device, devices = lanes.executor_for(host, got, options.lanes, kind=kind, root=root)
     return attrs.evolve(got, device=device), chosen, devices
 
@@ -155,6 +161,7 @@ def _where_from_screen(where: Where, meta: dict) -> Where:
 def ab(host: PluginHost, options: AbOptions, *, echo: Echo = print,
        executor: Executor | None = None) -> AbOutcome:
     options, resume = _checked(options, "ab")
+    check_rounds(options.rounds, options.max_rounds)
     if options.controls < 0:
         raise UsageError("--controls must be 0 or more")
     root = runs_root(options.runs_root)
@@ -190,11 +197,12 @@ def ab(host: PluginHost, options: AbOptions, *, echo: Echo = print,
                               force=options.switch.force, echo=echo)
     plan = RoundsPlan(rounds=options.rounds, max_rounds=max(options.max_rounds, 3),
                       allow_no_ir_diff=options.allow_no_ir_diff, threshold_pct=options.threshold_pct)
-    campaign, runs = run_ab(host, got.provider, got.backend, got.device, sides, ops, controls,
-                            cell_settings(got.measure, got.source), plan, root,
-                            telemetry_interval=options.telemetry_interval, aa=options.aa,
-                            screen=screen_path, executor=executor or chosen, resume=resume,
-                            recorded=_recorded(options, got, devices))
+    with results_written_under(root):
+        campaign, runs = run_ab(host, got.provider, got.backend, got.device, sides, ops, controls,
+                                cell_settings(got.measure, got.source), plan, root,
+                                telemetry_interval=options.telemetry_interval, aa=options.aa,
+                                screen=screen_path, executor=executor or chosen, resume=resume,
+                                recorded=_recorded(options, got, devices))
     return AbOutcome(campaign=campaign, runs=tuple(runs), screen=screen_path,
                      threshold_pct=options.threshold_pct,
                      failed=tuple(state.failed_ops(CampaignLayout(campaign))))

@@ -15,6 +15,7 @@ from zl_core.host import PluginHost
 from zl_core.opspec import OpSpec
 from zl_core.provider import Provider
 
+from .inputs import check_ops_offered, check_runs_root, check_timeout
 from .options import Measurement, Where
 
 BACKEND_ENV = "ZL_BACKEND"
@@ -31,20 +32,40 @@ class Resolved:
     backend: Backend
     device: str | None
     measure: Measurement
+    note: str = ""  # a line for the user about a default taken (the IR-only screen)
 
 
 def resolve(host: PluginHost, where: Where, measure: Measurement, *, what: str,
-            local_device: bool = True) -> Resolved:
-    """Suite, compile-only check, backend and device; ``what`` names the command in hints.
+            local_device: bool = True, ir_only_without_device: bool = False) -> Resolved:
+    """Suite, its checkout, compile-only check, backend and device; ``what`` names the
+    command in hints.
 
     ``local_device=False`` (lanes name their own devices, a scheduler's are on other
-    hosts) leaves the device unresolved.
+    hosts) leaves the device unresolved. With ``ir_only_without_device`` (zl screen),
+    a suite that compiles without a device runs the IR-only screen where no device is
+    found and none was named, and ``note`` says so.
     """
+    check_timeout(measure.timeout_s)
     provider, source = resolve_suite(host, where.suite, where.source)
+    provider.check_source(source)  # a broken checkout: exit 3 before any cell
     measure = check_compile_only(measure, provider, host, where.backend)
-    backend = resolve_backend(host, where.backend, compile_target=measure.target)
-    device = resolve_device(host, backend, where.device, compile_only=measure.compile_only,
-                            what=what) if local_device else None
+    try:
+        backend = resolve_backend(host, where.backend, compile_target=measure.target)
+        device = resolve_device(host, backend, where.device, compile_only=measure.compile_only,
+                                what=what) if local_device else None
+    except NoDeviceError as exc:
+        if not (ir_only_without_device and local_device and where.device is None
+                and not measure.compile_only and getattr(provider, "supports_compile_only", False)):
+            raise
+        measure = check_compile_only(attrs.evolve(measure, compile_only=True), provider, host,
+                                     where.backend)
+        backend = resolve_backend(host, where.backend, compile_target=measure.target)
+        why = str(exc).split(";")[0]
+        return Resolved(provider=provider, source=source, backend=backend, device=None,
+                        measure=measure,
+                        note=f"{why}: running the IR-only screen instead (TTGIR compiled for "
+                             f"{measure.target}, no latencies); timed cells need a device "
+                             "('zl doctor' says what is missing)")
     return Resolved(provider=provider, source=source, backend=backend, device=device,
                     measure=measure)
 
@@ -70,9 +91,9 @@ def resolve_backend(host: PluginHost, name: str | None, *, compile_target: str |
     if not probed and not any(host.enumerate_devices(b) for b in backends):
         raise NoDeviceError(
             f"no device found by any installed backend ({names}); to compare generated code "
-            "without a device run an IR-only screen: zl screen --compile-only [--target "
-            f"{targets.expected(backends)}] (nox -s screen -- --compile-only), or name a "
-            "backend with --backend")
+            "without a device run an IR-only screen: zl screen --compile-only --switch "
+            f"DISABLE_MMA_V3 [--target {targets.expected(backends)}] (nox -s screen -- --switch "
+            "DISABLE_MMA_V3), or name a backend with --backend")
     raise UsageError(f"several backends are installed ({names}); pick one with --backend "
                      f"or ${BACKEND_ENV}")
 
@@ -128,7 +149,8 @@ def check_compile_only(measure: Measurement, provider: Provider, host: PluginHos
 
 
 def runs_root(value: Path | None) -> Path:
-    return Path(value or os.environ.get(RUNS_ROOT_ENV) or "runs").expanduser().resolve()
+    """The runs root, refused (one line, exit 2) where no campaign can be written."""
+    return check_runs_root(Path(value or os.environ.get(RUNS_ROOT_ENV) or "runs").expanduser().resolve())
 
 
 def check_op_specs(specs: tuple[str, ...] | list[str]) -> None:
@@ -150,6 +172,7 @@ def resolve_ops(provider: Provider, source: str | None, specs: tuple[str, ...] |
         if o.op in seen:
             raise UsageError(f"operator {o.op!r} named twice in --ops")
         seen.add(o.op)
+    check_ops_offered(provider, source, ops)  # unknown operators and dtypes: exit 2, no cell
     return ops
 
 

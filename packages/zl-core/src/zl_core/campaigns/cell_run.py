@@ -34,6 +34,7 @@ def run_side(runtime: TaskRuntime, suite: str, request: CellRequest, *, round_no
         runtime.sink.cell_skipped(op=op, round_no=round_no, side=side,
                                   why=f"finished before, kept (rc={kept.rc})")
         return SideResult(outcome=kept, ir=summarize(kept.cell_dir / TTGIR_DIR))
+    runtime.sink.cell_started(op=op, round_no=round_no, side=side, switch_value=switch_value)
     try:
         outcome = run_with_retries(runtime.host, provider, request, say=runtime.sink.line)
     except PreflightError as exc:

@@ -33,6 +33,8 @@ R = TypeVar("R")
 class CellSink(Protocol):
     """Where a task reports what happened to each of its cells."""
 
+    def cell_started(self, *, op: str, round_no: int, side: str, switch_value: str) -> None: ...
+
     def cell_finished(self, *, op: str, round_no: int, side: str, switch_value: str,
                       outcome: CellOutcome, summary: str) -> None: ...
 
@@ -50,12 +52,17 @@ class CampaignSink:
     layout: CampaignLayout
     progress: Progress
 
+    def cell_started(self, *, op: str, round_no: int, side: str, switch_value: str) -> None:
+        where = f"{round_name(round_no)} " if round_no else ""
+        self.progress.started((op, round_no, side), f"{op} {where}{side} [{switch_value}]")
+
     def cell_finished(self, *, op: str, round_no: int, side: str, switch_value: str,
                       outcome: CellOutcome, summary: str) -> None:
         append_status(self.layout.root, round_no=round_no, op=op, side=side,
                       switch_value=switch_value, outcome=outcome)
         where = f"{round_name(round_no)} " if round_no else ""
-        self.progress.advance(f"{op} {where}{side} [{switch_value}] {summary}")
+        self.progress.advance(f"{op} {where}{side} [{switch_value}] {summary}",
+                              key=(op, round_no, side))
 
     def cell_skipped(self, *, op: str, round_no: int, side: str, why: str) -> None:
         where = f"{round_name(round_no)} " if round_no else ""

@@ -2,13 +2,23 @@
 
 Both show cells done/total and an estimate of the time left, from the campaign's own
 pace so far (cells finished per second of wall time, so several lanes count). The
-lanes executor adds a line whenever a lane starts an operator.
+lanes executor adds a line whenever a lane starts an operator. Every cell is reported
+when it starts (:meth:`Progress.started`: the running cells show in the bar's
+description, or as a plain ``running`` line) and when it finishes; what the columns
+of a cell line mean is said once (:data:`CELL_LINE_LEGEND`).
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Hashable
+
+#: Printed once per campaign, so the cell lines explain themselves.
+CELL_LINE_LEGEND = (
+    "each cell line: [finished/planned] operator [round] side [switch value] rc=exit code "
+    "(124 = timed out) rows=measured rows (0 in an IR-only screen: nothing is timed) "
+    "ttgir=.ttgir files written (one per kernel variant: shape x config) seconds")
 
 
 class Progress:
@@ -17,8 +27,10 @@ class Progress:
     def __init__(self, total: int, title: str, *, stream=None) -> None:
         self._stream = stream or sys.stdout
         self._rich = None
+        self._title = title
         self.total = total
         self.done = 0
+        self.running: dict[Hashable, str] = {}  # the cells running now, by key
         self._start = time.monotonic()
         if hasattr(self._stream, "isatty") and self._stream.isatty():
             try:
@@ -35,6 +47,7 @@ class Progress:
                 self._rich = None
         if self._rich is None:
             self.line(f"{title}: {total} cells planned")
+        self.line(CELL_LINE_LEGEND)
 
     def line(self, text: str) -> None:
         if self._rich is not None:
@@ -42,10 +55,23 @@ class Progress:
         else:
             print(text, file=self._stream, flush=True)
 
-    def advance(self, text: str) -> None:
-        self.done += 1
+    def started(self, key: Hashable, label: str) -> None:
+        """A cell's process is starting: say which."""
+        self.running[key] = label
         if self._rich is not None:
-            self._rich.update(self._task, advance=1)
+            self._rich.update(self._task, description=self._description())
+        else:
+            self.line(f"[{self.done + len(self.running)}/{self.total}] {label} running ...")
+
+    def _description(self) -> str:
+        labels = list(self.running.values())
+        return f"{self._title} - running: {', '.join(labels)}" if labels else self._title
+
+    def advance(self, text: str, key: Hashable | None = None) -> None:
+        self.done += 1
+        self.running.pop(key, None)
+        if self._rich is not None:
+            self._rich.update(self._task, advance=1, description=self._description())
             self._rich.console.print(text, markup=False, highlight=False)
         else:
             eta = self.eta_s()

@@ -13,7 +13,7 @@ import os
 import sys
 
 from zl_core import __version__, interrupts
-from zl_core.errors import EXIT_USAGE, ZlError
+from zl_core.errors import EXIT_FAILED, EXIT_USAGE, ZlError
 
 COMMANDS = ("backends", "doctor", "telemetry", "ops", "run", "screen", "ab", "report", "worker", "diff")
 
@@ -63,6 +63,12 @@ def main(argv: list[str] | None = None) -> int:
         except OSError:
             pass
         return 0
+    except OSError as exc:
+        # A full disk or a folder gone mid-campaign: what is written so far stays.
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"zl {args.command}: cannot go on: {exc.strerror or exc}{where}; free space or fix "
+              "that folder, then run it again (cells finished so far are kept)", file=sys.stderr)
+        return EXIT_FAILED
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -7,6 +7,7 @@ them for argparse.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -28,6 +29,9 @@ def _number(text: str, convert: Callable[[str], _N], what: str,
         value = convert(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+    if isinstance(value, float) and not math.isfinite(value):
+        # nan compares false with every bound: "--timeout nan" would mean no timeout.
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
     if out_of_range(value):
         shown = value if isinstance(value, int) else f"{value:g}"
         raise argparse.ArgumentTypeError(f"expected {bound}, got {shown}")
@@ -40,6 +44,10 @@ def positive_int(text: str) -> int:
 
 def positive_float(text: str) -> float:
     return _number(text, float, "a number", lambda v: v <= 0, "a number > 0")
+
+
+def non_negative_float(text: str) -> float:
+    return _number(text, float, "a number", lambda v: v < 0, "a number >= 0")
 
 
 def percentage(text: str) -> float:

@@ -35,7 +35,7 @@ def add_parser(sub) -> None:
                    help="add K NO_IR_DIFF operators of the screen as A/A controls")
     p.add_argument("--threshold", type=_common.positive_float, default=1.0, metavar="PCT",
                    help="practical effect threshold in percent (default 1)")
-    p.add_argument("--telemetry-interval", type=float, default=1.0, metavar="S",
+    p.add_argument("--telemetry-interval", type=_common.non_negative_float, default=1.0, metavar="S",
                    help="telemetry sampling interval in seconds; 0 turns it off (default 1)")
     _common.add_campaign_args(p, default_timeout=2400.0)
     p.set_defaults(handler=run)

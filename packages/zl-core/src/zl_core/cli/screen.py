@@ -30,14 +30,25 @@ def options_from(args: argparse.Namespace) -> app.ScreenOptions:
                              lanes=_common.lanes_from(args))
 
 
+#: Printed under the verdicts, so the table explains itself.
+TABLE_LEGEND = ("kernels A/B: distinct Triton kernels in each side's TTGIR (the cell lines' "
+                "ttgir=N counts .ttgir files, one per kernel variant); convert_layout A/B: layout "
+                "conversions in it, which explain a change but never decide the verdict")
+
+
 def run(args: argparse.Namespace) -> int:
     done = app.screen(plugin_host(), options_from(args))
     rows = done.rows
     width = max(len(r["op"]) for r in rows) if rows else 2
-    print(f"\nscreen: {done.campaign}")
+    print(f"\nscreen: {done.campaign}" + ("  (IR-only: compiled, nothing timed)" if done.compile_only else ""))
     for r in rows:
         print(f"  {r['op']:<{width}}  {r['verdict']:<11} kernels A/B {r['kernels_a']}/{r['kernels_b']}"
               f"  convert_layout A/B {r['convert_layouts_a']}/{r['convert_layouts_b']}"
               + (f"  ({r['notes']})" if r["notes"] else ""))
-    print(f"next: zl report {done.campaign}" + ("" if done.compile_only else "   then: zl ab --rounds 6"))
+    print(TABLE_LEGEND)
+    if done.compile_only:
+        # zl ab refuses an IR-only screen: rounds need a screen whose cells ran on a device.
+        print(f"next: zl report {done.campaign}   (A/B rounds need a screen on a device)")
+    else:
+        print(f"next: zl report {done.campaign}   then: zl ab --rounds 6")
     return _common.failed_exit(done.failed, "screen")

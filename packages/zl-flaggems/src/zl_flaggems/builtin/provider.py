@@ -143,6 +143,9 @@ class BuiltinSuiteProvider(PrintedTableRows, Provider):
             preflight.check_replay(request, "autotune_records/")
         self._check_interpreter(request, host)
 
+    def check_source(self, source: str | None) -> None:
+        self._check_suite(source)
+
     def _check_suite(self, source: str | None) -> Path:
         root = self.root(source)
         missing = [n for n in (BENCH_DIR, INI_NAME) if not (root / n).exists()]

@@ -1,0 +1,120 @@
+"""Bad input, found before any cell runs and before anything is written.
+
+Each check raises one :mod:`zl_core.errors` error whose one-line message names
+what is wrong and what to do: a runs root zl cannot write campaigns into, an
+operator or dtype the suite does not offer, a broken checkout (exit 3, as its
+cells' preflight would say), a timeout that is not a number of seconds, an
+adaptive round budget too small to look even once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import math
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from zl_core.errors import BadInputError, ResultsUnwritableError, UsageError
+from zl_core.opspec import TORCH_DTYPES, OpSpec
+from zl_core.provider import Provider
+
+#: Filesystems that hold no files of their own: a campaign there cannot be kept.
+VIRTUAL_ROOTS = ("/proc", "/sys", "/dev")
+#: An adaptive campaign's first look is at round 3 (zl_core.campaigns.ab_task).
+FIRST_ADAPTIVE_LOOK = 3
+_WHERE = "pass --runs-root DIR (or set ZL_RUNS_ROOT) to a writable folder on a real disk"
+
+
+def check_runs_root(root: Path) -> Path:
+    """``root`` if campaigns can be created under it; nothing is created here."""
+    root = Path(root)
+    for virtual in VIRTUAL_ROOTS:
+        if root == Path(virtual) or Path(virtual) in root.parents:
+            raise BadInputError(f"runs root {root} is under {virtual}, which holds no files of "
+                                f"its own; {_WHERE}")
+    existing = root
+    while not os.path.lexists(existing) and existing.parent != existing:
+        existing = existing.parent
+    if not existing.is_dir():
+        what = "is a file" if existing == root else f"is under {existing}, which is a file"
+        raise BadInputError(f"runs root {root} {what}, not a folder; {_WHERE}")
+    try:
+        read_only = bool(os.statvfs(existing).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only = False
+    if read_only:
+        raise BadInputError(f"runs root {root} is on a read-only filesystem ({existing}); {_WHERE}")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise BadInputError(f"runs root {root} cannot be written by this user ({existing} is not "
+                            f"writable); {_WHERE}")
+    return root
+
+
+def check_timeout(seconds: float) -> float:
+    """A per-cell timeout is a finite number of seconds above 0 (nan would mean none)."""
+    if not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds <= 0:
+        raise UsageError(f"--timeout {seconds!r} is not a number of seconds above 0; give one, "
+                         "e.g. --timeout 600")
+    return float(seconds)
+
+
+def check_rounds(rounds: int | None, max_rounds: int) -> None:
+    """``rounds`` None is adaptive: its budget must reach the first look."""
+    if rounds is None and max_rounds < FIRST_ADAPTIVE_LOOK:
+        raise UsageError(f"--rounds auto --max-rounds {max_rounds}: an adaptive campaign first "
+                         f"looks at round {FIRST_ADAPTIVE_LOOK}; pass --max-rounds "
+                         f"{FIRST_ADAPTIVE_LOOK} or more, or a fixed --rounds N")
+
+
+def check_ops_offered(provider: Provider, source: str | None, ops: Sequence[OpSpec]) -> None:
+    """Every operator (with its file) and dtype is one the suite offers.
+
+    A provider that lists no operators at all is left to its cells' preflight.
+    """
+    offered = provider.list_ops(source)
+    if not offered:
+        return
+    by_pair = {(o.op, o.op_file): o for o in offered}
+    names = sorted({o.op for o in offered})
+    for op in ops:
+        info = by_pair.get((op.op, op.op_file))
+        if info is None:
+            raise BadInputError(_unknown(provider, op, offered, names))
+        allowed = info.dtypes or TORCH_DTYPES
+        bad = [d for d in op.dtypes if d not in allowed]
+        if bad:
+            listing = ", ".join(info.dtypes) if info.dtypes else "torch dtype names"
+            close = difflib.get_close_matches(bad[0], sorted(allowed), n=2, cutoff=0.6)
+            hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+            raise BadInputError(f"operator {op.op} has no dtype {bad[0]!r}{hint}; it takes "
+                                f"{listing} (zl ops lists each operator's dtypes)")
+
+
+def _unknown(provider: Provider, op: OpSpec, offered, names: list[str]) -> str:
+    files = sorted({o.op_file for o in offered if o.op == op.op})
+    if files:
+        specs = ", ".join(f"{op.op}:{f}" for f in files[:3])
+        return (f"operator {op.op} is not in the {provider.name} suite's benchmark file "
+                f"{op.op_file!r}; it is defined in {', '.join(files[:3])} (spec {specs})")
+    close = difflib.get_close_matches(op.op, names, n=3, cutoff=0.6)
+    hint = f"; close names: {', '.join(close)}" if close else ""
+    return (f"unknown operator {op.op!r} in the {provider.name} suite{hint}; 'zl ops' lists the "
+            f"{len(names)} it offers")
+
+
+@contextlib.contextmanager
+def results_written_under(root: Path) -> Iterator[None]:
+    """A campaign's own writes failing (a full disk, a folder removed under it) end
+    it on one line naming the runs root, exit 1; what was written stays."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        what = exc.strerror or type(exc).__name__
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise ResultsUnwritableError(
+            f"cannot write the campaign under {root}: {what}{where}; free space there or pass "
+            "--runs-root elsewhere, then run it again (cells finished so far are kept)") from None
