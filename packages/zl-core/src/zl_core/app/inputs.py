@@ -76,7 +76,8 @@ def check_ops_offered(provider: Provider, source: str | None, ops: Sequence[OpSp
     offered = provider.list_ops(source)
     if not offered:
         return
-    by_pair = {(o.op, o.op_file): o for o in offered}
+    # Spelled as op specs spell them (a listing may say test_add.py for add).
+    by_pair = {(o.op, _stem(o.op_file)): o for o in offered}
     names = sorted({o.op for o in offered})
     for op in ops:
         info = by_pair.get((op.op, op.op_file))
@@ -92,8 +93,12 @@ def check_ops_offered(provider: Provider, source: str | None, ops: Sequence[OpSp
                                 f"{listing} (zl ops lists each operator's dtypes)")
 
 
+def _stem(op_file: str) -> str:
+    return op_file.removeprefix("test_").removesuffix(".py")
+
+
 def _unknown(provider: Provider, op: OpSpec, offered, names: list[str]) -> str:
-    files = sorted({o.op_file for o in offered if o.op == op.op})
+    files = sorted({_stem(o.op_file) for o in offered if o.op == op.op})
     if files:
         specs = ", ".join(f"{op.op}:{f}" for f in files[:3])
         return (f"operator {op.op} is not in the {provider.name} suite's benchmark file "

@@ -125,9 +125,11 @@ def resolve_device(host: PluginHost, backend: Backend, device: str | None, *,
         return host.enumerate_devices(backend, [str(device)])[0]
     devices = host.enumerate_devices(backend)
     if not devices:
+        # zl ab cannot compile only: its hint is the IR-only screen, not "zl ab --compile-only".
+        command = "zl screen" if what.startswith("zl ab") else what
         raise NoDeviceError(
             f"no {backend.name} device found on this machine; to compare generated code "
-            f"without a device run an IR-only screen: {what} --compile-only [--target "
+            f"without a device run an IR-only screen: {command} --compile-only [--target "
             f"{targets.expected([backend])}]")
     return devices[0]
 
