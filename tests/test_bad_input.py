@@ -175,10 +175,10 @@ class Failing(Provider):
     def list_ops(self, source):
         return [OpInfo(op=o, op_file=o) for o in ("crash", "fill", "fine")]
 
-    def preflight(self, request):
+    def preflight(self, request, host=None):
         pass
 
-    def cell_command(self, request):
+    def cell_command(self, request, host=None):
         return CellCommand(argv=(sys.executable, "-c", CELL), cwd=Path(request.out_dir))
 
 

@@ -65,6 +65,7 @@ def run_ab(host: PluginHost, provider: Provider, backend: Backend, device: str |
     tasks = plan_ab(layout, provider.name, backend, device, sides, ops, controls, settings, plan,
                     aa=aa)
     progress = Progress(2 * plan.planned * len(tasks), f"{kind} {sides.switch} on {layout.name}")
+    progress.legend()
     if resume is not None:
         tasks = prepare_resume(layout, tasks, progress.line)
     runtime = TaskRuntime(host=host, sink=CampaignSink(layout=layout, progress=progress))

@@ -5,7 +5,7 @@ pace so far (cells finished per second of wall time, so several lanes count). Th
 lanes executor adds a line whenever a lane starts an operator. Every cell is reported
 when it starts (:meth:`Progress.started`: the running cells show in the bar's
 description, or as a plain ``running`` line) and when it finishes; what the columns
-of a cell line mean is said once (:data:`CELL_LINE_LEGEND`).
+of a cell line mean is said once per campaign (:meth:`Progress.legend`).
 """
 
 from __future__ import annotations
@@ -47,13 +47,16 @@ class Progress:
                 self._rich = None
         if self._rich is None:
             self.line(f"{title}: {total} cells planned")
-        self.line(CELL_LINE_LEGEND)
 
     def line(self, text: str) -> None:
         if self._rich is not None:
             self._rich.console.print(text, markup=False, highlight=False)
         else:
             print(text, file=self._stream, flush=True)
+
+    def legend(self) -> None:
+        """Say once what the columns of a cell line mean."""
+        self.line(CELL_LINE_LEGEND)
 
     def started(self, key: Hashable, label: str) -> None:
         """A cell's process is starting: say which."""

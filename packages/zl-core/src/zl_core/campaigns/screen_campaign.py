@@ -67,6 +67,7 @@ def run_screen(host: PluginHost, provider: Provider, backend: Backend, device: s
     tasks = plan_screen(layout, provider.name, backend, device, sides,
                         [o for o in ops if o.op not in skipped], settings)
     progress = progress or Progress(2 * len(tasks), f"screen {sides.switch} on {layout.name}")
+    progress.legend()
     if resume is not None:
         tasks = prepare_resume(layout, tasks, progress.line)
     runtime = TaskRuntime(host=host, sink=CampaignSink(layout=layout, progress=progress))
