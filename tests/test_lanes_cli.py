@@ -76,7 +76,8 @@ def test_a_device_outside_the_mask_is_refused_in_one_line(zl, monkeypatch, capsy
     assert len(err) == 1 and "device(s) 0 are hidden by the visibility mask (1, 3)" in err[0]
 
 
-def test_a_crashing_cell_is_retried_until_the_same_failure_repeats(zl, tmp_path, capsys):
+def test_a_crashing_cell_is_retried_until_the_same_failure_repeats(zl, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("ZL_FAKE_OPS", "crashy abs")  # zl screens only the operators a suite offers
     assert zl([*screen_args("--ops", "crashy", "abs")]) == 6
     [campaign] = campaigns(tmp_path)
     ident = identity(campaign / "crashy" / "A")
@@ -87,6 +88,7 @@ def test_a_crashing_cell_is_retried_until_the_same_failure_repeats(zl, tmp_path,
 
 
 def test_a_crash_that_does_not_repeat_costs_one_retry(zl, tmp_path, monkeypatch):
+    monkeypatch.setenv("ZL_FAKE_OPS", "crashonce")
     marks = tmp_path / "marks"
     marks.mkdir()
     monkeypatch.setenv("ZL_FAKE_CRASH_ONCE", str(marks))
@@ -95,7 +97,8 @@ def test_a_crash_that_does_not_repeat_costs_one_retry(zl, tmp_path, monkeypatch)
     assert identity(campaign / "crashonce" / "A")["attempts"] == [-signal.SIGSEGV, 0]
 
 
-def test_a_rejected_dtype_filter_is_dropped_and_said(zl, tmp_path, capsys):
+def test_a_rejected_dtype_filter_is_dropped_and_said(zl, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("ZL_FAKE_OPS", "dtypeop")
     assert zl([*screen_args("--ops", "dtypeop:test_dtypeop.py:float64")]) == 0
     out = capsys.readouterr().out
     assert "rejects dtypes float64; running it again without the dtype filter" in out

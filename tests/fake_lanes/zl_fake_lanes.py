@@ -16,8 +16,6 @@ from zl_core.provider import CellCommand, CellRequest, OpInfo, Provider
 HERE = Path(__file__).resolve().parent
 BIN = HERE / "bin"
 DEFAULT_OPS = ("abs", "add", "mul", "sub", "exp", "log", "sin", "cos")
-# Offered too (zl refuses operators a suite does not list): the retry tests' cells.
-FAILING_OPS = ("crashy", "crashonce", "dtypeop")
 
 
 class SleepyProvider(Provider):
@@ -25,7 +23,7 @@ class SleepyProvider(Provider):
     description = "cells that sleep (tests)"
 
     def list_ops(self, source):
-        names = os.environ.get("ZL_FAKE_OPS", "").split() or (*DEFAULT_OPS, *FAILING_OPS)
+        names = os.environ.get("ZL_FAKE_OPS", "").split() or DEFAULT_OPS
         # "retired" stands for a benchmark under an unconditional skip mark.
         return [OpInfo(op=o, op_file=f"test_{o}.py") for o in names] + [
             OpInfo(op="retired", op_file="test_retired.py", skip="retired upstream")]

@@ -80,7 +80,7 @@ def check_ops_offered(provider: Provider, source: str | None, ops: Sequence[OpSp
     by_pair = {(o.op, _stem(o.op_file)): o for o in offered}
     names = sorted({o.op for o in offered})
     for op in ops:
-        info = by_pair.get((op.op, op.op_file))
+        info = by_pair.get((op.op, _stem(op.op_file)))
         if info is None:
             raise BadInputError(_unknown(provider, op, offered, names))
         allowed = info.dtypes or TORCH_DTYPES
