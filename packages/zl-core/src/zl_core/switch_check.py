@@ -74,7 +74,7 @@ def refusal(name: str, report: SwitchReport, *, backend: Backend, defaulted: boo
     hints = " or ".join(report.suggestions)
     if defaulted:
         head = (f"the {backend.name} backend's default switch {name} is not read by "
-                f"{report.compiler} (it enters neither its compile-cache key nor its knobs), so "
+                f"{report.compiler} (not in its compile-cache key, its knobs or its own sources), so "
                 "both sides would compile the same code")
         if alike:
             return (f"{head}; switches it reads that look alike: {', '.join(alike)}; name one with "
@@ -82,7 +82,7 @@ def refusal(name: str, report: SwitchReport, *, backend: Backend, defaulted: boo
         example = f", e.g. {hints}" if hints else ""
         return (f"{head}; name a switch this compiler reads with --switch{example}; or pass "
                 "--force-switch to run it anyway")
-    head = f"switch {name} is not read by {report.compiler} (not in its compile-cache key or knobs)"
+    head = f"switch {name} is not read by {report.compiler} (not in its compile-cache key, its knobs or its own sources)"
     if alike:
         return (f"{head}; switches it reads that look alike: {', '.join(alike)}; fix the name, or "
                 "pass --force-switch to run it anyway")
