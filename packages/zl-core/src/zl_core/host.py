@@ -169,6 +169,22 @@ class PluginHost:
             if answer is not None:
                 yield impl.plugin_name, answer
 
+    def _items(self, hook: str, kind: type) -> Iterator[tuple[str, Any]]:
+        """``(plugin, item)`` for every ``kind`` item the implementations of a
+        list-returning hook answer, in registration order (so a later registration can
+        replace an earlier one of the same name); an item of another type is recorded
+        as that plugin's fault and skipped."""
+        for plugin, answer in reversed(list(self._answers(hook))):
+            try:
+                answer = list(answer)
+            except TypeError:
+                answer = [answer]
+            for item in answer:
+                if isinstance(item, kind):
+                    yield plugin, item
+                else:
+                    self._broken(plugin, hook, f"returned {type(item).__name__}, not {kind.__name__}")
+
     def _first(self, hook: str, check: Any, what: str, **kwargs: Any) -> Any:
         """The first answer of a firstresult hook that passes ``check``; an answer
         that does not is recorded as that plugin's fault and the next one is asked."""
@@ -203,22 +219,14 @@ class PluginHost:
         # package. get_hookimpls() lists them in registration order (pluggy *calls*
         # them last-registered-first), so a later registration overwrites an earlier
         # one of the same name, as it would win a firstresult hook.
-        for plugin, answer in reversed(list(self._answers("zl_backends"))):
+        for plugin, backend in self._items("zl_backends", Backend):
             package, version = self._origin.get(plugin, ("?", ""))
-            try:
-                answer = list(answer)
-            except TypeError:
-                answer = [answer]
-            for backend in answer:
-                if not isinstance(backend, Backend):
-                    self._broken(plugin, "zl_backends", f"returned {type(backend).__name__}, not Backend")
-                    continue
-                if backend.name in found:
-                    self._problems.append(
-                        f"backend {backend.name!r} from {package} overrides the one from "
-                        f"{found[backend.name].package}")
-                found[backend.name] = RegisteredBackend(backend=backend, plugin=plugin,
-                                                        package=package, version=version)
+            if backend.name in found:
+                self._problems.append(
+                    f"backend {backend.name!r} from {package} overrides the one from "
+                    f"{found[backend.name].package}")
+            found[backend.name] = RegisteredBackend(backend=backend, plugin=plugin,
+                                                    package=package, version=version)
         self._backends = found
         return found
 
@@ -352,16 +360,8 @@ class PluginHost:
 
     def providers(self) -> dict[str, Provider]:
         found: dict[str, Provider] = {}
-        for plugin, answer in reversed(list(self._answers("zl_providers"))):
-            try:
-                answer = list(answer)
-            except TypeError:
-                answer = [answer]
-            for provider in answer:
-                if not isinstance(provider, Provider):
-                    self._broken(plugin, "zl_providers", f"returned {type(provider).__name__}, not Provider")
-                    continue
-                found[provider.name] = provider
+        for _plugin, provider in self._items("zl_providers", Provider):
+            found[provider.name] = provider
         return found
 
     def get_provider(self, name: str) -> Provider:
