@@ -6,6 +6,7 @@ import json
 import types
 from dataclasses import dataclass, field
 
+import attrs
 import pytest
 from zl_flaggems import markers
 from zl_flaggems.plugins import results, timing
@@ -75,6 +76,20 @@ def test_rows_map_exactly_to_timed_calls_by_row_clock(collector, tmp_path):
     assert (b["timer"], b["fallback"], b["fallback_phases"]) == ("direct", True, ["capture"])
     assert a["torch_latency_ms"] == 0.2 and a["gems_latency_ms"] == 0.1 and a["speedup"] == 2.0
     assert a["status"] == "SUCCESS" and a["error"] is None
+
+
+def test_the_gems_calls_replay_spread_is_the_rows_within_cell_spread(collector, tmp_path):
+    from zl_core.rows import read_results
+
+    row = CLOCK.begin("a", "a")
+    torch_call = attrs.evolve(call(row), replays=10, replay_spread_pct=9.0)
+    gems_call = attrs.evolve(call(row), replays=12, replay_spread_pct=0.4)
+    timing.TIMING_LOG += [torch_call, gems_call]
+    collector.on_table(BenchmarkResult("softmax", "torch.float16",
+                                       result=[Metric(["x"], 0.2, 0.1, 2.0)]))
+    raw = json.loads((tmp_path / "results.json").read_text())["rows"][0]
+    assert (raw["replays"], raw["replay_spread_pct"]) == (12, 0.4)
+    assert read_results(tmp_path).rows[0].replay_spread_pct == 0.4
 
 
 def test_even_split_when_rows_were_not_clocked(collector):

@@ -161,14 +161,62 @@ def test_graph_bench_caps_the_calls_per_graph():
     assert len(nodes[0]) == graph_timing.MAX_GRAPH_CALLS
 
 
-def test_graph_bench_spends_about_rep_in_all_replays():
-    # A row must cost what do_bench's loop costs (rep ms of device time), not 10x it.
+def test_each_replay_spends_about_the_replay_budget():
+    # Ten replays of a graph of about replay_ms each, as do_bench_cudagraph spends rep.
     di = FakeDI()
     nodes = captured_graphs(di)
-    graph_timing.graph_bench(di.kernel(1.5), di, warmup=1, rep=100, return_mode="median")
-    replayed = sum(nodes[0]) * graph_timing.REPLAYS
-    assert 50 <= replayed <= 100
-    assert len(nodes[0]) >= 1
+    timing_ = graph_timing.graph_replays(di.kernel(1.5), di, warmup=1, replay_ms=100)
+    assert 50 <= sum(nodes[0]) <= 100  # the estimate includes launch overhead
+    assert len(timing_.times) == graph_timing.REPLAYS == di.replays
+    assert timing_.calls_per_graph == len(nodes[0])
+
+
+def test_the_old_call_form_takes_rep_as_the_replay_budget():
+    di = FakeDI()
+    nodes = captured_graphs(di)
+    graph_timing.graph_bench(di.kernel(1.5), di, warmup=1, rep=20, return_mode="median")
+    assert 10 <= sum(nodes[0]) <= 20
+
+
+def test_a_capped_graph_is_replayed_more_often_to_spend_the_budget():
+    # 1000 calls of a 0.01 ms kernel make a 10 ms graph; 100 ms a replay asks for ten times
+    # more replays, up to MAX_REPLAYS.
+    assert graph_timing.replay_plan(0.01, 100.0) == (graph_timing.MAX_GRAPH_CALLS, 100)
+    assert graph_timing.replay_plan(0.05, 100.0) == (graph_timing.MAX_GRAPH_CALLS, 20)
+    assert graph_timing.replay_plan(2.0, 100.0) == (50, graph_timing.REPLAYS)
+    assert graph_timing.replay_plan(500.0, 100.0) == (1, graph_timing.REPLAYS)
+    assert graph_timing.replay_plan(0.0, 100.0) == (graph_timing.MAX_GRAPH_CALLS, graph_timing.REPLAYS)
+
+
+def test_the_spread_of_the_replays_is_logged_with_the_call(host):
+    di = FakeDI()
+    lengths = iter([1.0, 1.0, 1.02, 0.99] + [1.0] * 20)
+    real = di.CUDAGraph
+
+    class Uneven(real):
+        def replay(self):
+            di.replays += 1
+            di.now += sum(self.nodes) * next(lengths)
+
+    di.CUDAGraph = Uneven
+    timer = make_timer(host, di)
+    timer.replay_ms = 10
+    value = timer.do_bench(di.kernel(0.25), warmup=10, rep=10, return_mode="median")
+    call = timer.log[-1]
+    assert call.replays == graph_timing.REPLAYS
+    assert call.replay_spread_pct == pytest.approx(3.0)  # (1.02 - 0.99) / 1.0
+    assert value == pytest.approx(0.25)
+
+
+def test_a_replay_budget_from_the_environment_is_checked(monkeypatch, capsys):
+    from zl_flaggems import cellenv
+
+    monkeypatch.setenv("ZL_REPLAY_MS", "30")
+    assert cellenv.env_float("ZL_REPLAY_MS", 100.0) == 30.0
+    for bad in ("nan", "-1", "0", "inf", "fast"):
+        monkeypatch.setenv("ZL_REPLAY_MS", bad)
+        assert cellenv.env_float("ZL_REPLAY_MS", 100.0) == 100.0
+    assert "ZL_REPLAY_MS='fast' is not a positive number; using 100" in capsys.readouterr().out
 
 
 def test_recoverable_capture_error_falls_back_and_marks(host, capsys):
@@ -250,7 +298,7 @@ def test_deny_list_skips_the_attempt(host, capsys):
 def test_deny_key_is_the_function_name_not_a_prefix(host):
     attempts = []
     timer = make_timer(host, FakeDI(), op="denied_op2")
-    timer.graph = lambda *a, **k: attempts.append(1) or 0.1
+    timer.graph = lambda *a, **k: attempts.append(1) or graph_timing.GraphTiming(times=(0.1,), calls_per_graph=1)
     timer.do_bench(lambda: None, return_mode="median")
     assert attempts == [1]
 

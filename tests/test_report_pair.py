@@ -40,6 +40,16 @@ def test_timer_mismatch_is_refused_with_exit_4_naming_the_field(tmp_path, capsys
     assert lines and "graph" in lines[0] and "direct" in lines[0]
 
 
+@pytest.mark.parametrize("a_budget,shown", [({"replay_ms": 30.0}, "A=30.0 B=100.0"),
+                                             ({}, "A=rep/10 B=100.0")])
+def test_a_different_replay_budget_is_refused(tmp_path, capsys, a_budget, shown):
+    # Cells written before the budget existed shared rep across their ten replays.
+    a, b = pair(tmp_path, a_identity=a_budget, b_identity={"replay_ms": 100.0})
+    assert zl(["report", "--ab", a, b]) == 4
+    err = capsys.readouterr().err
+    assert f"caliber field 'replay_ms' differs: {shown}" in err
+
+
 def test_record_vs_record_is_refused_by_name(tmp_path, capsys):
     a, b = pair(tmp_path, b_identity={"autotune_mode": "record"})
     assert zl(["report", "--ab", a, b]) == 4

@@ -14,6 +14,8 @@ T0 = 1_800_000_000.0
 ROUNDS = 6
 # Small deterministic jitter so rounds differ but never change sign.
 JITTER = [0.001, -0.002, 0.0015, -0.001, 0.002, -0.0005]
+# The spread of a graph-timed row's replays inside its cell, per side.
+WITHIN_CELL = {"A": 0.04, "B": 0.06}
 
 
 
@@ -40,7 +42,8 @@ class Campaign:
         (d / "results.json").write_text(json.dumps({"schema": 1, "op": op, "rows": [
             {"op": op, "dtype": "float16", "size_detail": size, "torch_latency_ms": 1.0,
              "gems_latency_ms": ms, "speedup": 1.0, "status": "SUCCESS",
-             "timer": "direct" if fb else "graph", "fallback": fb, "error": None}
+             "timer": "direct" if fb else "graph", "fallback": fb, "error": None,
+             "replay_spread_pct": None if fb else WITHIN_CELL.get(side, 0.05)}
             for size, ms, fb in rows], "markers": {}}))
         if ttgir is not None:
             k = d / "ttgir" / "64" / "kernel"
@@ -117,6 +120,11 @@ def test_rounds_model(campaign):
     lo, hi = ops["mm"]["operator"]["range_of_round_medians"]
     assert 9.0 < lo <= hi < 11.0
     assert ops["mm"]["median_side_noise_pct"] > 0
+    # Within a cell: the replays' spread, per side, beside the spread across processes.
+    assert ops["mm"]["median_within_cell_pct"] == pytest.approx(0.05)
+    mm_rows = {r["shape"]: r for r in model["rows"] if r["op"] == "mm"}
+    assert (mm_rows["float16 [4096, 4096]"]["a_within_pct"],
+            mm_rows["float16 [4096, 4096]"]["b_within_pct"]) == (0.04, 0.06)
     assert ops["mm"]["sign_changed_shapes"] == 0
     no_report = {x["op"]: x["reason"] for x in model["summary"]["no_report"]}
     assert set(no_report) == {"softmax", "sort"}
@@ -236,7 +244,7 @@ def test_text_report_states_every_outcome(campaign, capsys):
     out = capsys.readouterr().out
     for needle in ("mm: FASTER", "bmm: SLOWER", "softmax: a cell failed", "sort:",
                    "SWITCH_NO_IR_DIFF", "false-positive rate on this campaign's controls: 0/1",
-                   "positive = B faster"):
+                   "positive = B faster", "0.05% within a cell", "0.04% / 0.06%"):
         assert needle in out, needle
 
 

@@ -27,6 +27,7 @@ CALIBER_FIELDS = (
     "shape_mode",
     "tuner_cache",
     "direct_repeat",
+    "replay_ms",
     "triton_version",
     "torch_version",
     "compile_only",
@@ -34,7 +35,7 @@ CALIBER_FIELDS = (
     "concurrency",
 )
 #: What a field means when an identity predates it.
-FIELD_DEFAULTS = {"concurrency": 1}
+FIELD_DEFAULTS = {"concurrency": 1, "replay_ms": "rep/10"}  # rep/10: ten replays shared rep
 #: Compared by rule rather than equality: one side records, the other replays it.
 AUTOTUNE_FIELD = "autotune_mode"
 ALL_FIELDS = (*CALIBER_FIELDS, AUTOTUNE_FIELD)

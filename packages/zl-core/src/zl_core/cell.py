@@ -114,6 +114,7 @@ def cell_environment(host: PluginHost, request: CellRequest, base: dict[str, str
         contract.AUTOTUNE_MODE: request.autotune_mode,
         contract.TIMER: request.timer,
         contract.DIRECT_REPEAT: str(request.direct_repeat),
+        contract.REPLAY_MS: f"{request.replay_ms:g}",
         contract.SEED: env.get(contract.SEED, contract.DEFAULT_SEED),
         "PYTHONUNBUFFERED": "1",
     })
@@ -144,6 +145,7 @@ def initial_identity(host: PluginHost, request: CellRequest, provider: Provider,
         # The provider names a shared cache's location (provider_identity below).
         "tuner_cache": "isolated" if request.isolate_tuner_cache else "shared",
         "direct_repeat": request.direct_repeat,
+        "replay_ms": None if request.compile_only else request.replay_ms,
         "autotune_mode": request.autotune_mode,
         "replay_source": str(Path(request.replay_from).resolve()) if request.replay_from else None,
         "compile_only": request.compile_only,

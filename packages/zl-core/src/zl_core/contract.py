@@ -16,6 +16,7 @@ variable                  writer      meaning
 ``ZL_REPLAY_DIR``         core        the ``autotune_records/`` to replay (replay only)
 ``ZL_TIMER``              core        the requested timer (auto | graph | direct | none)
 ``ZL_DIRECT_REPEAT``      core        calls per direct-timed measurement (median)
+``ZL_REPLAY_MS``          core        device milliseconds of one graph replay
 ``ZL_COMPILE_ONLY``       core        "1" for a compile-only cell
 ``ZL_TARGET``             core        the compile-only target (compile-only only)
 ``ZL_SEED``               user        random seed; core passes it on, "0" when unset
@@ -42,11 +43,15 @@ AUTOTUNE_MODE = "ZL_AUTOTUNE_MODE"
 REPLAY_DIR = "ZL_REPLAY_DIR"
 TIMER = "ZL_TIMER"
 DIRECT_REPEAT = "ZL_DIRECT_REPEAT"
+REPLAY_MS = "ZL_REPLAY_MS"
+#: One graph replay's device time when nothing is given: ten replays of 100 ms, as
+#: Triton's do_bench_cudagraph spends FlagGems' rep (docs/validation/noise-floor.md).
+DEFAULT_REPLAY_MS = 100.0
 COMPILE_ONLY = "ZL_COMPILE_ONLY"
 TARGET = "ZL_TARGET"
 
 CORE_WRITES = (CELL_DIR, BACKEND, OP, DTYPES, AUTOTUNE_MODE, REPLAY_DIR, TIMER, DIRECT_REPEAT,
-               COMPILE_ONLY, TARGET)
+               REPLAY_MS, COMPILE_ONLY, TARGET)
 
 # -- environment written by the provider (through its cell command) -------------------
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from zl_core import contract
 from zl_core.backend import Backend
 from zl_core.opspec import OpSpec
 
@@ -60,6 +61,7 @@ class CellRequest:
     replay_from: Path | None = None  # a cell directory whose autotune_records/ to replay
     timer: str = "auto"
     direct_repeat: int = 1
+    replay_ms: float = contract.DEFAULT_REPLAY_MS  # device time of one graph replay
     isolate_tuner_cache: bool = True
     env: Mapping[str, str] = attrs.field(factory=dict)  # this side's overrides
     timeout_s: float = 2400.0

@@ -44,6 +44,9 @@ class Row:
     fallback: bool  # meant to be graph-timed, fell back to direct
     source: str  # "results.json" | "run.log"
     error: str | None = None
+    #: (max - min) / median of the graph replays of the gems latency: the spread
+    #: inside the cell, None when the row was not graph-timed.
+    replay_spread_pct: float | None = None
     extra: tuple[tuple[str, float | None], ...] = ()  # TFLOPS / GBPS columns, by header name
 
     def to_json(self) -> dict:
@@ -100,6 +103,7 @@ def parse_results_json(path: Path) -> tuple[list[Row], dict[str, int]]:
             fallback=bool(raw.get("fallback", False)),
             source=RESULTS_NAME,
             error=None if raw.get("error") in (None, "") else str(raw.get("error")),
+            replay_spread_pct=_num(raw.get("replay_spread_pct")),
         ))
     markers = data.get("markers") if isinstance(data.get("markers"), dict) else {}
     return rows, {str(k): _int(v) for k, v in markers.items()}

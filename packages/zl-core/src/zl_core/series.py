@@ -43,6 +43,15 @@ class ShapeSeries:
     def deltas_pct(self) -> list[float | None]:
         return [p.delta_pct if p else None for p in self.pairs]
 
+    @property
+    def a_within_pct(self) -> list[float | None]:
+        """Side A's spread inside each round's cell (its graph replays)."""
+        return [p.a.replay_spread_pct if p and p.a else None for p in self.pairs]
+
+    @property
+    def b_within_pct(self) -> list[float | None]:
+        return [p.b.replay_spread_pct if p and p.b else None for p in self.pairs]
+
 
 def shape_series(pairs_by_round: Mapping[int, Sequence[Pair]]) -> list[ShapeSeries]:
     """Every shape seen in any round, in order of first appearance, with its segment."""

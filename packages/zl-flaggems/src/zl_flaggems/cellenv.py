@@ -76,6 +76,21 @@ def env_int(name: str, default: int, minimum: int = 1) -> int:
     return value
 
 
+def env_float(name: str, default: float) -> float:
+    """A positive finite number setting; garbage gives ``default`` (and a note)."""
+    raw = env(name)
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not (0 < value < float("inf")):
+        note("env", f"{name}={raw!r} is not a positive number; using {default:g}")
+        return default
+    return value
+
+
 def backend(plugin: str = "env") -> Any:
     """The cell's :class:`zl_core.Backend` from ``ZL_BACKEND``, or None (with a note).
 

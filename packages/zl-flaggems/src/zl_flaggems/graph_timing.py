@@ -12,10 +12,37 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
+import attrs
+from zl_core import contract
+
 REPLAYS = 10
 ESTIMATE_CALLS = 5
 WARMUP_CALLS = (5, 200)  # bounds on warm-up calls before capture
 MAX_GRAPH_CALLS = 1000  # bounds capture time and graph memory for tiny kernels
+MAX_REPLAYS = 100  # a capped graph of a tiny kernel is replayed more often, up to this
+#: Device time of one replay when the cell is given none (the contract's default).
+DEFAULT_REPLAY_MS = contract.DEFAULT_REPLAY_MS
+
+
+@attrs.frozen
+class GraphTiming:
+    """What the replays of one measurement gave: milliseconds per call, one per replay."""
+
+    times: tuple[float, ...]
+    calls_per_graph: int
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.times)
+
+    @property
+    def spread_pct(self) -> float | None:
+        """(max - min) / median of the replays, in percent: the within-cell spread, the
+        same measure the report gives across processes."""
+        med = self.median_ms
+        if len(self.times) < 2 or not med > 0:
+            return None
+        return (max(self.times) - min(self.times)) / med * 100.0
 
 
 class CaptureFailure(Exception):
@@ -90,7 +117,29 @@ def summarize(times: list[float], quantiles: Any, return_mode: str) -> Any:
 
 
 def graph_bench(fn: Callable, di: Any, *, warmup: float = 25, rep: float = 100,
-                grad_to_none: Any = None, return_mode: str = "median") -> Any:
+                grad_to_none: Any = None, return_mode: str = "median",
+                replay_ms: float | None = None) -> Any:
+    """``do_bench``'s signature over :func:`graph_replays`; ``replay_ms`` defaults to ``rep``."""
+    timing = graph_replays(fn, di, warmup=warmup, grad_to_none=grad_to_none,
+                           replay_ms=float(rep) if replay_ms is None else replay_ms)
+    return summarize(list(timing.times), None, return_mode)
+
+
+def replay_plan(estimate_ms: float, replay_ms: float) -> tuple[int, int]:
+    """(calls per graph, replays): a graph of about ``replay_ms`` replayed ten times; a
+    graph capped at MAX_GRAPH_CALLS is replayed more often to spend the same budget."""
+    if estimate_ms <= 0:
+        return MAX_GRAPH_CALLS, REPLAYS
+    n_calls = min(max(1, int(replay_ms / estimate_ms)), MAX_GRAPH_CALLS)
+    graph_ms = n_calls * estimate_ms
+    replays = REPLAYS
+    if graph_ms < replay_ms:
+        replays = min(MAX_REPLAYS, max(REPLAYS, int(REPLAYS * replay_ms / graph_ms)))
+    return n_calls, replays
+
+
+def graph_replays(fn: Callable, di: Any, *, warmup: float = 25, replay_ms: float = DEFAULT_REPLAY_MS,
+                  grad_to_none: Any = None) -> GraphTiming:
     """Time ``fn`` by capturing it into one graph and replaying it.
 
     Raises :class:`CaptureFailure` naming the phase (sync, warmup, capture, replay).
@@ -117,11 +166,7 @@ def graph_bench(fn: Callable, di: Any, *, warmup: float = 25, rep: float = 100,
             for _ in range(min(max(n_warm, WARMUP_CALLS[0]), WARMUP_CALLS[1])):
                 fn()
             di.synchronize()
-            # All replays together take about ``rep`` ms, as do_bench's loop does: a
-            # graph of rep ms replayed 10 times made every row cost 10x a bare run.
-            n_calls = (MAX_GRAPH_CALLS if estimate <= 0
-                       else max(1, int(rep / (REPLAYS * estimate))))
-            n_calls = min(n_calls, MAX_GRAPH_CALLS)
+            n_calls, replays = replay_plan(estimate, replay_ms)
             phase = "capture"
             with scratch_rng(di):
                 graph = graph_cls()
@@ -132,7 +177,7 @@ def graph_bench(fn: Callable, di: Any, *, warmup: float = 25, rep: float = 100,
                 di.synchronize()
                 phase = "replay"
                 times: list[float] = []
-                for _ in range(REPLAYS):
+                for _ in range(replays):
                     start, end = di.Event(enable_timing=True), di.Event(enable_timing=True)
                     start.record()
                     graph.replay()
@@ -144,4 +189,4 @@ def graph_bench(fn: Callable, di: Any, *, warmup: float = 25, rep: float = 100,
         raise
     except Exception as exc:
         raise CaptureFailure(phase, exc) from exc
-    return summarize(times, None, return_mode)
+    return GraphTiming(times=tuple(times), calls_per_graph=n_calls)

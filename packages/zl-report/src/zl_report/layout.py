@@ -224,16 +224,17 @@ def _rounds(model: Mapping) -> list[Block]:
     if ops:
         blocks.append(Table(
             headers=("operator", "verdict", "median of medians", "per-round medians",
-                     "side noise", "sign-changed", "shapes", "timer", "IR"),
+                     "side noise", "within cell", "sign-changed", "shapes", "timer", "IR"),
             rows=tuple((o["op"] + (" (control)" if o["control"] else ""), o["verdict"],
                         pct((o.get("operator") or {}).get("median_of_medians_pct")),
                         _range((o.get("operator") or {}).get("range_of_round_medians")),
                         pct(o.get("median_side_noise_pct"), signed=False),
+                        pct(o.get("median_within_cell_pct"), signed=False),
                         str(o.get("sign_changed_shapes")),
                         f"{o['counted_shapes']}/{o['n_shapes']}", _timer(o.get("timer")),
                         ir_cell(o.get("ir")))
                        for o in ops),
-            align="llrrrrrll", tones=tuple(VERDICT_TONES.get(o["verdict"]) for o in ops),
+            align="llrrrrrrll", tones=tuple(VERDICT_TONES.get(o["verdict"]) for o in ops),
             interactive=True, links=tuple(anchor(o["op"]) for o in ops)))
     for op in ops:
         blocks += _rounds_op(model, op)
@@ -276,7 +277,8 @@ def _rounds_op(model: Mapping, op: Mapping) -> list[Block]:
         Para(text=op["text"], tone=VERDICT_TONES.get(op["verdict"])),
     ]
     detail = (f"{op['rounds']} rounds; median side noise "
-              f"{pct(op.get('median_side_noise_pct'), signed=False)}; "
+              f"{pct(op.get('median_side_noise_pct'), signed=False)} across processes, "
+              f"{pct(op.get('median_within_cell_pct'), signed=False)} within a cell; "
               f"{op.get('sign_changed_shapes')} sign-changed shape(s)")
     if op.get("fallback_shapes"):
         detail += f"; {op['fallback_shapes']} shape(s) fell back to direct timing (kept apart)"
@@ -298,6 +300,8 @@ def _rounds_op(model: Mapping, op: Mapping) -> list[Block]:
                      f"{st['sign_agree']}/{st['n']}" if st else "-",
                      (f"{pct(st.get('a_spread_pct'), signed=False)} / "
                       f"{pct(st.get('b_spread_pct'), signed=False)}") if st else "-",
+                     (f"{pct(r.get('a_within_pct'), signed=False)} / "
+                      f"{pct(r.get('b_within_pct'), signed=False)}"),
                      r.get("verdict") or r.get("reason") or "-"))
         tones.append(VERDICT_TONES.get(r.get("verdict")) if r["segment"] == "main" else "muted")
         if st:
@@ -308,8 +312,9 @@ def _rounds_op(model: Mapping, op: Mapping) -> list[Block]:
                                   hollow=r["segment"] != "main"))
     if rows:
         blocks.append(Table(headers=("shape", "segment", "timer", "median", "CI", "per-round range",
-                                     "sign agree", "spread A / B", "verdict"),
-                            rows=tuple(rows), align="lllrrrrrl", tones=tuple(tones)))
+                                     "sign agree", "spread A / B", "within cell A / B",
+                                     "verdict"),
+                            rows=tuple(rows), align="lllrrrrrrl", tones=tuple(tones)))
     if items:
         threshold = model["summary"].get("threshold_pct")
         blocks.append(Plot(title=f"{name}: per-round deltas, CI and median per shape",

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import attrs
 
+from zl_core import contract
+
 
 @attrs.frozen(kw_only=True)
 class Where:
@@ -32,6 +34,7 @@ class Measurement:
     level: str = "core"
     timer: str = "auto"
     direct_repeat: int = 1
+    replay_ms: float = contract.DEFAULT_REPLAY_MS  # device time of one graph replay
     shared_tuner_cache: bool = False
     timeout_s: float = 2400.0
     compile_only: bool = False

@@ -181,7 +181,7 @@ def resolve_ops(provider: Provider, source: str | None, specs: tuple[str, ...] |
 def cell_settings(measure: Measurement, source: str | None) -> CellSettings:
     return CellSettings(python=measure.python, source=source, shape_file=measure.shape_file,
                         shapes=measure.shapes, level=measure.level, timer=measure.timer,
-                        direct_repeat=measure.direct_repeat,
+                        direct_repeat=measure.direct_repeat, replay_ms=measure.replay_ms,
                         isolate_tuner_cache=not measure.shared_tuner_cache,
                         timeout_s=measure.timeout_s, compile_only=measure.compile_only,
                         target=measure.target)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import attrs
 
+from zl_core import contract
 from zl_core.backend import Backend
 from zl_core.opspec import OpSpec
 from zl_core.provider import CellRequest
@@ -26,6 +27,7 @@ class CellSettings:
     timeout_s: float
     compile_only: bool
     target: str | None
+    replay_ms: float = contract.DEFAULT_REPLAY_MS
     #: Lanes measuring at the same time (set from the executor; a caliber field).
     concurrency: int = 1
 
@@ -44,7 +46,7 @@ class CellSettings:
                            device=device, source=self.source, shape_file=self.shape_file,
                            shapes=self.shapes, level=self.level, autotune_mode=autotune_mode,
                            replay_from=replay_from, timer=self.timer,
-                           direct_repeat=self.direct_repeat,
+                           direct_repeat=self.direct_repeat, replay_ms=self.replay_ms,
                            isolate_tuner_cache=self.isolate_tuner_cache, env=env,
                            timeout_s=self.timeout_s, compile_only=self.compile_only,
                            target=self.target, side=side, concurrency=self.concurrency)

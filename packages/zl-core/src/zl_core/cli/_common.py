@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from zl_core import contract
 from zl_core.app.options import Lanes, Measurement, SwitchChoice, Where
 from zl_core.app.resolve import BACKEND_ENV
 from zl_core.errors import EXIT_FAILED, BadInputError
@@ -99,6 +100,9 @@ def add_measure_args(p: argparse.ArgumentParser, *, default_timeout: float) -> N
                    help="auto: graph capture where the backend supports it")
     g.add_argument("--direct-repeat", type=positive_int, default=1, metavar="N",
                    help="median of N direct-timed calls")
+    g.add_argument("--replay-ms", type=positive_float, default=contract.DEFAULT_REPLAY_MS,
+                   metavar="MS", help="device time of one of the ten graph replays per "
+                   f"measurement (default {contract.DEFAULT_REPLAY_MS:g}; see docs/statistics.md)")
     g.add_argument("--shared-tuner-cache", action="store_true",
                    help="let the tuner read and write the user's persistent cache (default: isolated)")
     g.add_argument("--timeout", type=positive_float, default=default_timeout, metavar="SECONDS",
@@ -153,6 +157,7 @@ def where_from(args: argparse.Namespace) -> Where:
 def measurement_from(args: argparse.Namespace) -> Measurement:
     return Measurement(python=args.python, shape_file=args.shape_file, shapes=args.shapes,
                        level=args.level, timer=args.timer, direct_repeat=args.direct_repeat,
+                       replay_ms=args.replay_ms,
                        shared_tuner_cache=args.shared_tuner_cache, timeout_s=args.timeout,
                        compile_only=args.compile_only, target=args.target)
 

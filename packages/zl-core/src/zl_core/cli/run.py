@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         op=op, backend=backend, out_dir=Path(out).resolve(), python=args.python, device=device,
         source=source, test_node=args.test_node, shape_file=args.shape_file, shapes=args.shapes,
         level=args.level, autotune_mode=mode, replay_from=args.replay_from, timer=args.timer,
-        direct_repeat=args.direct_repeat, isolate_tuner_cache=not args.shared_tuner_cache,
+        direct_repeat=args.direct_repeat, replay_ms=args.replay_ms, isolate_tuner_cache=not args.shared_tuner_cache,
         env=dict(args.env), timeout_s=args.timeout, compile_only=args.compile_only,
         target=got.measure.target)
     echo = None if args.quiet else print

@@ -172,6 +172,8 @@ def _rounds_op(plan: OpCells, loaded: tuple[list, list[str]], op_verdict: stats.
                "occurrence": key[2], "shape": shape_label(key),
                "rounds": [round_name(r) for r in rounds],
                "a_ms": series.a_ms, "b_ms": series.b_ms, "deltas_pct": series.deltas_pct,
+               "a_within_pct": _median(series.a_within_pct),
+               "b_within_pct": _median(series.b_within_pct),
                "segment": series.segment, "timer": series.timer, "verdict": None,
                "counted": shape is not None and series.segment != FALLBACK_SEGMENT,
                "stats": None, "reason": series.reason,
@@ -192,6 +194,7 @@ def _rounds_op(plan: OpCells, loaded: tuple[list, list[str]], op_verdict: stats.
         if med is not None:
             round_medians.append(med)
     spreads = [v for s in shapes for v in (s.a_spread_pct, s.b_spread_pct) if v is not None]
+    within = [row[k] for row, _ in main for k in ("a_within_pct", "b_within_pct")]
     main_timers = sorted({row["timer"] for row, _ in main if row["timer"]})
     medians = [s.median_delta_pct for s in shapes if s.n]
     operator = op_verdict.to_json()
@@ -204,6 +207,9 @@ def _rounds_op(plan: OpCells, loaded: tuple[list, list[str]], op_verdict: stats.
         "round_median_deltas_pct": dict(zip([round_name(r) for r in rounds], round_medians))
         if len(round_medians) == len(rounds) else {},
         "median_side_noise_pct": _median(spreads),
+        # The same measure inside one cell (its graph replays): far below the side noise,
+        # the spread comes from between processes and only more rounds reduce it.
+        "median_within_cell_pct": _median(within),
         "sign_changed_shapes": op_verdict.sign_changed_shapes,
         "n_shapes": len(rows), "counted_shapes": len(main),
         "fallback_shapes": sum(1 for r in rows if r["segment"] == FALLBACK_SEGMENT),

@@ -120,6 +120,9 @@ class Collector:
             "timers": [c.timer for c in calls],
             "fallback_phases": [c.phase for c in calls if c.fallback],
             "direct_repeat": max((c.repeat for c in calls if c.timer == "direct"), default=None),
+            # FlagGems times the torch baseline first and its own kernel last.
+            "replays": calls[-1].replays if calls else None,
+            "replay_spread_pct": calls[-1].replay_spread_pct if calls else None,
             "tflops": _num(getattr(metric, "tflops", None)),
             "torch_gbps": _num(getattr(metric, "gbps_base", None)),
             "gems_gbps": _num(getattr(metric, "gbps", None)),

@@ -11,9 +11,12 @@ declares ``graph_capture``) goes through Triton's device interface
 (``triton.runtime.driver.active.get_device_interface()``: ``torch.cuda``,
 ``torch.musa``, ...) rather than ``torch.cuda`` by name: warm up on a side
 stream, estimate one call, capture N calls into one graph under a scratch RNG
-state, replay 10 times, median of replay time / N. N is chosen so that the ten
-replays together last about do_bench's ``rep`` (the same device time per row as a
-bare FlagGems run).
+state, replay it ten times, median of replay time / N. N is chosen so that one
+replay lasts about ``ZL_REPLAY_MS`` (default 100 ms, as Triton's
+``do_bench_cudagraph`` spends FlagGems' ``rep`` per replay): the budget that gave the
+fewest device seconds per decided verdict (docs/validation/noise-floor.md). Each
+graph-timed call logs the spread of its replays, the within-cell spread the report
+shows beside the spread across processes.
 
 When capture fails the error is classified by the backend plugin
 (``zl_classify_capture_error``; every exception in the chain, worst wins):
@@ -46,8 +49,11 @@ from zl_core import contract
 
 from zl_flaggems import cellenv, markers
 from zl_flaggems.graph_timing import (
+    DEFAULT_REPLAY_MS,
     CaptureFailure,
-    graph_bench,
+    GraphTiming,
+    graph_replays,
+    summarize,
 )
 from zl_flaggems.plugin_order import resolve_timer
 from zl_flaggems.rowclock import CLOCK
@@ -68,6 +74,8 @@ class TimedCall:
     phase: str | None = None  # where the graph attempt failed, or "denylist"
     error: str | None = None
     repeat: int = 1  # direct calls whose median this is
+    replays: int | None = None  # graph replays whose median this is
+    replay_spread_pct: float | None = None  # (max - min) / median of those replays
 
 
 #: Every routed call of this process, in order (read by the results plugin).
@@ -100,8 +108,9 @@ class Timer:
     classify: Callable[[Any, BaseException], str] | None = None
     device_interface: Callable[[], Any] | None = None
     repeat: int = 1
+    replay_ms: float = DEFAULT_REPLAY_MS
     op: Callable[[], str] = lambda: ""
-    graph: Callable[..., Any] = graph_bench
+    graph: Callable[..., GraphTiming] = graph_replays
     log: list = attrs.field(factory=list)
     poisoned: str | None = None
     _local: threading.local = attrs.field(factory=threading.local)
@@ -133,8 +142,8 @@ class Timer:
             di = self.device_interface() if self.device_interface is not None else None
             if di is None:
                 raise CaptureFailure("setup", RuntimeError("no device interface for graph capture"))
-            value = self.graph(fn, di, warmup=kwargs["warmup"], rep=kwargs["rep"],
-                               grad_to_none=kwargs["grad_to_none"], return_mode=kwargs["return_mode"])
+            timing = self.graph(fn, di, warmup=kwargs["warmup"], replay_ms=self.replay_ms,
+                                grad_to_none=kwargs["grad_to_none"])
         except CaptureFailure as failure:
             verdict, decisive = self._classify(failure.error)
             line = cellenv.one_line(decisive)
@@ -148,8 +157,10 @@ class Timer:
             markers.emit(markers.DIRECT_NO_CUDAGRAPH, ("op", op), ("phase", failure.phase), ("error", line))
             self._settle()
             return self._direct(fn, kwargs, op, fallback=True, phase=failure.phase, error=line)
-        self.log.append(TimedCall(row=CLOCK.seq, op=op, timer="graph", fallback=False))
-        return value
+        self.log.append(TimedCall(row=CLOCK.seq, op=op, timer="graph", fallback=False,
+                                  replays=len(timing.times),
+                                  replay_spread_pct=timing.spread_pct))
+        return summarize(list(timing.times), None, kwargs["return_mode"])
 
     def _classify(self, exc: BaseException) -> tuple[str, BaseException]:
         """Worst class over the exception chain; for recoverable, the root cause is shown."""
@@ -216,6 +227,7 @@ def pytest_configure(config: Any) -> None:
     if message:
         cellenv.note(PLUGIN, message)
     repeat = cellenv.env_int(contract.DIRECT_REPEAT, 1)
+    replay_ms = cellenv.env_float(contract.REPLAY_MS, DEFAULT_REPLAY_MS)
     if mode == "none":
         cellenv.merge_identity(PLUGIN, {"timer": "none"})
         return
@@ -231,7 +243,8 @@ def pytest_configure(config: Any) -> None:
         return plugin_host().classify_capture_error(backend_, exc)
 
     timer = Timer(original=testing.do_bench, mode=mode, backend=backend, classify=classify,
-                  device_interface=_device_interface, repeat=repeat, op=current_op, log=TIMING_LOG)
+                  device_interface=_device_interface, repeat=repeat, replay_ms=replay_ms,
+                  op=current_op, log=TIMING_LOG)
 
     def do_bench(fn: Callable, warmup: Any = 25, rep: Any = 100, grad_to_none: Any = None,
                  quantiles: Any = None, return_mode: str = "mean", **extra: Any) -> Any:
@@ -244,8 +257,9 @@ def pytest_configure(config: Any) -> None:
     _TIMER = timer
     # Overwritten on purpose: the timer this process installed is the fact; the
     # provider's plan (and the core's request) only forecast it.
-    cellenv.merge_identity(PLUGIN, {"timer": mode, "direct_repeat": repeat})
-    cellenv.note(PLUGIN, f"timer={mode} direct_repeat={repeat}")
+    cellenv.merge_identity(PLUGIN, {"timer": mode, "direct_repeat": repeat,
+                                    "replay_ms": replay_ms})
+    cellenv.note(PLUGIN, f"timer={mode} direct_repeat={repeat} replay_ms={replay_ms:g}")
 
 
 @pytest.hookimpl(tryfirst=True)
