@@ -255,22 +255,25 @@ def test_throttled_cells_are_flagged_in_status(tmp_path):
     from zl_core.status import append_status, rewrite_flags, telemetry_flags
 
     t0 = 1_800_000_000.0
-    for i, side in enumerate("AB"):
-        out = CellOutcome(cell_dir=tmp_path / "mm" / "r01" / side, rc=0, timed_out=False,
-                          elapsed_s=10, start=t0 + 20 * i, end=t0 + 20 * i + 10, markers={},
-                          success_rows=1, failed_rows=0)
+    for i, (round_no, side) in enumerate([(1, "A"), (1, "B"), (2, "B"), (2, "A")]):
+        out = CellOutcome(cell_dir=tmp_path / "mm" / f"r0{round_no}" / side, rc=0,
+                          timed_out=False, elapsed_s=10, start=t0 + 20 * i,
+                          end=t0 + 20 * i + 10, markers={}, success_rows=1, failed_rows=0)
         out.cell_dir.mkdir(parents=True)
-        append_status(tmp_path, round_no=1, op="mm", side=side, switch_value=side, outcome=out)
+        append_status(tmp_path, round_no=round_no, op="mm", side=side, switch_value=side,
+                      outcome=out)
     lines = ["timestamp\tindex\tsm_clock_mhz\tmem_clock_mhz\ttemp_c\tpower_w\tutil_pct"]
-    for s in range(40):  # side A's window runs at 1980 MHz, side B's throttles to 900
+    for s in range(80):  # round 1's side B throttles to 900 MHz, the other cells run at 1980
         clock = 900 if 21 <= s <= 29 else 1980
         lines.append(f"{t0 + s:.0f}\t0\t{clock}\t3201\t50\t400\t90")
     (tmp_path / "telemetry.tsv").write_text("\n".join(lines) + "\n")
     flags = telemetry_flags(tmp_path, "0")
-    assert list(flags) == [("mm", "1", "B")] and flags[("mm", "1", "B")][0].startswith("sm_clock_low")
+    assert list(flags) == [("mm", "1", "B")]
+    assert flags[("mm", "1", "B")] == ["sm_clock_low(900<0.75*1980 op)"]
     assert rewrite_flags(tmp_path, flags) == 1
-    rows = {r["side"]: r["flags"] for r in read_status(tmp_path)}
-    assert rows["A"] == "" and rows["B"].startswith("sm_clock_low")
+    rows = {(r["round"], r["side"]): r["flags"] for r in read_status(tmp_path)}
+    assert rows == {("1", "A"): "", ("1", "B"): "sm_clock_low(900<0.75*1980 op)",
+                    ("2", "B"): "", ("2", "A"): ""}
 
 
 def test_rounds_report_states_the_device_time_used(fake_host, tmp_path):

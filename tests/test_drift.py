@@ -11,8 +11,8 @@ from zl_core.drift import (
     CellFlag,
     CellWindow,
     TelemetrySample,
-    campaign_median_clock,
     flag_cells,
+    load_group,
     parse_timestamp,
     read_telemetry_tsv,
 )
@@ -70,14 +70,6 @@ def test_read_telemetry_tsv_tolerates_truncation_and_missing_file(tmp_path):
     assert read_telemetry_tsv(path) == []
 
 
-def test_campaign_median_clock_uses_busy_samples():
-    idle = steady(0, 50, clock=345.0, util=0.0)
-    busy = steady(50, 60, clock=1980.0) + steady(60, 63, clock=1755.0)
-    assert campaign_median_clock(idle + busy) == 1980.0
-    assert campaign_median_clock(idle) == 345.0  # nothing busy: all samples
-    assert campaign_median_clock([]) is None
-
-
 def test_flag_cells_throttle_and_no_samples():
     samples = (
         # device 0: clean cell, idle compile phase first (low clock and power, util 0)
@@ -85,29 +77,41 @@ def test_flag_cells_throttle_and_no_samples():
         # device 1 at the same time: throttled to 1200 MHz for a few seconds
         + steady(0, 10, index="1") + steady(10, 14, index="1", clock=1200.0)
         + steady(14, 30, index="1")
+        # device 0 again: a later round of the same operator and side
+        + steady(30, 60)
     )
     windows = [
-        CellWindow(label="mm/r01/A", device="0", start=T0 + 0.4, end=T0 + 30),
-        CellWindow(label="mm/r01/B", device="cuda:1", start=T0 + 0.4, end=T0 + 30),
-        CellWindow(label="mm/r03/A", device="2", start=T0, end=T0 + 30),
-        CellWindow(label="any device", device=None, start=T0 + 10, end=T0 + 12),
+        CellWindow(label="mm/r01/B", device="0", start=T0 + 0.4, end=T0 + 30, group="mm/B"),
+        CellWindow(label="mm/r02/B", device="cuda:1", start=T0 + 0.4, end=T0 + 30, group="mm/B"),
+        CellWindow(label="mm/r03/B", device="0", start=T0 + 30.4, end=T0 + 60, group="mm/B"),
+        CellWindow(label="mm/r04/B", device="2", start=T0, end=T0 + 30, group="mm/B"),
+        CellWindow(label="any device", device=None, start=T0 + 10, end=T0 + 12, group="mm/B"),
     ]
     got = flag_cells(windows, samples)
     assert [f.label for f in got] == [w.label for w in windows]
     by = {f.label: f.flags for f in got}
-    assert by["mm/r01/A"] == ()  # the idle compile phase is not throttling
-    assert by["mm/r01/B"] == ("sm_clock_low(1200<0.75*1980)",)
-    assert by["mm/r03/A"] == ("no_samples",)
-    assert by["any device"] == ("sm_clock_low(1200<0.75*1980)",)
+    assert by["mm/r01/B"] == ()  # the idle compile phase is not throttling
+    assert by["mm/r02/B"] == ("sm_clock_low(1200<0.75*1980 op)",)
+    assert by["mm/r03/B"] == ()
+    assert by["mm/r04/B"] == ("no_samples",)
+    assert by["any device"] == ("sm_clock_low(1200<0.75*1980 op)",)
     relaxed = flag_cells(windows, samples, clock_fraction=0.5)
     assert all(f.flags in ((), ("no_samples",)) for f in relaxed)
 
 
-def test_one_low_sample_while_the_clock_ramps_is_not_a_throttle():
-    # Seen on the H200: one busy sample at 1470 MHz in a GEMM cell otherwise at 1980.
+def test_one_low_sample_is_not_a_throttle():
+    # Seen on the H200: one busy sample at 1470 MHz in a GEMM cell otherwise at 1980
+    # (the clock ramping), and an addmm cell whose only busy sample, 1440 MHz at 95%
+    # utilisation, caught its power-limited shape while the other addmm cells' busy
+    # samples were light launches at 1965-1980.
     samples = steady(0, 5) + [sample(T0 + 5, clock=1470.0)] + steady(6, 12)
-    [f] = flag_cells([CellWindow(label="c", device="0", start=T0, end=T0 + 11)], samples)
-    assert f.flags == ()
+    samples += steady(20, 26, clock=345.0, util=0.0) + [sample(T0 + 26, clock=1440.0, util=95.0)]
+    samples += steady(27, 38, clock=345.0, util=0.0) + steady(40, 60, clock=1965.0, util=8.0)
+    windows = [CellWindow(label="ramp", device="0", start=T0, end=T0 + 11, group="g"),
+               CellWindow(label="one", device="0", start=T0 + 20, end=T0 + 37, group="g"),
+               CellWindow(label="light", device="0", start=T0 + 40, end=T0 + 59, group="g")]
+    # 1440 < 0.75 * 1972.5 (the median of the others' 1980 and 1965): one sample is not enough
+    assert [f.flags for f in flag_cells(windows, samples)] == [(), (), ()]
 
 
 def test_temperature_and_power_are_judged_against_the_cells_of_the_same_load():
@@ -134,8 +138,6 @@ def test_temperature_and_power_are_judged_against_the_cells_of_the_same_load():
 
 
 def test_load_group_keeps_the_recording_cell_apart():
-    from zl_core.drift import load_group
-
     assert load_group("mm", "1", "A") == "mm/A/record"
     assert load_group("mm", 1, "B") == "mm/B"
     assert load_group("mm", "r03", "A") == "mm/A"
@@ -155,9 +157,11 @@ def test_window_edges_follow_whole_second_stamps():
     # started at 05.7, but one stamped 11:00:04 does not.
     samples = [sample(T0 + 4, clock=1000.0), sample(T0 + 5, clock=1100.0),
                sample(T0 + 6, clock=1150.0)] + steady(7, 20)
-    [f] = flag_cells([CellWindow(label="c", device="0", start=T0 + 5.7, end=T0 + 6.5)], samples)
+    [f, _] = flag_cells([CellWindow(label="c", device="0", start=T0 + 5.7, end=T0 + 6.5, group="g"),
+                         CellWindow(label="d", device="0", start=T0 + 8, end=T0 + 19, group="g")],
+                        samples)
     # samples 5 and 6 are in (their second lowest is shown); 4 is not, or 1100 would show
-    assert f.flags == ("sm_clock_low(1150<0.75*1980)",)
+    assert f.flags == ("sm_clock_low(1150<0.75*1980 op)",)
     assert "," not in CellFlag(label="x", flags=f.flags).flags[0]
     assert CellFlag(label="x", flags=("a", "b")).text == "a,b"
 
@@ -170,13 +174,93 @@ def test_reading_and_flagging_end_to_end(tmp_path):
         rows.append("\t".join([iso(T0 + i), "0", clock, "2619", "55", "400", "80"]))
     path.write_text("\n".join(rows) + "\n")
     samples = read_telemetry_tsv(path)
-    flags = flag_cells([CellWindow(label="a", device="0", start=T0, end=T0 + 5),
-                        CellWindow(label="b", device="0", start=T0 + 6, end=T0 + 12)], samples)
-    assert [f.flags for f in flags] == [(), ("sm_clock_low(990<0.75*1980)",)]
+    flags = flag_cells([CellWindow(label="a", device="0", start=T0, end=T0 + 5, group="mm/B"),
+                        CellWindow(label="b", device="0", start=T0 + 6, end=T0 + 12, group="mm/B")],
+                       samples)
+    assert [f.flags for f in flags] == [(), ("sm_clock_low(990<0.75*1980 op)",)]
 
 
 @pytest.mark.parametrize("device", ["0", "cuda:0", "00", "0,3"])
 def test_device_spellings_match_the_sampler_index(device):
     samples = steady(0, 5, clock=1000.0) + steady(5, 30)
-    [f] = flag_cells([CellWindow(label="c", device=device, start=T0, end=T0 + 3)], samples)
-    assert f.flags == ("sm_clock_low(1000<0.75*1980)",)
+    [f, _] = flag_cells([CellWindow(label="c", device=device, start=T0, end=T0 + 3, group="g"),
+                         CellWindow(label="d", device="0", start=T0 + 10, end=T0 + 29, group="g")],
+                        samples)
+    assert f.flags == ("sm_clock_low(1000<0.75*1980 op)",)
+
+
+# Busy samples (clock MHz, util %) as an H200 showed them in an A/A campaign
+# (docs/validation/2026-12-03-h200.md): pointwise operators at 1980 MHz throughout; a
+# GEMM's first launches light at 1980, its large shapes power-limited near 1455.
+POINTWISE = [(1980.0, 98.0), (1980.0, 3.0), (1980.0, 100.0), (1980.0, 48.0)]
+GEMM = [(1980.0, 5.0), (1470.0, 99.0), (1455.0, 100.0), (1440.0, 96.0), (1425.0, 100.0)]
+THROTTLED = [(900.0, 3.0), (900.0, 99.0), (915.0, 100.0), (885.0, 100.0), (900.0, 98.0)]
+
+
+def _cell(t, busy):
+    """A cell from ``t``: 4 s importing and compiling with the device idle, then ``busy``."""
+    out = steady(t, t + 4, clock=345.0, temp=40.0, power=80.0, util=0.0)
+    for k, (clock, util) in enumerate(busy):
+        heavy = util > 50
+        out.append(sample(T0 + t + 4 + k, clock=clock, util=util,
+                          temp=58.0 if heavy else 45.0, power=650.0 if heavy else 130.0))
+    return out
+
+
+def _campaign(rounds, ops, busy_of=lambda op, rnd, side: None):
+    """Windows (grouped as a campaign groups them) and samples of ``rounds`` alternating
+    rounds over ``ops`` ({op: its busy samples}); ``busy_of`` may replace a cell's."""
+    windows, samples, t = [], [], 0
+    for op, busy in ops.items():
+        for rnd in rounds:
+            for side in ("AB" if rnd % 2 else "BA"):
+                cell = busy_of(op, rnd, side) or busy
+                samples += _cell(t, cell)
+                windows.append(CellWindow(label=f"{op} {rnd} {side}", device="0", start=T0 + t,
+                                          end=T0 + t + 4 + len(cell) + 0.5,
+                                          group=load_group(op, rnd, side)))
+                t += 4 + len(cell) + 2
+    return windows, samples
+
+
+def _flagged(windows, samples):
+    return {f.label: f.flags for f in flag_cells(windows, samples) if f.flags}
+
+
+def test_a_gemm_at_its_power_limited_clock_is_not_drift():
+    windows, samples = _campaign([1, 2, 3], {"relu": POINTWISE, "bmm": GEMM, "add": POINTWISE})
+    assert _flagged(windows, samples) == {}
+    # The campaign's busy clock is the pointwise one, and every GEMM cell's second lowest
+    # busy clock lies below 0.75 of it: judged against the campaign, all six were flagged.
+    busy = [s.sm_clock_mhz for s in samples if s.busy]
+    assert sorted(busy)[len(busy) // 2] == 1980.0 and sorted(c for c, _ in GEMM)[1] < 0.75 * 1980
+
+
+def test_a_round_whose_clock_collapsed_is_flagged_against_its_own_operator():
+    def collapse(op, rnd, side):
+        # bmm/B has three cells; bmm/A two (round 1's side A records, a group apart)
+        return THROTTLED if (op, rnd, side) in {("bmm", 2, "B"), ("bmm", 3, "A")} else None
+
+    windows, samples = _campaign([1, 2, 3], {"relu": POINTWISE, "bmm": GEMM}, collapse)
+    flagged = _flagged(windows, samples)
+    assert flagged == {"bmm 2 B": ("sm_clock_low(900<0.75*1455 op)",),
+                       "bmm 3 A": ("sm_clock_low(900<0.75*1455 op)",)}
+    assert not any(ch in flagged["bmm 2 B"][0] for ch in ",\t")
+    # Against the median of its group with itself in it (1177.5 for the pair) it was not.
+    assert 900 > 0.75 * (1455 + 900) / 2
+    assert _flagged(windows, samples) == _flagged(*_campaign([1, 2, 3], {"bmm": GEMM}, collapse))
+
+
+def test_a_cell_alone_in_its_group_is_not_judged_by_the_clock():
+    # A screen: one cell per operator and side (round 0). The GEMM's normal clock is no
+    # drift, and a lone cell has no cells of its own load to be compared with.
+    windows, samples = _campaign([0], {"relu": POINTWISE, "bmm": GEMM})
+    assert len({w.group for w in windows}) == len(windows) == 4
+    assert _flagged(windows, samples) == {}
+    windows, samples = _campaign([0], {"relu": POINTWISE, "bmm": GEMM},
+                                 lambda op, rnd, side: THROTTLED if op == "bmm" else None)
+    assert _flagged(windows, samples) == {}
+    # One round: round 1's recording cell and side B are each alone in their group.
+    windows, samples = _campaign([1], {"relu": POINTWISE, "bmm": GEMM})
+    assert {w.group for w in windows} == {"relu/A/record", "relu/B", "bmm/A/record", "bmm/B"}
+    assert _flagged(windows, samples) == {}

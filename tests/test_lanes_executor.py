@@ -120,18 +120,21 @@ def test_drift_is_judged_against_each_cells_own_device(tmp_path):
 
     t0 = 1_800_000_000.0
     for op, device in (("mm", "0"), ("bmm", "1")):  # two lanes measuring at the same time
-        cell = tmp_path / op / "r01" / "A"
-        cell.mkdir(parents=True)
-        caliber.write_identity(cell, {"device": device})
-        out = CellOutcome(cell_dir=cell, rc=0, timed_out=False, elapsed_s=10, start=t0 + 20,
-                          end=t0 + 30, markers={}, success_rows=1, failed_rows=0)
-        append_status(tmp_path, round_no=1, op=op, side="A", switch_value="0", outcome=out)
+        for round_no in (2, 3):  # a cell is judged against its operator's other rounds
+            cell = tmp_path / op / f"r0{round_no}" / "A"
+            cell.mkdir(parents=True)
+            caliber.write_identity(cell, {"device": device})
+            start = t0 + 20 * round_no - 20
+            out = CellOutcome(cell_dir=cell, rc=0, timed_out=False, elapsed_s=10, start=start,
+                              end=start + 10, markers={}, success_rows=1, failed_rows=0)
+            append_status(tmp_path, round_no=round_no, op=op, side="A", switch_value="0",
+                          outcome=out)
     assert {r["op"]: r["device"] for r in read_status(tmp_path)} == {"mm": "0", "bmm": "1"}
     lines = ["timestamp\tindex\tsm_clock_mhz\tmem_clock_mhz\ttemp_c\tpower_w\tutil_pct"]
-    for s in range(40):  # device 1 throttles during the window, device 0 does not
+    for s in range(60):  # device 1 throttles during round 2, device 0 does not
         for index in "01":
             clock = 900 if index == "1" and 21 <= s <= 29 else 1980
             lines.append(f"{t0 + s:.0f}\t{index}\t{clock}\t3201\t50\t400\t90")
     (tmp_path / "telemetry.tsv").write_text("\n".join(lines) + "\n")
     flags = telemetry_flags(tmp_path, None)
-    assert list(flags) == [("bmm", "1", "A")] and flags[("bmm", "1", "A")][0].startswith("sm_clock_low")
+    assert list(flags) == [("bmm", "2", "A")] and flags[("bmm", "2", "A")][0].startswith("sm_clock_low")

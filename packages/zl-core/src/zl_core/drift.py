@@ -1,19 +1,24 @@
 """Throttle and drift flags: join each cell to the telemetry samples of its time window.
 
 Telemetry never refuses a comparison; it flags. A cell is flagged when, while the
-device was busy during the cell, its SM clock stayed below a fraction of the campaign's
-median busy clock, or its temperature or power moved away from that of the other cells
-of the same operator by more than a bound. Flags are short strings without commas or
-tabs so they fit the ``flags`` column of status.tsv.
+device was busy during the cell, its SM clock stayed below a fraction of the busy clock
+of the other cells of the same operator and side, or its temperature or power moved
+away from that of those cells by more than a bound. Flags are short strings without
+commas or tabs so they fit the ``flags`` column of status.tsv.
 
-Why "the same operator": load sets power and temperature. On the H200 a GEMM cell
-draws 500-650 W and warms the card by 15 C within seconds, from an idle 80 W, so a
+Why "the same operator": load sets clock, power and temperature. On the H200 a GEMM
+cell draws 500-650 W and warms the card by 15 C within seconds, from an idle 80 W, so a
 rise inside one cell is the workload, not drift (docs/validation/2026-12-02-h200.md:
-a within-cell rule flagged every cell of two steady campaigns). Cells of one operator
-and side carry the same load in every round, so they are what a cell is compared
-with, by the median over the cell's whole window: at one sample a second a cell has
-only a few busy samples, and which shape they land on decides their level, while the
-window's median follows the card's thermal and power baseline.
+a within-cell rule flagged every cell of two steady campaigns). The power limit holds
+a GEMM's busy clock near 1455 MHz (bmm) where pointwise operators run at 1980, so a
+campaign-wide clock reference read every GEMM cell as throttled
+(docs/validation/2026-12-03-h200.md). Cells of one operator and side carry the same
+load in every round, so they are what a cell is compared with, each by a median over
+its window: at one sample a second a cell has only a few busy samples, and which shape
+they land on decides their level, while the window's median follows the card's
+baseline. A cell alone in its group (a screen's pair, round 1's recording cell) has
+nothing to be compared with and is not judged; a throttle there shows only in the
+report's telemetry timeline.
 """
 
 from __future__ import annotations
@@ -144,7 +149,7 @@ def read_telemetry_tsv(path: str | Path) -> list[TelemetrySample]:
 @attrs.frozen(kw_only=True)
 class CellFlag:
     label: str
-    flags: tuple[str, ...]  # e.g. ("sm_clock_low(1200<0.75*1980)",); () = clean
+    flags: tuple[str, ...]  # e.g. ("sm_clock_low(900<0.75*1455 op)",); () = clean
 
     @property
     def text(self) -> str:
@@ -170,15 +175,6 @@ def _median(values: Sequence[float]) -> float:
     return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2.0
 
 
-def campaign_median_clock(samples: Sequence[TelemetrySample]) -> float | None:
-    """Median SM clock over samples taken while busy (util > 0); all samples if none were."""
-    busy = [s.sm_clock_mhz for s in samples
-            if s.sm_clock_mhz is not None and s.util_pct is not None and s.util_pct > 0]
-    if not busy:
-        busy = [s.sm_clock_mhz for s in samples if s.sm_clock_mhz is not None]
-    return _median(busy) if busy else None
-
-
 def load_group(op: str, round_no: object, side: str) -> str:
     """The group of a campaign cell: its operator and side; round 1's side A records
     (autotune sweeps, a different load) and is a group of its own."""
@@ -189,17 +185,12 @@ def load_group(op: str, round_no: object, side: str) -> str:
     return f"{op}/{side}" + ("/record" if first and side == "A" else "")
 
 
-def _clock_flag(busy: Sequence[TelemetrySample], median_clock: float | None,
+def _clock_flag(clocks: Sequence[float], reference: float | None,
                 fraction: float) -> list[str]:
-    """``sm_clock_low`` when two busy clocks (a one-sample window's only one) are low."""
-    clocks = sorted(s.sm_clock_mhz for s in busy if s.sm_clock_mhz is not None)
-    if not clocks or not median_clock:
+    """``sm_clock_low`` when two busy clocks (``clocks``, sorted) are below the reference."""
+    if len(clocks) < 2 or not reference or clocks[1] >= fraction * reference:
         return []
-    low = [c for c in clocks if c < fraction * median_clock]
-    if len(low) < min(2, len(clocks)):
-        return []
-    shown = low[min(1, len(low) - 1)]
-    return [f"sm_clock_low({shown:g}<{fraction:g}*{median_clock:g})"]
+    return [f"sm_clock_low({clocks[1]:g}<{fraction:g}*{reference:g} op)"]
 
 
 def flag_cells(windows: Sequence[CellWindow], samples: Sequence[TelemetrySample], *,
@@ -212,58 +203,63 @@ def flag_cells(windows: Sequence[CellWindow], samples: Sequence[TelemetrySample]
     when unknown) and its time lies in ``(start - stamp_resolution_s, end]``: the
     sampler stamps whole seconds, rounded down. The clock is judged on busy samples
     only (util > 0 or unknown): a cell spends its first seconds compiling with the
-    device idle, and idle clocks are low by design. Flags:
+    device idle, and idle clocks are low by design. Each window is compared with the
+    other windows of its ``group`` (a window without one is a group of its own). Flags:
 
-    - ``sm_clock_low(<clock><<fraction>*<median>)``: at least two busy samples of the
-      window (its only one, if it has one) lie below ``clock_fraction`` times the
-      campaign's median busy clock; a single sample caught while the clock ramps is
-      not a throttle. ``<clock>`` is the second lowest (the lowest of a one-sample window);
+    - ``sm_clock_low(<clock><<fraction>*<reference> op)``: at least two busy samples of
+      the window lie below ``clock_fraction`` times the reference, the median over the
+      group's other windows of their median busy clock; ``<clock>`` is the second
+      lowest. One low sample is not a throttle: it may be the clock ramping, or a short
+      cell's only busy sample, caught on a power-limited shape;
     - ``temp_drift(<+-d>C><bound>C)``: the median temperature over the window (idle
       samples included) differs from the median over its group's windows by more than
       the bound;
     - ``power_drift(<+-d>%><bound>%)``: likewise for power, relative to the group's;
     - ``no_samples`` / ``no_busy_samples``: a note that nothing could be judged.
 
-    Temperature and power are judged only in groups of at least two windows with samples.
+    A window is judged only in a group where another window has samples (busy ones,
+    for the clock): a window alone has nothing to be compared with.
     """
     ordered = sorted(samples, key=lambda s: s.timestamp)
     times = [s.timestamp for s in ordered]
-    median_clock = campaign_median_clock(ordered)
-    per_window: list[tuple[list[str], float | None, float | None]] = []
+    flags_of: list[list[str]] = []
+    clocks_of: list[list[float]] = []  # busy SM clocks, sorted
+    temp_of: list[float | None] = []
+    power_of: list[float | None] = []
     for w in windows:
         devices = _devices(w.device)
         lo = bisect.bisect_right(times, w.start - stamp_resolution_s)
         hi = bisect.bisect_right(times, w.end)
         mine = [s for s in ordered[lo:hi]
                 if devices is None or _norm_index(s.index) in devices]
-        flags: list[str] = []
         busy = [s for s in mine if s.busy]
-        if not mine:
-            flags.append("no_samples")
-        elif not busy:
-            flags.append("no_busy_samples")
-        else:
-            flags += _clock_flag(busy, median_clock, clock_fraction)
+        flags_of.append(["no_samples"] if not mine else ["no_busy_samples"] if not busy else [])
+        clocks_of.append(sorted(s.sm_clock_mhz for s in busy if s.sm_clock_mhz is not None))
         temps = [s.temp_c for s in mine if s.temp_c is not None]
         powers = [s.power_w for s in mine if s.power_w is not None and s.power_w > 0]
-        temp = _median(temps) if temps else None
-        power = _median(powers) if powers else None
-        per_window.append((flags, temp, power))
+        temp_of.append(_median(temps) if temps else None)
+        power_of.append(_median(powers) if powers else None)
 
+    level = [_median(c) if c else None for c in clocks_of]  # a window's median busy clock
     groups: dict[object, list[int]] = {}
     for i, w in enumerate(windows):
         groups.setdefault(w.group if w.group is not None else ("window", i), []).append(i)
     for members in groups.values():
-        temps = [per_window[i][1] for i in members if per_window[i][1] is not None]
-        powers = [per_window[i][2] for i in members if per_window[i][2] is not None]
+        temps = [temp_of[i] for i in members if temp_of[i] is not None]
+        powers = [power_of[i] for i in members if power_of[i] is not None]
         temp_ref = _median(temps) if len(temps) >= 2 else None
         power_ref = _median(powers) if len(powers) >= 2 else None
         for i in members:
-            flags, temp, power = per_window[i]
+            flags, temp, power = flags_of[i], temp_of[i], power_of[i]
+            # The others only: the rule is one-sided, so in a group of two the slow cell
+            # is named, and its own low samples cannot pull its reference down.
+            others = [level[j] for j in members if j != i and level[j] is not None]
+            flags += _clock_flag(clocks_of[i], _median(others) if others else None,
+                                 clock_fraction)
             if temp is not None and temp_ref is not None and abs(temp - temp_ref) > max_temp_drift_c:
                 flags.append(f"temp_drift({temp - temp_ref:+g}C>{max_temp_drift_c:g}C)")
             if power is not None and power_ref and \
                     abs(power - power_ref) / power_ref * 100.0 > max_power_drift_pct:
                 pct = (power - power_ref) / power_ref * 100.0
                 flags.append(f"power_drift({pct:+.0f}%>{max_power_drift_pct:g}%)")
-    return [CellFlag(label=w.label, flags=tuple(f)) for w, (f, _, _) in zip(windows, per_window)]
+    return [CellFlag(label=w.label, flags=tuple(f)) for w, f in zip(windows, flags_of)]
