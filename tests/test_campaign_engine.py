@@ -88,7 +88,7 @@ def test_cell_env_applies_visibility_and_contract(fake_host, tmp_path, monkeypat
     assert "ZL_OP_FILE" not in env and "ZL_DEVICE" not in env  # set once, read by nothing
     assert env["ZL_REPLAY_DIR"] == str((tmp_path / "src" / "autotune_records").resolve())
     assert env["X"] == "1" and env["ZL_AUTOTUNE_MODE"] == "replay"
-    assert env["ZL_REPLAY_MS"] == "100"  # the default graph replay budget
+    assert env["ZL_REPLAY_MS"] == "30"  # the default graph replay budget
     req = attrs.evolve(req, replay_ms=12.5)
     assert cell_environment(fake_host, req)["ZL_REPLAY_MS"] == "12.5"
 

@@ -135,7 +135,7 @@ def test_graph_bench_times_the_replays_not_the_launches(host):
     timer = make_timer(host, di)
     value = timer.do_bench(di.kernel(0.25), warmup=10, rep=10, return_mode="median")
     assert value == pytest.approx(0.25)  # direct would include the 0.5 host overhead
-    assert di.replays == graph_timing.REPLAYS
+    assert di.replays == graph_timing.REPLAYS + 1  # the first, untimed, uploads the graph
     assert timer.log[-1].timer == "graph" and not timer.log[-1].fallback
     assert timer.original.calls == []
 
@@ -167,7 +167,7 @@ def test_each_replay_spends_about_the_replay_budget():
     nodes = captured_graphs(di)
     timing_ = graph_timing.graph_replays(di.kernel(1.5), di, warmup=1, replay_ms=100)
     assert 50 <= sum(nodes[0]) <= 100  # the estimate includes launch overhead
-    assert len(timing_.times) == graph_timing.REPLAYS == di.replays
+    assert len(timing_.times) == graph_timing.REPLAYS == di.replays - 1
     assert timing_.calls_per_graph == len(nodes[0])
 
 
@@ -190,7 +190,8 @@ def test_a_capped_graph_is_replayed_more_often_to_spend_the_budget():
 
 def test_the_spread_of_the_replays_is_logged_with_the_call(host):
     di = FakeDI()
-    lengths = iter([1.0, 1.0, 1.02, 0.99] + [1.0] * 20)
+    # The first replay (the graph's upload) is slow and not timed.
+    lengths = iter([1.3, 1.0, 1.02, 0.99] + [1.0] * 20)
     real = di.CUDAGraph
 
     class Uneven(real):

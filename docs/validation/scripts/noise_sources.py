@@ -117,6 +117,10 @@ def _sd_pct(values: list[float]) -> float:
     return statistics.stdev(logs) * 100.0 if len(logs) > 1 else float("nan")
 
 
+def _range_pct(times: list[float]) -> float:
+    return (max(times) - min(times)) / statistics.median(times) * 100.0
+
+
 def analyse(path: str, cell_fixed_s: float = 15.0, rows: int = 10) -> None:
     with open(path, encoding="utf-8") as fh:
         runs = json.load(fh)["processes"]
@@ -125,7 +129,7 @@ def analyse(path: str, cell_fixed_s: float = 15.0, rows: int = 10) -> None:
     for case in CASES:
         print(f"\n{case}")
         print(f"  {'variant':8} {'median ms':>10} {'sd %':>7} {'range %':>8} {'within %':>9} "
-              f"{'device ms':>10}")
+              f"{'w/o 1st %':>9} {'1st +%':>7} {'device ms':>10}")
         sds = {}
         for variant in VARIANTS:
             got = [r["cases"][case][variant] for r in runs if case in r["cases"]]
@@ -137,21 +141,31 @@ def analyse(path: str, cell_fixed_s: float = 15.0, rows: int = 10) -> None:
             sds[variant] = sd
             rng_pct = (max(meds) - min(meds)) / med * 100.0
             within = statistics.median(g["spread"] for g in got if g["spread"] is not None)
+            # The first replay uploads the graph (3-10% slower on the H200): without it.
+            later = statistics.median(_range_pct(g["times"][1:]) for g in got)
+            first = statistics.median(g["times"][0] / statistics.median(g["times"][1:]) - 1
+                                      for g in got) * 100.0
             device_ms = statistics.median(sum(g["times"]) * g["calls"] for g in got)
             print(f"  {variant:8} {med:10.5f} {sd:7.3f} {rng_pct:8.3f} {within:9.3f} "
-                  f"{device_ms:10.0f}")
+                  f"{later:9.3f} {first:7.2f} {device_ms:10.0f}")
         pairs = [(r["cases"][case]["old"]["median"], r["cases"][case]["again"]["median"])
                  for r in runs if case in r["cases"]]
         within_process = statistics.stdev(math.log(a / b) for a, b in pairs) / math.sqrt(2) * 100
         print(f"  same process, old vs again: sd {within_process:.3f}% "
               f"(across processes {sds.get('old', float('nan')):.3f}%)")
+        first_place = [r["cases"][case][r["cases"][case]["order"][0]]["median"] for r in runs]
+        later_place = [r["cases"][case][v]["median"] for r in runs
+                       for v in r["cases"][case]["order"][1:] if v in ("old", "again", "r30", "r100", "r300")]
+        print(f"  first measurement of the case in its process: median "
+              f"{(statistics.median(first_place) / statistics.median(later_place) - 1) * 100:+.2f}% "
+              "against the later ones")
         # Device seconds per decided verdict ~ cell cost x variance of a side.
         print(f"  cost per verdict, relative to old (cell {cell_fixed_s:g} s + {rows} rows x 2 calls):")
         base = None
         for variant in ("old", "r30", "r100", "r300"):
             if variant not in sds:
                 continue
-            cell = cell_fixed_s + rows * 2 * REPLAY_MS[variant] * 10 / 1000.0
+            cell = cell_fixed_s + rows * 2 * REPLAY_MS[variant] * 11 / 1000.0
             cost = cell * sds[variant] ** 2
             base = base or cost
             print(f"    {variant:5} cell {cell:5.1f} s  relative {cost / base:5.2f}")
