@@ -129,6 +129,7 @@ def test_resume_after_sigkill_reruns_no_finished_cell_and_misses_none(tmp_path):
             if (campaign / op / side / "run_identity.json").is_file()
             and "finished" in identity(campaign / op / side)}
     assert kept
+    kept_devices = {cell: identity(campaign / cell[0] / cell[1])["device"] for cell in kept}
     assert json.loads((campaign / "campaign.json").read_text())["state"] == "running"
     env = fake_env(tmp_path, ZL_FAKE_SLEEP="0.1")
     report = subprocess.run([sys.executable, str(LAUNCHER), "report", str(campaign)], env=env,
@@ -141,8 +142,18 @@ def test_resume_after_sigkill_reruns_no_finished_cell_and_misses_none(tmp_path):
     for op in OPS:
         for side in "AB":
             assert "finished" in identity(campaign / op / side)  # none missing
+        # An operator's cells share one card, even when the resume's lanes left out the
+        # device its kept cell ran on.
+        assert identity(campaign / op / "A")["device"] == identity(campaign / op / "B")["device"]
     starts = [(row[2], row[3]) for row in ledger(tmp_path) if row[0] == "start"]
-    assert all(starts.count(cell) == 1 for cell in kept)  # no finished cell ran again
+    # No finished cell ran again, unless it was the only half of an operator on a device
+    # this resume left out: then the operator ran again whole and the kept cell was set aside.
+    moved = {op for op, side in kept if (op, "AB".replace(side, "")) not in kept
+             and kept_devices[(op, side)] not in ("0", "1")}
+    assert all(starts.count(cell) == 1 for cell in kept if cell[0] not in moved)
+    for op in moved:
+        assert list((campaign / ".aside").glob(f"*-moved/{op}/*/run_identity.json"))
+        assert f"{op}: its finished cells ran on device" in done.stdout
     assert json.loads((campaign / "campaign.json").read_text())["state"] == "complete"
     rows = json.loads((campaign / "screen.json").read_text())["ops"]
     assert [r["op"] for r in rows] == OPS
@@ -297,3 +308,27 @@ def test_resume_restores_the_status_row_of_a_cell_finished_just_before_the_kill(
     now = status.read_text().splitlines()
     cells = [line.split("\t")[15] for line in now[1:]]
     assert len(now) == len(lines) and sorted(cells) == ["abs/A", "abs/B", "add/A", "add/B"]  # back, once
+
+
+def test_a_resume_whose_lanes_leave_out_a_kept_device_reruns_that_operator_whole(zl, tmp_path, capsys):
+    assert zl([*screen_args("--ops", "abs", "add", "--devices", "2,3")]) == 0
+    [campaign] = campaigns(tmp_path)
+    moved = next(op for op in ("abs", "add") if identity(campaign / op / "A")["device"] == "3")
+    import shutil
+
+    shutil.rmtree(campaign / moved / "B")  # killed before its B cell ran
+    meta = json.loads((campaign / "campaign.json").read_text())
+    meta["state"] = "interrupted"
+    (campaign / "campaign.json").write_text(json.dumps(meta))
+    starts_before = len([r for r in ledger(tmp_path) if r[0] == "start"])
+    capsys.readouterr()
+    assert zl(["screen", "--resume", str(campaign), "--devices", "0,2"]) == 0
+    out = capsys.readouterr().out
+    assert f"{moved}: its finished cells ran on device 3 of " in out
+    a, b = identity(campaign / moved / "A"), identity(campaign / moved / "B")
+    assert a["device"] == b["device"] in ("0", "2")  # whole, on one of this resume's lanes
+    [aside] = (campaign / ".aside").glob(f"*-moved/{moved}/A/run_identity.json")
+    assert json.loads(aside.read_text())["device"] == "3"  # kept for diagnosis, not lost
+    new_starts = [r for r in ledger(tmp_path) if r[0] == "start"][starts_before:]
+    assert sorted((r[2], r[3]) for r in new_starts) == [(moved, "A"), (moved, "B")]  # the other stays
+    assert zl(["report", str(campaign)]) == 0  # one device per operator: no caliber refusal

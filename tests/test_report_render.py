@@ -108,9 +108,12 @@ def test_json_and_format_conflict_is_a_usage_error(cells, capsys):
     assert "--json" in capsys.readouterr().err
 
 
-def test_colour_text_keeps_bracketed_size_details(cells):
+def test_colour_text_keeps_bracketed_size_details(cells, monkeypatch):
     """rich must not read "[torch.Size(...)]" as markup and swallow it."""
     pytest.importorskip("rich")
+    # A width wide enough for the long tmp paths of a pytest-xdist worker: a wrapped cell
+    # would split the size detail and hide what this test is about.
+    monkeypatch.setenv("COLUMNS", "400")
     zl_report = pytest.importorskip("zl_report")
     for d in cells:
         data = json.loads((d / "results.json").read_text())

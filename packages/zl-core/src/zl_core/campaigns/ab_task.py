@@ -20,7 +20,7 @@ from zl_core.rows import read_rows
 from zl_core.series import shape_series
 from zl_core.switches import Sides
 
-from .cell_run import run_side
+from .cell_run import run_side, whole_on_one_card
 from .executor import TaskRuntime
 from .judging import judge, series_latencies, stats_plan
 from .layout import CampaignLayout
@@ -77,7 +77,12 @@ def side_order(round_no: int) -> tuple[str, str]:
 
 
 def run_ab_task(task: AbTask, runtime: TaskRuntime) -> OpRun:
-    """Run the operator's rounds until its plan, a failure, or a decision stops them."""
+    """Run the operator's rounds until its plan, a failure, or a decision stops them;
+    every round on one card."""
+    return whole_on_one_card(_run_rounds, task, runtime)
+
+
+def _run_rounds(task: AbTask, runtime: TaskRuntime) -> OpRun:
     op, plan, layout = task.op, task.plan, task.layout
     record_cell = layout.cell_dir(op.op, "A", 1)
     limit = plan.rounds or plan.max_rounds

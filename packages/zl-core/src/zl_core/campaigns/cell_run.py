@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from zl_core.cell import CellOutcome
 from zl_core.errors import PreflightError
@@ -13,8 +15,11 @@ from zl_core.ttgir_layout import TTGIR_DIR, IrSummary, summarize
 
 from .attempts import run_with_retries
 from .executor import TaskRuntime
-from .state import kept_outcome
+from .layout import op_dir_of
+from .state import OperatorMoved, check_kept_here, kept_outcome, set_aside_moved
 
+T = TypeVar("T")
+R = TypeVar("R")
 EMPTY_IR = IrSummary(fingerprint=None, files=0, kernels=0, convert_layouts=0)
 
 
@@ -25,7 +30,8 @@ def run_side(runtime: TaskRuntime, suite: str, request: CellRequest, *, round_no
     A preflight refusal is a finished cell too (rc 3, an empty window stamped when
     refused), so status.tsv lists every cell the plan asked for. A cell that finished
     before (a resumed campaign) is kept, not rerun; a crashed one is retried
-    (:mod:`.attempts`).
+    (:mod:`.attempts`). A cell to run on another card than the operator's kept cells
+    raises :class:`~.state.OperatorMoved` (see :func:`whole_on_one_card`).
     """
     provider = runtime.host.get_provider(suite)
     op, side = request.op.op, request.side
@@ -34,6 +40,7 @@ def run_side(runtime: TaskRuntime, suite: str, request: CellRequest, *, round_no
         runtime.sink.cell_skipped(op=op, round_no=round_no, side=side,
                                   why=f"finished before, kept (rc={kept.rc})")
         return SideResult(outcome=kept, ir=summarize(kept.cell_dir / TTGIR_DIR))
+    check_kept_here(op_dir_of(request.out_dir), request.device)
     runtime.sink.cell_started(op=op, round_no=round_no, side=side, switch_value=switch_value)
     try:
         outcome = run_with_retries(runtime.host, provider, request, say=runtime.sink.line)
@@ -52,3 +59,17 @@ def run_side(runtime: TaskRuntime, suite: str, request: CellRequest, *, round_no
                                summary=f"{state} rows={outcome.success_rows} ttgir={ir.files} "
                                        f"{outcome.elapsed_s:.1f}s")
     return SideResult(outcome=outcome, ir=ir)
+
+
+def whole_on_one_card(run: Callable[[T, TaskRuntime], R], task: T, runtime: TaskRuntime) -> R:
+    """Run a task; if it must continue on another card than its kept cells ran on, set
+    those aside (under ``.aside/``) and run the operator again from its first cell."""
+    try:
+        return run(task, runtime)
+    except OperatorMoved as moved:
+        aside = set_aside_moved(moved)
+        runtime.sink.line(f"{moved.op_dir.name}: its finished cells ran on {moved.where}, not on "
+                          f"this lane; set aside under {aside.parent.name}/{aside.name}/ and the "
+                          "operator runs again whole (an operator's cells share one card)")
+        runtime.sink.more_cells(len(moved.cells))
+        return run(task, runtime)

@@ -41,6 +41,12 @@ def parse_round(name: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def op_dir_of(cell_dir: Path) -> Path:
+    """The operator folder a cell folder belongs to: ``<op>/<side>`` or ``<op>/rNN/<side>``."""
+    parent = Path(cell_dir).parent
+    return parent.parent if parse_round(parent.name) is not None else parent
+
+
 def cell_label(op: str, side: str, round_no: int = 0) -> str:
     """How reports name a cell: ``op r01/A`` in a rounds campaign, ``op A`` in a screen."""
     return f"{op} {round_name(round_no)}/{side}" if round_no else f"{op} {side}"

@@ -9,7 +9,7 @@ from zl_core.ir_verdict import SideResult, screen_verdict
 from zl_core.opspec import OpSpec
 from zl_core.provider import CellRequest
 
-from .cell_run import EMPTY_IR, run_side
+from .cell_run import EMPTY_IR, run_side, whole_on_one_card
 from .executor import TaskRuntime
 
 #: The columns of screen.tsv (and the keys of each row of screen.json).
@@ -41,7 +41,11 @@ class ScreenResult:
 
 
 def run_screen_task(task: ScreenTask, runtime: TaskRuntime) -> ScreenResult:
-    """Run A, then B unless A did not complete, and judge the pair."""
+    """Run A, then B unless A did not complete, and judge the pair; both on one card."""
+    return whole_on_one_card(_run_pair, task, runtime)
+
+
+def _run_pair(task: ScreenTask, runtime: TaskRuntime) -> ScreenResult:
     a = run_side(runtime, task.suite, task.a, round_no=0, switch_value=task.a_value)
     if a.preflight or (a.outcome is not None and a.outcome.timed_out):
         b = SideResult(outcome=None, ir=EMPTY_IR, preflight="not run: side A did not complete")

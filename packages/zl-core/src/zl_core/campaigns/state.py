@@ -242,6 +242,53 @@ def restore_status(layout: CampaignLayout, meta: dict) -> int:
     return added
 
 
+class OperatorMoved(Exception):
+    """A resumed operator must run a cell on another device or host than its kept cells
+    ran on; ``cells`` are those kept cells, under ``op_dir``."""
+
+    def __init__(self, op_dir: Path, cells: list[Path], where: str) -> None:
+        super().__init__(f"kept cells ran on {where}")
+        self.op_dir, self.cells, self.where = Path(op_dir), cells, where
+
+
+def kept_elsewhere(op_dir: Path, device: str, host: str) -> tuple[list[Path], str]:
+    """An operator's finished cells that ran on another device or host, and where.
+
+    An operator's cells are compared with each other, so they must share one card: a
+    resume whose lanes leave out the kept cells' device, or a Dask task that lands on
+    another host, reruns the operator whole rather than mixing two cards."""
+    cells, where = [], ""
+    for cell in sorted(_cell_dirs(op_dir)) if Path(op_dir).is_dir() else ():
+        if not finished(cell):
+            continue
+        identity = caliber.read_identity(cell) or {}
+        their_device, their_host = str(identity.get("device") or ""), str(identity.get("host") or "")
+        if (their_device and their_device != str(device)) or (their_host and their_host != host):
+            cells.append(cell)
+            where = f"device {their_device or '?'} of {their_host or '?'}"
+    return cells, where
+
+
+def check_kept_here(op_dir: Path, device: str | None) -> None:
+    """Raise :class:`OperatorMoved` when ``op_dir`` holds finished cells of another card."""
+    if device is None:
+        return  # the serial path's own device: tasks are pinned to the kept one
+    cells, where = kept_elsewhere(op_dir, device, socket.gethostname())
+    if cells:
+        raise OperatorMoved(op_dir, cells, where)
+
+
+def set_aside_moved(moved: OperatorMoved) -> Path:
+    """Move the kept cells of a moved operator under the campaign's ``.aside/``."""
+    root = moved.op_dir.parent  # <campaign>/<op>/...
+    aside = root / ASIDE_DIR / (time.strftime("%Y%m%d-%H%M%S") + "-moved")
+    for cell in moved.cells:
+        target = aside / Path(cell).relative_to(root)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(cell), str(target))
+    return aside
+
+
 def kept_device(layout: CampaignLayout, op: str) -> str | None:
     """The device an operator's finished cells ran on (a resumed operator stays there)."""
     op_dir = layout.op_dir(op)
