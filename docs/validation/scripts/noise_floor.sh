@@ -12,6 +12,9 @@
 #                  shape the spread across processes and within a cell, the medians over
 #                  graph-timed shapes of at least 20 us (the target: <= 0.3%), the
 #                  controls' false-positive rate and the device time; all under $OUT.
+#   PHASE=ab-start / ab-finish   the same for the A/B of bmm and addmm under
+#                  DISABLE_MMA_V3 (issue 11: still SLOWER under the new statistics),
+#                  --rounds auto --max-rounds $MAX_ROUNDS (default 8; first look at 4)
 #   LABEL      name of this run (default "after")
 #   ROUNDS     rounds (default 3, as the "before" campaign)
 #   REPLAY_MS  --replay-ms for the cells (default: zl's own default)
@@ -71,12 +74,33 @@ for o in model["summary"]["operators"]:
           f"{o.get('median_within_cell_pct')}, verdict {o['verdict']}")
 if big:
     print(f"median side spread over graph-timed shapes >= 20 us: {statistics.median(big):.3f}% "
-          f"({len(big) // 2} shapes); within a cell {statistics.median(within):.3f}%")
+          f"({len(big) // 2} shapes); within a cell "
+          f"{statistics.median(within) if within else float('nan'):.3f}%")
 calls = [o for o in model["summary"]["operators"] if o["verdict"] in ("FASTER", "SLOWER", "MIXED")]
 print(f"A/A operators called: {len(calls)} of {len(model['summary']['operators'])}; "
       f"{model['summary']['fdr']['text']}")
 print(f"device time: {model['summary']['device_time']['text']}")
 PY
     ;;
-  *) echo "usage: PHASE=start|finish $0"; exit 2 ;;
+  ab-start)
+    mkdir -p "$R/ab_$LABEL"
+    setsid bash -c 'S=$(date +%s); zl ab --ops bmm:bmm:float16 addmm:addmm:float16 \
+        --switch DISABLE_MMA_V3 --rounds auto --max-rounds "$2" --runs-root "$1" "${@:3}" \
+        > "$1.log" 2>&1; echo $? > "$1.rc"; echo "$S $(date +%s)" > "$1.wall"' \
+      _ "$R/ab_$LABEL" "${MAX_ROUNDS:-8}" "${EXTRA[@]}" < /dev/null > /dev/null 2>&1 &
+    echo "A/B $LABEL started: bmm addmm ${EXTRA[*]}, auto up to ${MAX_ROUNDS:-8} rounds" ;;
+  ab-finish)
+    START=$(date +%s)
+    until [ -f "$R/ab_$LABEL.rc" ]; do
+      if [ $(( $(date +%s) - START )) -gt "$BUDGET" ]; then
+        echo "still running after $BUDGET s: call PHASE=ab-finish again"; tail -3 "$R/ab_$LABEL.log"; exit 3
+      fi
+      sleep 2
+    done
+    echo "zl ab rc=$(cat "$R/ab_$LABEL.rc"), wall $(awk '{print $2-$1}' "$R/ab_$LABEL.wall") s"
+    AB=$(latest "$R/ab_$LABEL" 'ab_*')
+    tar czf "$OUT/ab_$LABEL.tgz" -C "$R" --exclude='.triton_cache' --exclude='.tuner_cache' \
+      "ab_$LABEL" "ab_$LABEL.log" 2>/dev/null
+    zl report "$AB"; echo "zl report rc=$?" ;;
+  *) echo "usage: PHASE=start|finish|ab-start|ab-finish $0"; exit 2 ;;
 esac
