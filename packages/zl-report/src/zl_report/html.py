@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from html import escape
 
-from zl_report.layout import Bullets, Cards, Details, Document, Heading, Para, Plot, Table, Timeline
+from zl_report.blocks import Bullets, Cards, Details, Document, Heading, Para, Plot, Table, Timeline
 from zl_report.svg import forest, timeline
 
 _CSS = """

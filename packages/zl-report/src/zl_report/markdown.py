@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from zl_report.layout import Bullets, Cards, Details, Document, Heading, Para, Plot, Table, Timeline
+from zl_report.blocks import Bullets, Cards, Details, Document, Heading, Para, Plot, Table, Timeline
 
 _TONE_PREFIX = {"bad": "**", "warn": "_"}
 

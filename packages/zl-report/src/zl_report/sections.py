@@ -5,18 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from zl_report.layout import (
-    Block,
-    Bullets,
-    Cards,
-    Details,
-    Heading,
-    Para,
-    Plot,
-    Table,
-    Timeline,
-    pct,
-)
+from zl_report.blocks import Block, Bullets, Cards, Details, Heading, Para, Plot, Table, Timeline
+from zl_report.layout import pct
 
 #: Verdicts a pull-request reader needs to see (screen: the code changed; rounds: timing moved).
 CHANGED = ("IR_CHANGED", "FASTER", "SLOWER", "MIXED", "INCONCLUSIVE")

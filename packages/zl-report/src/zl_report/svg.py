@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from html import escape
 
-from zl_report.layout import Plot
+from zl_report.blocks import Plot
 
 COLORS = {"good": "#2e7d32", "bad": "#c62828", "warn": "#e65100", "muted": "#757575",
           None: "#1565c0"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import shutil
 
-from zl_report.layout import Bullets, Cards, Details, Document, Heading, Para, Plot, Table, Timeline
+from zl_report.blocks import Bullets, Cards, Details, Document, Heading, Para, Plot, Table, Timeline
 
 _RICH_STYLES = {"good": "green", "bad": "bold red", "warn": "yellow", "muted": "dim"}
 
