@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Device calls, issue 10: a FlagGems screen of 20 operators with --devices all, killed
 # half-way with SIGKILL and finished with --resume, against an uninterrupted screen of
-# the same operators. Run from the repository root after `source .whl/on-device.sh`.
+# the same operators. Run from the repository root after
+# `source docs/validation/scripts/device_env.sh` (in every call: see there why).
 #
 # One device command may run 600 s and a 20-operator screen costs ~10 min on the H200
 # (~15 s a cell, 9 s of it importing torch and flag_gems). A process that starts its

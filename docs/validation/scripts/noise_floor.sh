@@ -2,7 +2,8 @@
 # Device calls (issue 11, item 7): the per-side noise of graph-timed FlagGems rows across
 # fresh processes, per shape, for relu, softmax, bmm and addmm (float16), from an A/A
 # campaign of fixed rounds (every side a fresh process, configs pinned), and its
-# false-positive rate. Run from the repository root after `source .whl/on-device.sh`.
+# false-positive rate. Run from the repository root after
+# `source docs/validation/scripts/device_env.sh` (in every call: see there why).
 # The 2026-12-03 "before" figures are the same four operators, 3 rounds, on the timer
 # that spent do_bench's rep across all ten replays; "after" is this script on the
 # replay budget below.
