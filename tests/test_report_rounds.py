@@ -120,6 +120,14 @@ def test_rounds_model(campaign):
     lo, hi = ops["mm"]["operator"]["range_of_round_medians"]
     assert 9.0 < lo <= hi < 11.0
     assert ops["mm"]["median_side_noise_pct"] > 0
+    # Device seconds per decided shape verdict: what a budget or less noise must lower.
+    dt = model["summary"]["device_time"]
+    counted = [r for r in model["rows"] if r["counted"]]
+    decided = [r for r in counted if r["verdict"] in ("FASTER", "SLOWER", "NO_CHANGE")]
+    assert decided
+    assert (dt["decided_shapes"], dt["counted_shapes"]) == (len(decided), len(counted))
+    assert dt["s_per_decided_shape"] == pytest.approx(dt["total_s"] / len(decided), abs=0.06)
+    assert f"{len(decided)} of {len(counted)} shape verdict(s) decided" in dt["text"]
     # Within a cell: the replays' spread, per side, beside the spread across processes.
     assert ops["mm"]["median_within_cell_pct"] == pytest.approx(0.05)
     mm_rows = {r["shape"]: r for r in model["rows"] if r["op"] == "mm"}

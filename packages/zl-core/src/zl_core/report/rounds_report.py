@@ -117,15 +117,20 @@ def build_rounds(campaign: Path, *, meta: dict | None = None, allow_mismatch: bo
     }
     if any(o["timer"] == "direct" for o in operators):
         notes.append(DIRECT_NOTE)
-    summary["device_time"] = _device_time(status)
+    summary["device_time"] = _device_time(status, rows)
     summary["timeline"] = campaign_timeline(layout)
     notes.append(summary["device_time"]["text"])
     title = f"A/B rounds {meta.get('switch') or ''}: {layout.name}".replace("  ", " ")
     return _model("rounds", title, caliber_section(identities), check, rows, summary, notes)
 
 
-def _device_time(status: dict[CellKey, dict]) -> dict:
-    """Device time the campaign spent (sum of cell wall times) and rounds per operator."""
+#: Shape verdicts that decide something (INCONCLUSIVE does not).
+DECIDED = ("FASTER", "SLOWER", "NO_CHANGE")
+
+
+def _device_time(status: dict[CellKey, dict], rows: list[dict]) -> dict:
+    """Device time the campaign spent (sum of cell wall times), rounds per operator, and
+    seconds per decided shape verdict: what a budget or a noise change must lower."""
     per_op: dict[str, dict] = {}
     for (op, rnd, _side), row in status.items():
         try:
@@ -137,8 +142,15 @@ def _device_time(status: dict[CellKey, dict]) -> dict:
         entry["rounds"] = max(entry["rounds"], rnd)
     total = sum(e["seconds"] for e in per_op.values())
     parts = ", ".join(f"{op} {e['rounds']} round(s) {e['seconds']:.0f}s" for op, e in sorted(per_op.items()))
-    return {"total_s": round(total, 1), "per_op": per_op,
-            "text": f"device time used: {total:.0f}s of cell wall time ({parts})"}
+    counted = [r for r in rows if r.get("counted")]
+    decided = sum(1 for r in counted if r.get("verdict") in DECIDED)
+    per_decided = round(total / decided, 1) if decided else None
+    text = f"device time used: {total:.0f}s of cell wall time ({parts})"
+    if counted:
+        text += (f"; {decided} of {len(counted)} shape verdict(s) decided"
+                 + (f", {per_decided:.1f}s per decided verdict" if decided else ""))
+    return {"total_s": round(total, 1), "per_op": per_op, "decided_shapes": decided,
+            "counted_shapes": len(counted), "s_per_decided_shape": per_decided, "text": text}
 
 
 def _load_op(layout: CampaignLayout, plan: OpCells) -> tuple[list, list[str]]:
