@@ -50,6 +50,22 @@ SWITCH=(--switch DISABLE_MMA_V3 --force-switch --replay-ms 10)
 pack() { tar czf "$OUT/$1.tgz" -C "$R" --exclude='*.ttgir' --exclude='.triton_cache' \
            --exclude='.tuner_cache' . 2>/dev/null; }
 latest() { ls -dt "$R"/$1 2>/dev/null | head -1; }
+screen_until_killed() {  # the screen under test, SIGKILLed once KILL_AFTER operators are done
+  zl screen --ops "${OPS[@]}" "${SWITCH[@]}" --devices all --runs-root "$R/killed" \
+    > "$R/killed.log" 2>&1 &
+  local zl_pid=$! start=$(date +%s) c
+  DONE=0
+  while kill -0 $zl_pid 2>/dev/null; do
+    c=$(latest 'killed/screen_*')
+    DONE=$( [ -n "$c" ] && [ -f "$c/screen.json" ] && python3 -c \
+      "import json,sys;print(len(json.load(open(sys.argv[1]))['ops']))" "$c/screen.json" || echo 0)
+    if [ "$DONE" -ge "$KILL_AFTER" ]; then break; fi
+    if [ $(( $(date +%s) - start )) -gt "$BUDGET" ]; then break; fi
+    sleep 1
+  done
+  date +%s.%N > "$R/killed.at"
+  kill -KILL $zl_pid; wait $zl_pid 2>/dev/null
+}
 case "$PHASE" in
   ref1|ref2)
     if [ "$PHASE" = ref1 ]; then PART=("${OPS[@]:0:10}"); else PART=("${OPS[@]:10}"); fi
@@ -59,20 +75,7 @@ case "$PHASE" in
     echo "rc=$?"; pack "$PHASE" ;;
   kill)
     mkdir -p "$R/killed"
-    zl screen --ops "${OPS[@]}" "${SWITCH[@]}" --devices all --runs-root "$R/killed" \
-      > "$R/killed.log" 2>&1 &
-    ZL=$!
-    START=$(date +%s)
-    while kill -0 $ZL 2>/dev/null; do
-      C=$(latest 'killed/screen_*')
-      DONE=$( [ -n "$C" ] && [ -f "$C/screen.json" ] && python3 -c \
-        "import json,sys;print(len(json.load(open(sys.argv[1]))['ops']))" "$C/screen.json" || echo 0)
-      if [ "$DONE" -ge "$KILL_AFTER" ]; then break; fi
-      if [ $(( $(date +%s) - START )) -gt "$BUDGET" ]; then break; fi
-      sleep 1
-    done
-    date +%s.%N > "$R/killed.at"
-    kill -KILL $ZL; wait $ZL 2>/dev/null
+    screen_until_killed
     sleep 5
     echo "operators done when killed: $DONE"
     echo "orphans after SIGKILL: $(pgrep -f 'zl_core.cellguard|pytest.*benchmark' | wc -l)"
@@ -109,20 +112,7 @@ print(f\"serial {sum(t['serial']):.1f} s, lanes {sum(t['lanes']):.1f} s, lanes/s
         echo "$S $(date +%s.%N)" > "$1/ref.wall"' _ "$R" "${OPS[@]}" "${SWITCH[@]}" \
       < /dev/null > /dev/null 2>&1 &
     T0=$(date +%s.%N)
-    zl screen --ops "${OPS[@]}" "${SWITCH[@]}" --devices all --runs-root "$R/killed" \
-      > "$R/killed.log" 2>&1 &
-    ZL=$!
-    START=$(date +%s)
-    while kill -0 $ZL 2>/dev/null; do
-      C=$(latest 'killed/screen_*')
-      DONE=$( [ -n "$C" ] && [ -f "$C/screen.json" ] && python3 -c \
-        "import json,sys;print(len(json.load(open(sys.argv[1]))['ops']))" "$C/screen.json" || echo 0)
-      if [ "$DONE" -ge "$KILL_AFTER" ]; then break; fi
-      if [ $(( $(date +%s) - START )) -gt "$BUDGET" ]; then break; fi
-      sleep 1
-    done
-    date +%s.%N > "$R/killed.at"
-    kill -KILL $ZL; wait $ZL 2>/dev/null
+    screen_until_killed
     echo "$T0 $(cat "$R/killed.at")" > "$R/killed.wall"
     sleep 5
     echo "operators done when killed: $DONE"

@@ -28,6 +28,15 @@ LABEL=${LABEL:-after}; ROUNDS=${ROUNDS:-3}
 OPS=(relu:relu:float16 softmax:softmax:float16 bmm:bmm:float16 addmm:addmm:float16)
 EXTRA=(); [ -n "${REPLAY_MS:-}" ] && EXTRA=(--replay-ms "$REPLAY_MS")
 latest() { ls -dt "$1"/$2 2>/dev/null | head -1; }
+wait_for() {  # wait_for RUN PHASE: until RUN.rc exists, BUDGET s at most
+  local start=$(date +%s)
+  until [ -f "$1.rc" ]; do
+    if [ $(( $(date +%s) - start )) -gt "$BUDGET" ]; then
+      echo "still running after $BUDGET s: call PHASE=$2 again"; tail -3 "$1.log"; exit 3
+    fi
+    sleep 2
+  done
+}
 case "${PHASE:-}" in
   start)
     mkdir -p "$R/aa_$LABEL"
@@ -36,13 +45,7 @@ case "${PHASE:-}" in
       _ "$R/aa_$LABEL" "$ROUNDS" "${OPS[@]}" "${EXTRA[@]}" < /dev/null > /dev/null 2>&1 &
     echo "A/A $LABEL started: ${OPS[*]} ${EXTRA[*]}, $ROUNDS rounds" ;;
   finish)
-    START=$(date +%s)
-    until [ -f "$R/aa_$LABEL.rc" ]; do
-      if [ $(( $(date +%s) - START )) -gt "$BUDGET" ]; then
-        echo "still running after $BUDGET s: call PHASE=finish again"; tail -3 "$R/aa_$LABEL.log"; exit 3
-      fi
-      sleep 2
-    done
+    wait_for "$R/aa_$LABEL" finish
     echo "zl ab rc=$(cat "$R/aa_$LABEL.rc"), wall $(awk '{print $2-$1}' "$R/aa_$LABEL.wall") s"
     AA=$(latest "$R/aa_$LABEL" 'aa_*')
     tar czf "$OUT/noise_$LABEL.tgz" -C "$R" --exclude='*.ttgir' --exclude='.triton_cache' \
@@ -91,13 +94,7 @@ PY
       _ "$R/ab_$LABEL" "${MAX_ROUNDS:-8}" "${EXTRA[@]}" < /dev/null > /dev/null 2>&1 &
     echo "A/B $LABEL started: bmm addmm ${EXTRA[*]}, auto up to ${MAX_ROUNDS:-8} rounds" ;;
   ab-finish)
-    START=$(date +%s)
-    until [ -f "$R/ab_$LABEL.rc" ]; do
-      if [ $(( $(date +%s) - START )) -gt "$BUDGET" ]; then
-        echo "still running after $BUDGET s: call PHASE=ab-finish again"; tail -3 "$R/ab_$LABEL.log"; exit 3
-      fi
-      sleep 2
-    done
+    wait_for "$R/ab_$LABEL" ab-finish
     echo "zl ab rc=$(cat "$R/ab_$LABEL.rc"), wall $(awk '{print $2-$1}' "$R/ab_$LABEL.wall") s"
     AB=$(latest "$R/ab_$LABEL" 'ab_*')
     tar czf "$OUT/ab_$LABEL.tgz" -C "$R" --exclude='.triton_cache' --exclude='.tuner_cache' \
