@@ -332,3 +332,16 @@ def test_a_resume_whose_lanes_leave_out_a_kept_device_reruns_that_operator_whole
     new_starts = [r for r in ledger(tmp_path) if r[0] == "start"][starts_before:]
     assert sorted((r[2], r[3]) for r in new_starts) == [(moved, "A"), (moved, "B")]  # the other stays
     assert zl(["report", str(campaign)]) == 0  # one device per operator: no caliber refusal
+
+
+def test_a_campaign_from_before_the_replay_budget_is_not_resumed(zl, tmp_path, capsys):
+    assert zl([*screen_args("--ops", "abs")]) == 0
+    [campaign] = campaigns(tmp_path)
+    meta = json.loads((campaign / "campaign.json").read_text())
+    del meta["options"]["measure"]["replay_ms"]  # as zl wrote it before --replay-ms
+    meta["state"] = "interrupted"
+    (campaign / "campaign.json").write_text(json.dumps(meta))
+    capsys.readouterr()
+    assert zl(["screen", "--resume", str(campaign)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "before the graph replay budget existed" in err[0]

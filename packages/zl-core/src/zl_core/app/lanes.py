@@ -79,6 +79,12 @@ def resumed(options: O, kind: str) -> tuple[O, CampaignLayout]:
     """The campaign's own options (with this call's lanes) and its folder."""
     layout = CampaignLayout(Path(options.lanes.resume).expanduser().resolve())
     meta = state.check_resumable(layout.root, kind)
+    measure = (meta["options"].get("measure") or {}) if isinstance(meta["options"], dict) else {}
+    if "replay_ms" not in measure and not measure.get("compile_only"):
+        # Its cells shared do_bench's rep across their ten graph replays; new cells spend
+        # --replay-ms on each, and the report refuses to compare the two (caliber).
+        raise UsageError(f"campaign {layout.root} was measured before the graph replay budget "
+                         "existed; a resume would mix two timers. Start a new campaign")
     recorded = options_from_json(type(options), meta["options"])
     defaults = _flat(options_json(type(options)()))
     given = {k: v for k, v in _flat(options_json(options)).items()
