@@ -13,7 +13,7 @@ declares ``graph_capture``) goes through Triton's device interface
 stream, estimate one call, capture N calls into one graph under a scratch RNG
 state, replay it ten times, median of replay time / N. N is chosen so that one
 replay lasts about ``ZL_REPLAY_MS`` (default 30 ms, three times do_bench's ``rep``
-over the ten): the budget that gave the fewest device seconds per decided verdict
+over the ten), chosen from measured device seconds per decided verdict
 (docs/validation/noise-floor.md). A first, untimed replay uploads the graph. Each
 graph-timed call logs the spread of its replays, the within-cell spread the report
 shows beside the spread across processes.
