@@ -128,6 +128,9 @@ def test_rounds_model(campaign):
     assert (dt["decided_shapes"], dt["counted_shapes"]) == (len(decided), len(counted))
     assert dt["s_per_decided_shape"] == pytest.approx(dt["total_s"] / len(decided), abs=0.06)
     assert f"{len(decided)} of {len(counted)} shape verdict(s) decided" in dt["text"]
+    from zl_report import render
+
+    assert "device time per decided shape" in render(model, "html")  # an overview card
     # Within a cell: the replays' spread, per side, beside the spread across processes.
     assert ops["mm"]["median_within_cell_pct"] == pytest.approx(0.05)
     mm_rows = {r["shape"]: r for r in model["rows"] if r["op"] == "mm"}

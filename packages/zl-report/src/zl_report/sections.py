@@ -44,6 +44,8 @@ def overview(model: Mapping) -> list[Block]:
     device = s.get("device_time") or {}
     if device.get("total_s") is not None:
         cards.append(("device time", _duration(device["total_s"]), None))
+    if device.get("s_per_decided_shape") is not None:
+        cards.append(("device time per decided shape", _duration(device["s_per_decided_shape"]), None))
     elif s.get("timeline") and s["timeline"].get("cells"):
         cells = s["timeline"]["cells"]
         cards.append(("cell time", _duration(sum(c["end"] - c["start"] for c in cells)), None))
