@@ -51,6 +51,7 @@ def test_a_screen_spreads_operators_over_every_lane(zl, tmp_path, capsys):
     for op in OPS:  # one operator, one device; concurrency is a caliber field
         a, b = identity(campaign / op / "A"), identity(campaign / op / "B")
         assert a["device"] == b["device"] and a["concurrency"] == b["concurrency"] == 4
+        assert a["replay_ms"] == b["replay_ms"] == 10.0  # a screen's timing is a first look
         # The vendor's tool names the physical device (the fake nvidia-smi's UUID scheme).
         assert a["device_uuid"].startswith(f"GPU-{int(a['device']):08d}-fake") and a["host"]
     meta = json.loads((campaign / "campaign.json").read_text())
@@ -263,6 +264,7 @@ def test_ab_rounds_on_lanes_record_their_concurrency_and_a_report_refuses_mixing
     [campaign] = campaigns(tmp_path, "ab")
     for op in ("abs", "add"):
         idents = [identity(campaign / op / f"r0{r}" / s) for r in (1, 2, 3) for s in "AB"]
+        assert {i["replay_ms"] for i in idents} == {30.0}  # A/B rounds: the full default budget
         assert {i["concurrency"] for i in idents} == {2} and len({i["device"] for i in idents}) == 1
     assert zl([*screen_args("--ops", "abs", "--device", "0")]) == 0
     [screen] = campaigns(tmp_path)

@@ -71,7 +71,7 @@ class ScreenOptions:
     ops: tuple[str, ...] = ()  # op[:op_file[:dtypes]] specs; () = every op of the suite
     dismiss: Path | None = None  # "op  reason" lines: listed as SKIPPED, never run
     where: Where = Where()
-    measure: Measurement = Measurement()
+    measure: Measurement = Measurement(replay_ms=contract.SCREEN_REPLAY_MS)
     switch: SwitchChoice = SwitchChoice()
     runs_root: Path | None = None
     lanes: Lanes = Lanes()

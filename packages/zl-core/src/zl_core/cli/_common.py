@@ -90,7 +90,8 @@ def add_suite_args(p: argparse.ArgumentParser) -> None:
                    "variable the flaggems suite reads, see the README); selects the flaggems suite")
 
 
-def add_measure_args(p: argparse.ArgumentParser, *, default_timeout: float) -> None:
+def add_measure_args(p: argparse.ArgumentParser, *, default_timeout: float,
+                     default_replay_ms: float = contract.DEFAULT_REPLAY_MS) -> None:
     g = p.add_argument_group("measurement")
     g.add_argument("--shape-file", type=Path, help="YAML of shapes keyed by op name")
     g.add_argument("--shapes", choices=("file", "upstream"), default="file",
@@ -100,9 +101,9 @@ def add_measure_args(p: argparse.ArgumentParser, *, default_timeout: float) -> N
                    help="auto: graph capture where the backend supports it")
     g.add_argument("--direct-repeat", type=positive_int, default=1, metavar="N",
                    help="median of N direct-timed calls")
-    g.add_argument("--replay-ms", type=positive_float, default=contract.DEFAULT_REPLAY_MS,
+    g.add_argument("--replay-ms", type=positive_float, default=default_replay_ms,
                    metavar="MS", help="device time of one of the ten graph replays per "
-                   f"measurement (default {contract.DEFAULT_REPLAY_MS:g}; see docs/statistics.md)")
+                   f"measurement (default {default_replay_ms:g}; see docs/statistics.md)")
     g.add_argument("--shared-tuner-cache", action="store_true",
                    help="let the tuner read and write the user's persistent cache (default: isolated)")
     g.add_argument("--timeout", type=positive_float, default=default_timeout, metavar="SECONDS",
@@ -115,13 +116,14 @@ def add_measure_args(p: argparse.ArgumentParser, *, default_timeout: float) -> N
                    "backend writes it (default: the backend's own; see zl backends)")
 
 
-def add_campaign_args(p: argparse.ArgumentParser, *, default_timeout: float) -> None:
+def add_campaign_args(p: argparse.ArgumentParser, *, default_timeout: float,
+                      default_replay_ms: float = contract.DEFAULT_REPLAY_MS) -> None:
     """What a campaign of switch-flipped cell pairs takes (zl screen, zl ab): the switch,
     the suite, the backend, the measurement and where the campaign goes."""
     add_switch_args(p)
     add_suite_args(p)
     add_backend_args(p)
-    add_measure_args(p, default_timeout=default_timeout)
+    add_measure_args(p, default_timeout=default_timeout, default_replay_ms=default_replay_ms)
     p.add_argument("--runs-root", type=Path, help="where campaigns go (default: $ZL_RUNS_ROOT or ./runs)")
     g = p.add_argument_group("lanes, hosts and resuming")
     g.add_argument("--devices", metavar="all|0,1,...",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from zl_core import app
+from zl_core import app, contract
 from zl_core.cli import _common
 from zl_core.host import plugin_host
 
@@ -18,7 +18,7 @@ def add_parser(sub) -> None:
                    help="op[:op_file[:dtype,dtype...]] ... (default: every op of the suite)")
     p.add_argument("--dismiss", type=Path, metavar="FILE",
                    help="operators never to run, one 'op  reason' a line: listed as SKIPPED")
-    _common.add_campaign_args(p, default_timeout=2400.0)
+    _common.add_campaign_args(p, default_timeout=2400.0, default_replay_ms=contract.SCREEN_REPLAY_MS)
     p.set_defaults(handler=run)
 
 
