@@ -44,12 +44,14 @@ REPLAY_DIR = "ZL_REPLAY_DIR"
 TIMER = "ZL_TIMER"
 DIRECT_REPEAT = "ZL_DIRECT_REPEAT"
 REPLAY_MS = "ZL_REPLAY_MS"
-#: One graph replay's device time when nothing is given. On the H200 it cut a GEMM's
-#: device seconds per decided verdict to about 0.6x at 1.26x the cell cost of a
-#: memory-bound kernel, which no budget helps (docs/validation/noise-floor.md).
+#: One graph replay's device time when nothing is given. From the spreads measured on
+#: the H200, it brings a GEMM's device seconds per decided verdict to about 0.6x, at
+#: 1.26x the cell cost of a memory-bound kernel, which no budget helps
+#: (docs/validation/noise-floor.md).
 DEFAULT_REPLAY_MS = 30.0
 #: A screen's: its verdict is the TTGIR's, its timing one pair's first look, so it keeps
-#: the cost of the timer before the budget existed (30 ms would add 12-20% to a cell).
+#: the cost of the timer before the budget existed (30 ms adds about 12% to the cell of
+#: a five-shape operator, docs/validation/noise-floor.md).
 SCREEN_REPLAY_MS = 10.0
 COMPILE_ONLY = "ZL_COMPILE_ONLY"
 TARGET = "ZL_TARGET"
