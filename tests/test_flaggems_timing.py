@@ -130,7 +130,7 @@ def _clean_markers():
     markers.reset()
 
 
-def test_graph_bench_times_the_replays_not_the_launches(host):
+def test_the_graph_timer_times_the_replays_not_the_launches(host):
     di = FakeDI()
     timer = make_timer(host, di)
     value = timer.do_bench(di.kernel(0.25), warmup=10, rep=10, return_mode="median")
@@ -154,11 +154,12 @@ def captured_graphs(di):
     return nodes
 
 
-def test_graph_bench_caps_the_calls_per_graph():
+def test_graph_replays_cap_the_calls_per_graph_and_replay_a_capped_graph_more_often():
     di = FakeDI()
     nodes = captured_graphs(di)
-    graph_timing.graph_bench(di.kernel(1e-6), di, warmup=1, rep=1e6, return_mode="median")
+    timing_ = graph_timing.graph_replays(di.kernel(1e-6), di, warmup=1, replay_ms=1e6)
     assert len(nodes[0]) == graph_timing.MAX_GRAPH_CALLS
+    assert len(timing_.times) == graph_timing.MAX_REPLAYS == di.replays - 1
 
 
 def test_each_replay_spends_about_the_replay_budget():
@@ -169,13 +170,6 @@ def test_each_replay_spends_about_the_replay_budget():
     assert 50 <= sum(nodes[0]) <= 100  # the estimate includes launch overhead
     assert len(timing_.times) == graph_timing.REPLAYS == di.replays - 1
     assert timing_.calls_per_graph == len(nodes[0])
-
-
-def test_the_old_call_form_takes_rep_as_the_replay_budget():
-    di = FakeDI()
-    nodes = captured_graphs(di)
-    graph_timing.graph_bench(di.kernel(1.5), di, warmup=1, rep=20, return_mode="median")
-    assert 10 <= sum(nodes[0]) <= 20
 
 
 def test_a_capped_graph_is_replayed_more_often_to_spend_the_budget():

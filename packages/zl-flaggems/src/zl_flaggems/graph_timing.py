@@ -116,15 +116,6 @@ def summarize(times: list[float], quantiles: Any, return_mode: str) -> Any:
     return {"min": min, "max": max, "mean": statistics.mean}.get(return_mode, statistics.median)(times)
 
 
-def graph_bench(fn: Callable, di: Any, *, warmup: float = 25, rep: float = 100,
-                grad_to_none: Any = None, return_mode: str = "median",
-                replay_ms: float | None = None) -> Any:
-    """``do_bench``'s signature over :func:`graph_replays`; ``replay_ms`` defaults to ``rep``."""
-    timing = graph_replays(fn, di, warmup=warmup, grad_to_none=grad_to_none,
-                           replay_ms=float(rep) if replay_ms is None else replay_ms)
-    return summarize(list(timing.times), None, return_mode)
-
-
 def replay_plan(estimate_ms: float, replay_ms: float) -> tuple[int, int]:
     """(calls per graph, replays): a graph of about ``replay_ms`` replayed ten times; a
     graph capped at MAX_GRAPH_CALLS is replayed more often to spend the same budget."""

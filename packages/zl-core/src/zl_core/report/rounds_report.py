@@ -219,8 +219,8 @@ def _rounds_op(plan: OpCells, loaded: tuple[list, list[str]], op_verdict: stats.
         "round_median_deltas_pct": dict(zip([round_name(r) for r in rounds], round_medians))
         if len(round_medians) == len(rounds) else {},
         "median_side_noise_pct": _median(spreads),
-        # The same measure inside one cell (its graph replays): far below the side noise,
-        # the spread comes from between processes and only more rounds reduce it.
+        # The same measure inside one cell (its graph replays). A side noise far above it
+        # comes from between measurements, which only more rounds average out.
         "median_within_cell_pct": _median(within),
         "sign_changed_shapes": op_verdict.sign_changed_shapes,
         "n_shapes": len(rows), "counted_shapes": len(main),
