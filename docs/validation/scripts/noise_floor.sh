@@ -16,6 +16,10 @@
 #   PHASE=ab-start / ab-finish   the same for the A/B of bmm and addmm under
 #                  DISABLE_MMA_V3 (issue 11: still SLOWER under the new statistics),
 #                  --rounds auto --max-rounds $MAX_ROUNDS (default 8; first look at 4)
+# Every figure is written to a file under $OUT before anything is printed, and stdout
+# stays short (the A/B report goes to $OUT/ab_$LABEL.txt): a device call returns only
+# the tail of its output, and on 2026-12-03 a long report pushed an A/A's figures out of
+# it on the one call that could still fetch them.
 #   LABEL      name of this run (default "after")
 #   ROUNDS     rounds (default 3, as the "before" campaign)
 #   REPLAY_MS  --replay-ms for the cells (default: zl's own default)
@@ -30,6 +34,9 @@ EXTRA=(); [ -n "${REPLAY_MS:-}" ] && EXTRA=(--replay-ms "$REPLAY_MS")
 latest() { ls -dt "$1"/$2 2>/dev/null | head -1; }
 wait_for() {  # wait_for RUN PHASE: until RUN.rc exists, BUDGET s at most
   local start=$(date +%s)
+  if [ ! -f "$1.log" ]; then
+    echo "no run $1 on this machine (a fresh one?): start it again"; exit 4
+  fi
   until [ -f "$1.rc" ]; do
     if [ $(( $(date +%s) - start )) -gt "$BUDGET" ]; then
       echo "still running after $BUDGET s: call PHASE=$2 again"; tail -3 "$1.log"; exit 3
@@ -50,8 +57,9 @@ case "${PHASE:-}" in
     AA=$(latest "$R/aa_$LABEL" 'aa_*')
     tar czf "$OUT/noise_$LABEL.tgz" -C "$R" --exclude='*.ttgir' --exclude='.triton_cache' \
       --exclude='.tuner_cache' "aa_$LABEL" "aa_$LABEL.log" 2>/dev/null
-    zl report "$AA" --json > "$OUT/report_$LABEL.json"; echo "zl report rc=$?"
-    python3 - "$OUT/report_$LABEL.json" "$OUT/noise_$LABEL.tsv" <<'PY'
+    zl report "$AA" --json > "$OUT/report_$LABEL.json"; rc=$?; echo "zl report rc=$rc"
+    [ "$rc" = 0 ] || exit "$rc"
+    python3 - "$OUT/report_$LABEL.json" "$OUT/noise_$LABEL.tsv" > "$OUT/summary_$LABEL.txt" <<'PY'
 # Per shape: each side's spread across processes ((max - min) / median, %), the same
 # measure inside the cells (their graph replays, median over rounds), the residual
 # spread of log(A/B) per round, the median gems latency; then the medians over
@@ -85,8 +93,15 @@ print(f"A/A operators called: {len(calls)} of {len(model['summary']['operators']
       f"{model['summary']['fdr']['text']}")
 print(f"device time: {model['summary']['device_time']['text']}")
 PY
-    ;;
+    tail -7 "$OUT/summary_$LABEL.txt" ;;
   ab-start)
+    # Never two campaigns on one card: an A/A still running would be measured with it.
+    for run in "$R"/aa_*.log; do
+      [ -f "$run" ] || continue
+      if [ ! -f "${run%.log}.rc" ]; then
+        echo "refused: ${run%.log} is still running; finish it first"; exit 5
+      fi
+    done
     mkdir -p "$R/ab_$LABEL"
     setsid bash -c 'S=$(date +%s); zl ab --ops bmm:bmm:float16 addmm:addmm:float16 \
         --switch DISABLE_MMA_V3 --rounds auto --max-rounds "$2" --runs-root "$1" "${@:3}" \
@@ -99,6 +114,9 @@ PY
     AB=$(latest "$R/ab_$LABEL" 'ab_*')
     tar czf "$OUT/ab_$LABEL.tgz" -C "$R" --exclude='.triton_cache' --exclude='.tuner_cache' \
       "ab_$LABEL" "ab_$LABEL.log" 2>/dev/null
-    zl report "$AB"; echo "zl report rc=$?" ;;
+    zl report "$AB" > "$OUT/ab_$LABEL.txt"; echo "zl report rc=$?"
+    zl report "$AB" --json > "$OUT/ab_$LABEL.json"
+    grep -E '^(SLOWER|FASTER|NO_CHANGE|INCONCLUSIVE|MIXED) \(|rounds; median|device time used' \
+      "$OUT/ab_$LABEL.txt" ;;
   *) echo "usage: PHASE=start|finish|ab-start|ab-finish $0"; exit 2 ;;
 esac
