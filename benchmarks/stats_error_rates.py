@@ -86,8 +86,11 @@ def campaign_table(campaigns: int) -> None:
     shared = Noise(name="process", process_pct=1.0)
     for effect, noise_label, side in ((0.0, "3% .. 0.1% across shapes", mixed_noise(10)),
                                       (1.0, "1% every shape", None)):
-        for label, plan in (("fixed 6", Plan.fixed(6)), ("fixed 10", Plan.fixed(10))):
-            got = campaign_any_false(shared, plan, campaigns, 41, effect=effect, side_pct=side)
+        for label, plan, adaptive in (("fixed 6", Plan.fixed(6), False),
+                                      ("fixed 10", Plan.fixed(10), False),
+                                      ("adaptive <= 20", Plan.adaptive(20), True)):
+            got = campaign_any_false(shared, plan, campaigns, 41, effect=effect, side_pct=side,
+                                     adaptive=adaptive)
             print(f"| {effect:+g}% | {noise_label} | {label} | {got['any_false']}/{campaigns} | "
                   f"{got['false_operators']} | {got['shape_calls_before_fdr']} |")
     print()
