@@ -178,8 +178,10 @@ def test_screen_verdicts_and_tables(fake_host, tmp_path):
     assert read_campaign(campaign)["switch"] == "FAKE_SWITCH"
 
 
-def test_side_order_alternates():
-    assert [side_order(r) for r in (1, 2, 3)] == [("A", "B"), ("B", "A"), ("A", "B")]
+def test_side_order_is_counterbalanced_and_old_campaigns_alternate():
+    assert [side_order("counterbalanced", r) for r in (1, 2, 3, 4, 5)] == [
+        ("A", "B"), ("B", "A"), ("B", "A"), ("A", "B"), ("A", "B")]
+    assert [side_order("alternating", r) for r in (1, 2, 3)] == [("A", "B"), ("B", "A"), ("A", "B")]
 
 
 def test_ab_rounds_pin_to_round_one_and_stop_identical_ir(fake_host, tmp_path):
@@ -193,7 +195,8 @@ def test_ab_rounds_pin_to_round_one_and_stop_identical_ir(fake_host, tmp_path):
     assert state == {"gemm": "done", "pointwise": "SWITCH_NO_IR_DIFF", "norows": "failed"}
     status = [s for s in read_status(campaign) if s["op"] == "gemm"]
     assert [(s["round"], s["side"]) for s in status] == [
-        ("1", "A"), ("1", "B"), ("2", "B"), ("2", "A"), ("3", "A"), ("3", "B")]
+        ("1", "A"), ("1", "B"), ("2", "B"), ("2", "A"), ("3", "B"), ("3", "A")]
+    assert read_campaign(campaign)["round_order"] == "counterbalanced"
     record = str((campaign / "gemm" / "r01" / "A").resolve())
     for r in (1, 2, 3):
         for side in "AB":

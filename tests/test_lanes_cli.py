@@ -295,6 +295,37 @@ def test_an_interrupted_ab_campaign_resumes_to_completion(tmp_path):
                 assert "finished" in identity(campaign / op / f"r0{r}" / side)
 
 
+def test_a_campaign_that_recorded_no_round_order_resumes_and_is_judged_alternating(zl, tmp_path, capsys):
+    import shutil
+
+    argv = ["ab", "--suite", "sleepy", "--switch", "FAKE_SWITCH", "--ops", "abs", "--rounds", "4",
+            "--allow-no-ir-diff", "--telemetry-interval", "0"]
+    assert zl(argv) == 0
+    [campaign] = campaigns(tmp_path, "ab")
+    meta = json.loads((campaign / "campaign.json").read_text())
+    assert meta["round_order"] == "counterbalanced"
+    del meta["round_order"]  # as zl wrote it when every campaign alternated
+    meta["state"] = "interrupted"
+    (campaign / "campaign.json").write_text(json.dumps(meta))
+    for r in (3, 4):
+        shutil.rmtree(campaign / "abs" / f"r0{r}")
+    status = campaign / "status.tsv"
+    status.write_text("\n".join(status.read_text().splitlines()[:5]) + "\n")  # header + rounds 1-2
+    assert zl(["ab", "--resume", str(campaign)]) == 0
+    rows = [line.split("\t") for line in status.read_text().splitlines()]
+    cells = [row[rows[0].index("cell")] for row in rows[1:]]
+    # rounds 3 and 4 keep the order rounds 1 and 2 ran in: A first in odd rounds
+    assert cells[4:] == ["abs/r03/A", "abs/r03/B", "abs/r04/B", "abs/r04/A"]
+    report = json.loads((campaign / "report.json").read_text())
+    assert report["summary"]["plan"]["round_order"] == "alternating"
+    meta = json.loads((campaign / "campaign.json").read_text())
+    meta["round_order"] = "ABBA"
+    (campaign / "campaign.json").write_text(json.dumps(meta))
+    capsys.readouterr()
+    assert zl(["report", str(campaign)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "round_order 'ABBA'" in err[0]
+
 def test_resume_restores_the_status_row_of_a_cell_finished_just_before_the_kill(zl, tmp_path):
     assert zl([*screen_args("--ops", "abs", "add")]) == 0
     [campaign] = campaigns(tmp_path)

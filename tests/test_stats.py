@@ -12,6 +12,8 @@ import random
 import pytest
 from zl_core.errors import BadInputError
 from zl_core.stats import (
+    ALTERNATING,
+    COUNTERBALANCED,
     FASTER,
     INCONCLUSIVE,
     MIXED,
@@ -22,8 +24,10 @@ from zl_core.stats import (
     adaptive_stop,
     alternating_order,
     judge_campaign,
+    round_order,
 )
 from zl_core.stats.fdr import benjamini_hochberg, simes, two_stage
+from zl_core.stats.order import ORDERS
 from zl_core.stats.special import t_cdf, t_quantile, t_sf
 from zl_core.stats.validate import decimal_step
 
@@ -169,6 +173,26 @@ def test_overflow_is_refused():
     with pytest.raises(BadInputError, match="beyond float range"):
         judge_one([1e308] * 6, [1e-10] * 6)
 
+
+def test_counterbalanced_order_cancels_a_first_process_penalty_that_grows():
+    # no effect; the first process of round r is slower by 0.2% * r (a trend the
+    # order term, a constant, cannot absorb). Alternating order leaks the trend into
+    # the estimate; counterbalanced order (AB BA BA AB ...) cancels it every 4 rounds.
+    def judged(scheme: str):
+        order = round_order(scheme, range(1, 13))
+        ys = [ORDERS[order[r]] * math.log1p(0.002 * r) for r in range(1, 13)]
+        return judge_campaign({"op": {"s": shape(*from_deltas(ys))}}, order,
+                              Plan.fixed(12, round_order=scheme)).operators[0].shapes[0]
+
+    alternating, counterbalanced = judged(ALTERNATING), judged(COUNTERBALANCED)
+    assert abs(alternating.test.estimate_pct) > 0.08  # half the per-round step, every round
+    assert abs(counterbalanced.test.estimate_pct) < 0.01
+    assert round_order(COUNTERBALANCED, range(1, 9)) == {
+        1: "AB", 2: "BA", 3: "BA", 4: "AB", 5: "AB", 6: "BA", 7: "BA", 8: "AB"}
+    assert alternating_order(range(1, 4)) == {1: "AB", 2: "BA", 3: "AB"}
+    assert Plan.fixed(6).round_order == COUNTERBALANCED and Plan.fixed(6).to_json()["round_order"] == COUNTERBALANCED
+    with pytest.raises(BadInputError, match="round order 'ABAB'"):
+        Plan.adaptive(10, round_order="ABAB")
 
 def test_bad_plans_and_orders_are_refused():
     for bad in (lambda: Plan.fixed(2), lambda: Plan.fixed(6, threshold_pct=-1),

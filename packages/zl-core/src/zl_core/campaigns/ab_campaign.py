@@ -19,6 +19,7 @@ from . import record
 from .ab_task import AbTask, OpRun, RoundsPlan, run_ab_task
 from .executor import CampaignSink, Executor, SerialExecutor, TaskRuntime
 from .executors import concurrency
+from .judging import recorded_round_order
 from .layout import CampaignLayout
 from .progress import Progress
 from .settings import CellSettings
@@ -54,13 +55,16 @@ def run_ab(host: PluginHost, provider: Provider, backend: Backend, device: str |
     lanes = concurrency(executor)
     settings = attrs.evolve(settings, concurrency=lanes)
     layout = resume or CampaignLayout.create(runs_root, kind, sides.switch)
-    if resume is None:
+    if resume is not None:  # rounds still to run keep the order the first ones ran in
+        plan = attrs.evolve(plan, round_order=recorded_round_order(record.read_campaign(layout.root)))
+    else:
         record.write_campaign(layout, kind=kind, **sides.to_json(), backend=backend.name,
                               device=device, suite=provider.name, **settings.to_json(),
                               ops=[str(o) for o in [*ops, *controls]],
                               rounds=plan.rounds if plan.rounds else "auto", max_rounds=plan.max_rounds,
                               controls=[c.op for c in controls], screen=str(screen) if screen else None,
                               threshold_pct=plan.threshold_pct, allow_no_ir_diff=plan.allow_no_ir_diff,
+                              round_order=plan.round_order,
                               **(recorded or {}))
     tasks = plan_ab(layout, provider.name, backend, device, sides, ops, controls, settings, plan,
                     aa=aa)

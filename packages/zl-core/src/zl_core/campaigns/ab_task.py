@@ -1,8 +1,9 @@
 """An A/B task: all rounds of one operator, configs pinned to round 1's record.
 
 Round 1's A cell records the autotune configs; every other cell of every round and
-side replays that record. Round order alternates (A B, B A, ...) so slow drift does
-not always favour the same side. After round 1, identical TTGIR stops the operator
+side replays that record. Rounds run their sides counterbalanced (A B, B A, B A,
+A B, ...; :mod:`zl_core.stats.order`) so neither a first-process penalty nor a
+linear drift favours one side. After round 1, identical TTGIR stops the operator
 (``SWITCH_NO_IR_DIFF``) unless it is exempt; a failed or timed-out cell stops it
 without a report; an adaptive plan stops once the statistics decide.
 """
@@ -18,6 +19,7 @@ from zl_core.opspec import OpSpec
 from zl_core.pairing import pair_rows
 from zl_core.rows import read_rows
 from zl_core.series import shape_series
+from zl_core.stats.order import a_first
 from zl_core.switches import Sides
 
 from .cell_run import run_side, whole_on_one_card
@@ -38,6 +40,8 @@ class RoundsPlan:
     max_rounds: int
     allow_no_ir_diff: bool
     threshold_pct: float
+    #: Which side runs first in each round; a resumed campaign keeps the one it recorded.
+    round_order: str = stats.COUNTERBALANCED
 
     @property
     def planned(self) -> int:
@@ -72,8 +76,9 @@ class OpRun:
     reason: str = ""
 
 
-def side_order(round_no: int) -> tuple[str, str]:
-    return ("A", "B") if round_no % 2 == 1 else ("B", "A")
+def side_order(scheme: str, round_no: int) -> tuple[str, str]:
+    """The sides of round ``round_no`` in the order they run."""
+    return ("A", "B") if a_first(scheme, round_no) else ("B", "A")
 
 
 def run_ab_task(task: AbTask, runtime: TaskRuntime) -> OpRun:
@@ -91,7 +96,7 @@ def _run_rounds(task: AbTask, runtime: TaskRuntime) -> OpRun:
         if round_no > plan.planned:
             runtime.sink.more_cells(2)  # adaptive rounds beyond the planned minimum
         results: dict[str, SideResult] = {}
-        for side in side_order(round_no):
+        for side in side_order(plan.round_order, round_no):
             recording = round_no == 1 and side == "A"
             req = task.settings.request(op=op, backend=task.backend, device=task.device,
                                         out_dir=layout.cell_dir(op.op, side, round_no),
@@ -129,6 +134,6 @@ def adaptive_stop(layout: CampaignLayout, op: str, rounds: int, plan: RoundsPlan
     pairs = {r: pair_rows(read_rows(layout.cell_dir(op, "A", r)), read_rows(layout.cell_dir(op, "B", r)))
              for r in range(1, rounds + 1)}
     judged_by = stats_plan(rounds=None, max_rounds=plan.max_rounds, threshold_pct=plan.threshold_pct,
-                           rounds_done=rounds)
+                           rounds_done=rounds, round_order=plan.round_order)
     verdict = judge({op: series_latencies(shape_series(pairs))}, judged_by, {op: rounds})
     return stats.adaptive_stop(verdict.operators[0], judged_by)

@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from zl_core import stats
+from zl_core.errors import BadInputError
 from zl_core.pairing import OK, Key
 from zl_core.series import FALLBACK_SEGMENT, ShapeSeries
 
@@ -43,18 +44,28 @@ def series_latencies(series: Iterable[ShapeSeries], *, fallback: bool = False
     return out
 
 
+def recorded_round_order(meta: Mapping) -> str:
+    """The round order a campaign.json records; campaigns from before the field alternated."""
+    order = meta.get("round_order", stats.ALTERNATING)
+    if order not in stats.ROUND_ORDERS:
+        raise BadInputError(f"campaign.json records round_order {order!r}, not one of "
+                            f"{', '.join(stats.ROUND_ORDERS)}; restore the file from its campaign")
+    return order
+
+
 def stats_plan(*, rounds: int | str | None, max_rounds: int | None, threshold_pct: float,
-               rounds_done: int) -> stats.Plan:
+               rounds_done: int, round_order: str) -> stats.Plan:
     """The plan a campaign is judged by: fixed N rounds, or adaptive up to max_rounds."""
     if rounds in (None, "auto"):
         return stats.Plan.adaptive(max(max_rounds or rounds_done, stats.MIN_LOOK_ROUNDS),
-                                   threshold_pct=threshold_pct)
-    return stats.Plan.fixed(max(int(rounds), stats.MIN_LOOK_ROUNDS), threshold_pct=threshold_pct)
+                                   threshold_pct=threshold_pct, round_order=round_order)
+    return stats.Plan.fixed(max(int(rounds), stats.MIN_LOOK_ROUNDS), threshold_pct=threshold_pct,
+                            round_order=round_order)
 
 
 def judge(latencies: Mapping[str, Mapping], plan: stats.Plan, rounds_done: Mapping[str, int]
           ) -> stats.CampaignVerdict:
-    """Judge operators whose rounds ran in zl's alternating order (A first in odd rounds)."""
+    """Judge operators whose rounds ran in the plan's round order."""
     last = max(rounds_done.values(), default=0)
-    return stats.judge_campaign(latencies, stats.alternating_order(range(1, last + 1)), plan,
-                                rounds_done=rounds_done)
+    return stats.judge_campaign(latencies, stats.round_order(plan.round_order, range(1, last + 1)),
+                                plan, rounds_done=rounds_done)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from zl_core import caliber, stats
-from zl_core.campaigns.judging import judge, series_latencies, stats_plan
+from zl_core.campaigns.judging import judge, recorded_round_order, series_latencies, stats_plan
 from zl_core.campaigns.layout import SIDES, CampaignLayout, cell_label, round_name
 from zl_core.campaigns.record import is_aa, read_campaign
 from zl_core.ir.section import ir_section
@@ -67,7 +67,8 @@ def build_rounds(campaign: Path, *, meta: dict | None = None, allow_mismatch: bo
     loaded = {plan.op: _load_op(layout, plan) for plan in reported}
     done = {plan.op: max(plan.rounds) for plan in reported}
     judged_by = stats_plan(rounds=meta.get("rounds"), max_rounds=meta.get("max_rounds"),
-                           threshold_pct=threshold, rounds_done=max(done.values(), default=0))
+                           threshold_pct=threshold, rounds_done=max(done.values(), default=0),
+                           round_order=recorded_round_order(meta))
     verdict = judge({op: series_latencies(series) for op, (series, _) in loaded.items()},
                     judged_by, done)
     fallback = judge({op: series_latencies(series, fallback=True) for op, (series, _) in loaded.items()},

@@ -7,11 +7,12 @@ every rule and shows the simulations (:mod:`zl_core.stats.simulate`) behind its 
 
 Modules, one job each: ``special`` (Student's t), ``validate`` (degenerate inputs),
 ``shape_test`` (one look of one series), ``sequential`` (looks and error spending),
-``fdr`` (campaign false-discovery control), ``records`` (plan and results),
+``order`` (the order of each round's sides), ``fdr`` (campaign false-discovery control), ``records`` (plan and results),
 ``judge`` (the one judgement), ``simulate`` (seeded synthetic campaigns).
 """
 
-from .judge import adaptive_stop, alternating_order, judge_campaign
+from .judge import adaptive_stop, judge_campaign
+from .order import ALTERNATING, COUNTERBALANCED, ROUND_ORDERS, alternating_order, round_order
 from .records import CampaignVerdict, OperatorVerdict, Plan, ShapeVerdict
 from .sequential import (
     CI_METHOD,
@@ -27,7 +28,8 @@ from .sequential import (
 )
 
 __all__ = [
-    "CI_METHOD", "FASTER", "FIRST_ADAPTIVE_LOOK", "INCONCLUSIVE", "MIN_LOOK_ROUNDS", "MIXED",
-    "NO_CHANGE", "SLOWER", "CampaignVerdict", "OperatorVerdict", "Plan", "SeriesTest",
-    "ShapeVerdict", "adaptive_looks", "adaptive_stop", "alternating_order", "judge_campaign",
+    "ALTERNATING", "CI_METHOD", "COUNTERBALANCED", "FASTER", "FIRST_ADAPTIVE_LOOK", "INCONCLUSIVE",
+    "MIN_LOOK_ROUNDS", "MIXED", "NO_CHANGE", "ROUND_ORDERS", "SLOWER", "CampaignVerdict",
+    "OperatorVerdict", "Plan", "SeriesTest", "ShapeVerdict", "adaptive_looks", "adaptive_stop",
+    "alternating_order", "judge_campaign", "round_order",
 ]

@@ -11,13 +11,14 @@ construction.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Mapping
 
 from attrs import evolve as attrs_evolve
 
 from zl_core.errors import BadInputError
 
 from . import fdr
+from .order import ORDERS
 from .records import CampaignVerdict, OperatorVerdict, Plan, ShapeVerdict
 from .sequential import (
     FASTER,
@@ -34,15 +35,7 @@ from .validate import check_rounds, decimal_step, latency, log_ratio, tie_varian
 SHAPE_VERDICTS = (FASTER, SLOWER, NO_CHANGE, INCONCLUSIVE)
 CALLS = (FASTER, SLOWER)
 
-#: The order of each round's two processes, as ``round_order`` gives it.
-ORDERS = {"AB": 1, "BA": -1}
-
 Latencies = Mapping[str, Mapping[Hashable, Mapping[int, tuple[object, object]]]]
-
-
-def alternating_order(rounds: Iterable[int]) -> dict[int, str]:
-    """The order ``zl ab`` runs: A first in odd rounds, B first in even ones."""
-    return {r: "AB" if r % 2 == 1 else "BA" for r in rounds}
 
 
 def judge_campaign(latencies: Latencies, round_order: Mapping[int, str], plan: Plan, *,

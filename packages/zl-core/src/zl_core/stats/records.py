@@ -9,29 +9,34 @@ import attrs
 
 from zl_core.errors import BadInputError
 
+from .order import COUNTERBALANCED, check_round_order
 from .sequential import MIN_LOOK_ROUNDS, SeriesTest, adaptive_looks
 from .validate import check_confidence, check_rounds, check_threshold
 
 
 @attrs.frozen(kw_only=True)
 class Plan:
-    """Threshold, confidence and the planned looks. Build with :meth:`fixed` or :meth:`adaptive`."""
+    """Threshold, confidence, the planned looks and the order each round ran its sides
+    (see :mod:`.order`). Build with :meth:`fixed` or :meth:`adaptive`."""
 
     threshold_pct: float
     confidence: float
     max_rounds: int
     looks: tuple[int, ...]
+    round_order: str = COUNTERBALANCED
 
     @classmethod
-    def fixed(cls, rounds: int, *, threshold_pct: float = 1.0, confidence: float = 0.95) -> Plan:
+    def fixed(cls, rounds: int, *, threshold_pct: float = 1.0, confidence: float = 0.95,
+              round_order: str = COUNTERBALANCED) -> Plan:
         """A campaign of ``rounds`` rounds judged once, at the end."""
         rounds = check_rounds("rounds", rounds, MIN_LOOK_ROUNDS)
         return cls(threshold_pct=check_threshold(threshold_pct),
-                   confidence=check_confidence(confidence), max_rounds=rounds, looks=(rounds,))
+                   confidence=check_confidence(confidence), max_rounds=rounds, looks=(rounds,),
+                   round_order=check_round_order(round_order))
 
     @classmethod
     def adaptive(cls, max_rounds: int, *, threshold_pct: float = 1.0, confidence: float = 0.95,
-                 looks: Sequence[int] | None = None) -> Plan:
+                 looks: Sequence[int] | None = None, round_order: str = COUNTERBALANCED) -> Plan:
         """Rounds added until every shape is decided or ``max_rounds`` are spent."""
         max_rounds = check_rounds("--max-rounds", max_rounds, MIN_LOOK_ROUNDS)
         if looks is None:
@@ -42,7 +47,8 @@ class Plan:
                 raise BadInputError(f"looks {list(looks)} must lie in {MIN_LOOK_ROUNDS}.."
                                     f"{max_rounds} (the --max-rounds)")
         return cls(threshold_pct=check_threshold(threshold_pct),
-                   confidence=check_confidence(confidence), max_rounds=max_rounds, looks=chosen)
+                   confidence=check_confidence(confidence), max_rounds=max_rounds, looks=chosen,
+                   round_order=check_round_order(round_order))
 
     @property
     def fdr_level(self) -> float:
@@ -63,7 +69,7 @@ class Plan:
     def to_json(self) -> dict:
         return {"threshold_pct": self.threshold_pct, "confidence": self.confidence,
                 "max_rounds": self.max_rounds, "looks": list(self.looks),
-                "fdr_level": self.fdr_level}
+                "fdr_level": self.fdr_level, "round_order": self.round_order}
 
 
 @attrs.frozen(kw_only=True)

@@ -23,7 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
-from .judge import adaptive_stop, alternating_order, judge_campaign
+from .judge import adaptive_stop, judge_campaign
+from .order import COUNTERBALANCED, round_order
 from .records import CampaignVerdict, Plan
 from .sequential import FASTER, INCONCLUSIVE, MIXED, NO_CHANGE, SLOWER
 
@@ -63,10 +64,12 @@ def _draw(rng: random.Random, sd_pct: float, heavy: bool) -> float:
 
 
 def operator_rounds(rng: random.Random, effects: Sequence[float], rounds: int, noise: Noise,
-                    side_pct: Sequence[float] | None = None) -> dict[str, dict[int, tuple[float, float]]]:
-    """One operator's latencies: ``{shape: {round: (a, b)}}`` for rounds 1..rounds."""
+                    side_pct: Sequence[float] | None = None, *,
+                    scheme: str = COUNTERBALANCED) -> dict[str, dict[int, tuple[float, float]]]:
+    """One operator's latencies: ``{shape: {round: (a, b)}}`` for rounds 1..rounds, each
+    round's sides run in ``scheme``'s order."""
     shapes = {f"s{i}": {} for i in range(len(effects))}
-    order = alternating_order(range(1, rounds + 1))
+    order = round_order(scheme, range(1, rounds + 1))
     for r in range(1, rounds + 1):
         common = _draw(rng, noise.round_pct, False)
         logs = {}
@@ -90,7 +93,7 @@ def operator_rounds(rng: random.Random, effects: Sequence[float], rounds: int, n
 def judge_operators(data: Mapping[str, dict], plan: Plan, *, adaptive: bool) -> CampaignVerdict:
     """Judge synthetic operators as zl would: at the end of a fixed campaign, or (adaptive)
     each operator stopped by :func:`adaptive_stop` at the first look that allows it."""
-    order = alternating_order(range(1, plan.max_rounds + 1))
+    order = round_order(plan.round_order, range(1, plan.max_rounds + 1))
     if not adaptive:
         return judge_campaign(data, order, plan)
     done = {op: _stop_look(op, shapes, order, plan) for op, shapes in data.items()}
@@ -127,7 +130,7 @@ def shape_rates(noise: Noise, effect: float, plan: Plan, trials: int, seed: int,
     rounds = 0
     by_round: dict[int, int] = {}
     for _ in range(trials):
-        data = {"op": operator_rounds(rng, [effect], plan.max_rounds, noise)}
+        data = {"op": operator_rounds(rng, [effect], plan.max_rounds, noise, scheme=plan.round_order)}
         op = judge_operators(data, plan, adaptive=adaptive).operators[0]
         verdict = op.shapes[0].verdict
         counts[verdict] += 1
@@ -139,7 +142,7 @@ def shape_rates(noise: Noise, effect: float, plan: Plan, trials: int, seed: int,
 
 
 def power_by_rounds(noise: Noise, effect: float, rounds: Sequence[int], trials: int,
-                    seed: int) -> dict[int, int]:
+                    seed: int, *, scheme: str = COUNTERBALANCED) -> dict[int, int]:
     """Fixed campaigns of each length in ``rounds``: shapes called in the effect's direction.
 
     Each trial draws the longest campaign once and judges every shorter one on its first
@@ -149,11 +152,12 @@ def power_by_rounds(noise: Noise, effect: float, rounds: Sequence[int], trials: 
     want = FASTER if effect > 0 else SLOWER
     called = dict.fromkeys(rounds, 0)
     longest = max(rounds)
-    order = alternating_order(range(1, longest + 1))
+    order = round_order(scheme, range(1, longest + 1))
     for _ in range(trials):
-        shapes = operator_rounds(rng, [effect], longest, noise)
+        shapes = operator_rounds(rng, [effect], longest, noise, scheme=scheme)
         for n in rounds:
-            verdict = judge_campaign({"op": shapes}, order, Plan.fixed(n), rounds_done={"op": n})
+            verdict = judge_campaign({"op": shapes}, order, Plan.fixed(n, round_order=scheme),
+                                     rounds_done={"op": n})
             called[n] += verdict.operators[0].shapes[0].verdict == want
     return called
 
@@ -168,7 +172,8 @@ def campaign_any_false(noise: Noise, plan: Plan, campaigns: int, seed: int, *, o
     false_ops = 0
     own_calls = 0
     for _ in range(campaigns):
-        data = {f"op{j}": operator_rounds(rng, [effect] * shapes, plan.max_rounds, noise, noise_of)
+        data = {f"op{j}": operator_rounds(rng, [effect] * shapes, plan.max_rounds, noise, noise_of,
+                                          scheme=plan.round_order)
                 for j in range(ops)}
         verdict = judge_operators(data, plan, adaptive=adaptive)
         called = sum(1 for o in verdict.operators if o.verdict in (FASTER, SLOWER, MIXED))
