@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from zl_core.stats import FASTER, NO_CHANGE, SLOWER, Plan
+from zl_core.stats import ALTERNATING, COUNTERBALANCED, FASTER, NO_CHANGE, SLOWER, Plan
 from zl_core.stats.simulate import (
     MODELS,
     Noise,
@@ -41,6 +41,26 @@ def error_table(trials: int) -> None:
             down = shape_rates(noise, -1.0, plan, trials, 13, adaptive=adaptive)["counts"]
             print(f"| {noise.name} | {label} | {pct(null[FASTER] + null[SLOWER], trials)} | "
                   f"{pct(up[FASTER], trials)} | {pct(down[SLOWER], trials)} |")
+    print()
+
+
+def order_table(trials: int) -> None:
+    print("### Round order: an effect exactly at the threshold, alternating against counterbalanced\n")
+    print(f"{trials} one-shape campaigns per cell, 1% per side, threshold 1%: the share called "
+          "beyond the threshold (FASTER at +1%, SLOWER at -1%; 2.5% allowed per side).\n")
+    print("| noise model | campaign | alternating +1% | alternating -1% "
+          "| counterbalanced +1% | counterbalanced -1% |")
+    print("|---|---|---|---|---|---|")
+    for noise in MODELS:
+        for label, make, adaptive in (("fixed 6", lambda o: Plan.fixed(6, round_order=o), False),
+                                      ("fixed 10", lambda o: Plan.fixed(10, round_order=o), False),
+                                      ("adaptive <= 20", lambda o: Plan.adaptive(20, round_order=o), True)):
+            cells = []
+            for order in (ALTERNATING, COUNTERBALANCED):
+                up = shape_rates(noise, 1.0, make(order), trials, 52, adaptive=adaptive)["counts"]
+                down = shape_rates(noise, -1.0, make(order), trials, 53, adaptive=adaptive)["counts"]
+                cells += [pct(up[FASTER], trials), pct(down[SLOWER], trials)]
+            print(f"| {noise.name} | {label} | " + " | ".join(cells) + " |")
     print()
 
 
@@ -102,6 +122,7 @@ def main() -> None:
     args = parser.parse_args()
     start = time.time()
     error_table(max(100, int(4000 * args.scale)))
+    order_table(max(100, int(40000 * args.scale)))
     power_table(max(100, int(10000 * args.scale)))
     monotone_table(max(100, int(4000 * args.scale)))
     campaign_table(max(10, int(200 * args.scale)))

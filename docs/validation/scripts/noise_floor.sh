@@ -23,6 +23,7 @@
 #   LABEL      name of this run (default "after")
 #   ROUNDS     rounds (default 3, as the "before" campaign)
 #   REPLAY_MS  --replay-ms for the cells (default: zl's own default)
+#   AA_OPS     the A/A's operators, space-separated op specs (default: the four above)
 set -u
 export ZL_BACKEND=cuda
 R=${ZL_RUNS_ROOT:-/tmp/zl-noise}; mkdir -p "$R"
@@ -30,6 +31,7 @@ OUT=${OUT:-/tmp/zl-out}; mkdir -p "$OUT"
 BUDGET=${BUDGET:-560}
 LABEL=${LABEL:-after}; ROUNDS=${ROUNDS:-3}
 OPS=(relu:relu:float16 softmax:softmax:float16 bmm:bmm:float16 addmm:addmm:float16)
+[ -n "${AA_OPS:-}" ] && read -r -a OPS <<< "$AA_OPS"
 EXTRA=(); [ -n "${REPLAY_MS:-}" ] && EXTRA=(--replay-ms "$REPLAY_MS")
 latest() { ls -dt "$1"/$2 2>/dev/null | head -1; }
 wait_for() {  # wait_for RUN PHASE: until RUN.rc exists, BUDGET s at most
