@@ -38,8 +38,10 @@ def analyse(path: str) -> None:
     print(f"== {path}: {model.get('title', '')}")
     print("op\tshape\tmedian_ms\trounds\trange3 A/B %\tsd A/B %\twithin A/B %\tverdict")
     big_r3, big_sd, all_r3, all_sd = [], [], [], []
+    # An A/B campaign's A/A controls are left out; in an A/A campaign every row is one.
+    aa = all(row.get("control") for row in model["rows"])
     for row in model["rows"]:
-        if row["timer"] != "graph" or row.get("control"):
+        if row["timer"] != "graph" or (row.get("control") and not aa):
             continue
         a, b = side_figures(row["a_ms"]), side_figures(row["b_ms"])
         if a is None or b is None:
