@@ -326,6 +326,8 @@ def test_a_campaign_that_recorded_no_round_order_resumes_and_is_judged_alternati
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "round_order 'ABBA'" in err[0]
 
+
+
 def test_resume_restores_the_status_row_of_a_cell_finished_just_before_the_kill(zl, tmp_path):
     assert zl([*screen_args("--ops", "abs", "add")]) == 0
     [campaign] = campaigns(tmp_path)

@@ -194,6 +194,8 @@ def test_counterbalanced_order_cancels_a_first_process_penalty_that_grows():
     with pytest.raises(BadInputError, match="round order 'ABAB'"):
         Plan.adaptive(10, round_order="ABAB")
 
+
+
 def test_bad_plans_and_orders_are_refused():
     for bad in (lambda: Plan.fixed(2), lambda: Plan.fixed(6, threshold_pct=-1),
                 lambda: Plan.fixed(6, threshold_pct=100), lambda: Plan.fixed(6, confidence=1.0),
