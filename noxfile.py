@@ -1,7 +1,7 @@
 """nox sessions: the design card's commands, typed as users type them.
 
     nox -s screen -- --ops topk sort      # screen operators for IR changes
-    nox -s ab -- --rounds 6               # time the IR_CHANGED ones
+    nox -s ab -- --rounds 8               # time the IR_CHANGED ones
     nox -s report -- runs/ab_...          # render a campaign
     nox -s tests                          # the test suite (what CI runs)
 

@@ -3,8 +3,10 @@
     python benchmarks/stats_error_rates.py              # the figures in docs/statistics.md
     python benchmarks/stats_error_rates.py --scale 0.1  # a quick look (10x fewer trials)
 
-The same functions run small in tests/test_stats_simulations.py. Output: Markdown
-tables, pasted into docs/statistics.md with the command that made them.
+The same functions run small in tests/test_stats_simulations.py and
+tests/test_stats_campaigns.py. Output: Markdown tables, pasted into docs/statistics.md
+with the command that made them. ``--only campaign`` prints the campaign-scale tables
+alone (about a quarter of the time).
 """
 
 from __future__ import annotations
@@ -21,6 +23,11 @@ from zl_core.stats.simulate import (
     power_by_rounds,
     shape_rates,
 )
+from zl_core.stats.simulate_campaigns import Scenario, campaign_power
+
+#: The rounds ``zl ab`` runs when none are named, and the fewest it accepts.
+DEFAULT_ROUNDS = 8
+MIN_ROUNDS = 4
 
 
 def pct(x: int, n: int) -> str:
@@ -114,16 +121,157 @@ def campaign_table(campaigns: int) -> None:
     print()
 
 
+def _power_cells(got: dict) -> list[str]:
+    true = max(1, got["true_shapes"])
+    return [pct(got["own_called"], true), pct(got["called"], true), f"{100 * got['fdp']:.2f}%",
+            f"{got['campaigns_with_false_call']}/{got['campaigns']}"]
+
+
+def campaign_power_table(draws: int) -> None:
+    print(f"### Power after the campaign step: fixed {DEFAULT_ROUNDS} rounds (the default)\n")
+    print("Campaigns of N operators x 10 shapes; 10% of the operators have 3 shapes with the "
+          "effect, every other shape none. Side noise independent per side, shape and round. "
+          f"About {draws} operators are drawn per row (N = 1000: {max(2, draws // 1000)} "
+          "campaigns). Power is the share of the true shapes called FASTER; FDP the mean "
+          "false-discovery proportion over the campaigns.\n")
+    print("| operators | side noise | effect | called by their own test | called after the "
+          "campaign step | FDP | campaigns with a false call |")
+    print("|---|---|---|---|---|---|---|")
+    plan = Plan.fixed(DEFAULT_ROUNDS)
+    for noise_pct, effect in ((0.2, 1.5), (0.2, 3.0), (1.0, 3.0), (3.0, 3.0)):
+        noise = Noise(name=f"{noise_pct}%", side_pct=noise_pct)
+        for ops in (10, 50, 200, 1000):
+            got = campaign_power(noise, plan, Scenario(ops=ops, effect=effect),
+                                 max(2, draws // ops), 61 + ops)
+            print(f"| {ops} | {noise_pct:g}% | +{effect:g}% | " + " | ".join(_power_cells(got)) + " |")
+    print()
+
+
+def campaign_rounds_table(campaigns: int) -> None:
+    print("### Rounds against power after the campaign step: 200 x 10, +3% at 1% noise\n")
+    print(f"{campaigns} campaigns per row (10% of the operators with 3 shapes at +3%).\n")
+    print("| rounds | called by their own test | called after the campaign step | FDP "
+          "| campaigns with a false call |")
+    print("|---|---|---|---|---|")
+    for n in (MIN_ROUNDS, 6, DEFAULT_ROUNDS, 10, 12):
+        got = campaign_power(Noise(name="1%"), Plan.fixed(n), Scenario(), campaigns, 71 + n)
+        print(f"| {n} | " + " | ".join(_power_cells(got)) + " |")
+    print()
+
+
+def campaign_error_table(campaigns: int) -> None:
+    print("### Errors at campaign scale\n")
+    print(f"{campaigns} campaigns per row unless stated. A false call is a call of a shape "
+          "with no effect beyond the threshold; per-shape rates are over every such shape of "
+          "every campaign.\n")
+    print("| case | campaign | rounds | shapes called by their own test | shapes called after "
+          "the campaign step | campaigns with a false call |")
+    print("|---|---|---|---|---|---|")
+    no_effect = Scenario(affected=0.0, effect=0.0)
+    at_threshold = Scenario(ops=20, affected=0.0, null_effect=1.0)
+    one_order = Scenario(ops=50, affected=0.0, keep_rounds=lambda r: r % 4 in (0, 1))
+    rows = [
+        ("no effect (global null), 1% noise", "200 x 10", DEFAULT_ROUNDS, Noise(name="g"), no_effect, campaigns),
+        ("every shape at the threshold (+1%), 1% noise", "20 x 10", DEFAULT_ROUNDS, Noise(name="g"),
+         at_threshold, 5 * campaigns),
+        ("one 20% slow cell in every operator", "200 x 10", MIN_ROUNDS,
+         Noise(name="slow", slow_cell_pct=20.0), no_effect, campaigns),
+        ("one 20% slow cell in 1 operator of 10", "200 x 10", MIN_ROUNDS,
+         Noise(name="slow", slow_cell_pct=20.0, slow_cell_ops=0.1), no_effect, campaigns),
+        ("one 10% slow cell in every operator, 0.1% noise", "200 x 10", MIN_ROUNDS,
+         Noise(name="slow", side_pct=0.1, slow_cell_pct=10.0), no_effect, campaigns),
+        ("every shape seen with A first only, 2% first-process penalty", "50 x 10", 12,
+         Noise(name="first", first_pct=2.0), one_order, 4 * campaigns),
+    ]
+    for rho in (0.8,):
+        for n in (6, 10, 20):
+            rows.append((f"AR(1) rho {rho} per side, at the threshold (+1%)", "20 x 10", n,
+                         Noise(name="ar", ar_rho=rho), at_threshold, 5 * campaigns))
+    for label, size, rounds, noise, scenario, count in rows:
+        got = campaign_power(noise, Plan.fixed(rounds), scenario, count, 81 + rounds)
+        false = got["shapes"] - got["true_shapes"]
+        print(f"| {label} | {size} | {rounds} | {pct(got['false_own'], false)} | "
+              f"{pct(got['false_calls'], false)} | {got['campaigns_with_false_call']}/{count} |")
+    print()
+
+
+def adaptive_table(trials: int, campaigns: int) -> None:
+    print("### Adaptive rounds: spending and stopping\n")
+    print(f"One-shape campaigns, +3% at 3% per side ({trials} trials), fixed against adaptive "
+          "(looks 4, 6, ..., 20; half the error budget at the last look, the rest equally):\n")
+    print("| campaign | FASTER | mean rounds |")
+    print("|---|---|---|")
+    noise = Noise(name="3%", side_pct=3.0)
+    for label, plan, adaptive in (("fixed 20", Plan.fixed(20), False),
+                                  ("adaptive <= 20", Plan.adaptive(20), True)):
+        got = shape_rates(noise, 3.0, plan, trials, 91, adaptive=adaptive)
+        print(f"| {label} | {pct(got['counts'][FASTER], trials)} | {got['mean_rounds']:.1f} |")
+    print(f"\nCampaigns of 200 x 10 (+3% at 1% noise, 10% of the operators affected), "
+          f"{campaigns} campaigns, adaptive <= 12: operators stopped before the budget with a "
+          "call, and how many of them the campaign step then took calls from.\n")
+    print("| campaign | called after the campaign step | FDP | mean rounds | stopped early "
+          "with a call | lost a call | lost every call |")
+    print("|---|---|---|---|---|---|---|")
+    got = campaign_power(Noise(name="1%"), Plan.adaptive(12), Scenario(), campaigns, 93, adaptive=True)
+    print(f"| adaptive <= 12 | {pct(got['called'], got['true_shapes'])} | {100 * got['fdp']:.2f}% | "
+          f"{got['mean_rounds']:.1f} | {got['stopped_early']} | {got['lost']} | {got['lost_all']} |")
+    print()
+
+
+def spending_table(trials: int) -> None:
+    """The adaptive rule under three ways of sharing the error budget over its looks."""
+    from unittest import mock
+
+    from zl_core.stats import sequential
+
+    def equal(looks):
+        return tuple(1.0 / len(looks) for _ in looks)
+
+    def by_rounds(looks):
+        return tuple(x / sum(looks) for x in looks)
+
+    print("### Sharing the error budget over the looks: adaptive <= 20 rounds\n")
+    print(f"One-shape campaigns, {trials} trials per cell (the FASTER share; at the threshold "
+          "+1%, 2.5% allowed).\n")
+    print("| shares | +3% at 3% noise | mean rounds | +3% at 1% noise | mean rounds "
+          "| +1% at 1% noise |")
+    print("|---|---|---|---|---|---|")
+    for label, rule in (("equal", equal), ("in proportion to the looks' rounds", by_rounds),
+                        ("half at the last look (zl's)", sequential.spending)):
+        with mock.patch.object(sequential, "spending", rule):
+            hard = shape_rates(Noise(name="3%", side_pct=3.0), 3.0, Plan.adaptive(20), trials, 91,
+                               adaptive=True)
+            easy = shape_rates(MODELS[0], 3.0, Plan.adaptive(20), trials, 21, adaptive=True)
+            edge = shape_rates(MODELS[0], 1.0, Plan.adaptive(20), 2 * trials, 12, adaptive=True)
+        print(f"| {label} | {pct(hard['counts'][FASTER], trials)} | {hard['mean_rounds']:.1f} | "
+              f"{pct(easy['counts'][FASTER], trials)} | {easy['mean_rounds']:.1f} | "
+              f"{pct(edge['counts'][FASTER], 2 * trials)} |")
+    print()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python benchmarks/stats_error_rates.py")
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of the full trial counts")
+    parser.add_argument("--only", choices=("campaign", "shape", "spending"),
+                        help="print one part only")
     args = parser.parse_args()
     start = time.time()
-    error_table(max(100, int(10000 * args.scale)))
-    order_table(max(100, int(40000 * args.scale)))
-    power_table(max(100, int(10000 * args.scale)))
-    monotone_table(max(100, int(4000 * args.scale)))
-    campaign_table(max(10, int(200 * args.scale)))
+    scale = args.scale
+    if args.only == "spending":
+        spending_table(max(100, int(2000 * scale)))
+        print(f"({time.time() - start:.0f} s)")
+        return
+    if args.only != "campaign":
+        error_table(max(100, int(10000 * scale)))
+        order_table(max(100, int(40000 * scale)))
+        power_table(max(100, int(10000 * scale)))
+        monotone_table(max(100, int(4000 * scale)))
+        campaign_table(max(10, int(200 * scale)))
+    if args.only != "shape":
+        campaign_power_table(max(400, int(8000 * scale)))
+        campaign_rounds_table(max(2, int(40 * scale)))
+        campaign_error_table(max(2, int(40 * scale)))
+        adaptive_table(max(100, int(4000 * scale)), max(1, int(10 * scale)))
     print(f"({time.time() - start:.0f} s)")
 
 

@@ -18,7 +18,7 @@ def test_screen_then_ab_from_records_alone(fake_host, tmp_path):
     assert lines and "switch FAKE_SWITCH (A=0 B=1)" in lines[0]
     # No operators named: the A/B campaign takes the screen's IR_CHANGED ones, its switch,
     # backend and device, and one of its NO_IR_DIFF operators as an A/A control.
-    done = app.ab(fake_host, app.AbOptions(where=where, runs_root=tmp_path, rounds=2,
+    done = app.ab(fake_host, app.AbOptions(where=where, runs_root=tmp_path, rounds=4,
                                            controls=1, telemetry_interval=0), echo=lines.append)
     assert done.screen == screen.campaign
     assert [(r.op.op, r.control, r.state) for r in done.runs] == [("gemm", False, "done"),

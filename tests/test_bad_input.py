@@ -127,7 +127,15 @@ def test_a_switch_name_of_250_characters(installed, tmp_path, capsys):
 def test_adaptive_rounds_need_a_budget_that_reaches_the_first_look(installed, tmp_path, capsys):
     assert main(["ab", "--ops", "add", "--rounds", "auto", "--max-rounds", "1",
                  "--runs-root", str(tmp_path / "runs")]) == 2
-    assert "first looks at round 3; pass --max-rounds 3 or more" in one_line(capsys)
+    assert "first looks at round 4; pass --max-rounds 4 or more" in one_line(capsys)
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("rounds", ["1", "3"])
+def test_fixed_rounds_below_one_look_are_refused(installed, tmp_path, capsys, rounds):
+    assert main(["ab", "--ops", "add", "--rounds", rounds, "--runs-root", str(tmp_path / "runs")]) == 2
+    line = one_line(capsys)
+    assert f"--rounds {rounds}: a verdict needs at least 4 rounds" in line and "--rounds 4 or more" in line
     assert not (tmp_path / "runs").exists()
 
 

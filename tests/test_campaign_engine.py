@@ -302,15 +302,16 @@ def test_two_step_flow_through_the_cli(fake_host, tmp_path, capsys):
     assert main(["screen", "--ops", "gemm", "pointwise", "--suite", "fake", "--runs-root", root]) == 0
     capsys.readouterr()
     # Step 2 takes the screen's IR_CHANGED ops and its switch without being told.
-    assert main(["ab", "--rounds", "2", "--suite", "fake", "--runs-root", root,
+    assert main(["ab", "--rounds", "4", "--suite", "fake", "--runs-root", root,
                  "--telemetry-interval", "0"]) == 0
     out = capsys.readouterr().out
     assert "using screen" in out and "gemm" in out and "switch FAKE_SWITCH A=0 B=1 (from the screen)" in out
     campaign = next((tmp_path / "runs").glob("ab_*"))
     assert {p.name for p in campaign.iterdir() if p.is_dir()} == {"gemm"}
     assert json.loads((campaign / "report.json").read_text())["kind"] == "rounds"
-    # Two rounds cannot decide at 95%: --fail-on inconclusive gates with exit 5.
-    assert main(["report", str(campaign), "--fail-on", "inconclusive"]) == 5
+    # The fake's switch makes B 5% slower: four rounds decide it, and --fail-on gates on it.
+    assert main(["report", str(campaign), "--fail-on", "slower"]) == 5
+    assert main(["report", str(campaign), "--fail-on", "inconclusive"]) == 0
 
 
 @pytest.mark.parametrize("argv, needle", [

@@ -17,7 +17,7 @@ def test_cell_lines_say_what_runs_and_what_their_columns_mean(failing, tmp_path,
     finished = next(i for i, ln in enumerate(lines) if ln.startswith("[1/2] fine A [0] rc=0 rows=0 ttgir=0"))
     assert running < finished
     assert any(ln.startswith("kernels A/B: distinct Triton kernels") for ln in lines)
-    assert lines[-1].endswith("then: zl ab --rounds 6")
+    assert lines[-1].endswith("then: zl ab --rounds 8")
 
 
 def test_the_ir_only_screen_does_not_send_the_user_to_ab_rounds(tmp_path, capsys, monkeypatch):

@@ -199,7 +199,7 @@ def test_ab_does_not_take_an_incomplete_screen_silently(zl, tmp_path, capsys):
     proc.communicate(timeout=30)
     interrupted = campaigns(tmp_path)[-1]
     capsys.readouterr()
-    zl(["ab", "--suite", "sleepy", "--rounds", "3", "--aa", "--telemetry-interval", "0"])
+    zl(["ab", "--suite", "sleepy", "--rounds", "4", "--aa", "--telemetry-interval", "0"])
     out = capsys.readouterr().out
     assert f"not taking screen {interrupted}: it is interrupted" in out
 
@@ -259,11 +259,11 @@ def test_a_screen_without_ops_takes_the_suites_whole_inventory(zl, tmp_path):
 
 def test_ab_rounds_on_lanes_record_their_concurrency_and_a_report_refuses_mixing_it(zl, tmp_path, capsys):
     assert zl(["ab", "--suite", "sleepy", "--switch", "FAKE_SWITCH", "--ops", "abs", "add",
-               "--rounds", "3", "--allow-no-ir-diff", "--devices", "0,1",
+               "--rounds", "4", "--allow-no-ir-diff", "--devices", "0,1",
                "--telemetry-interval", "0.2"]) == 0
     [campaign] = campaigns(tmp_path, "ab")
     for op in ("abs", "add"):
-        idents = [identity(campaign / op / f"r0{r}" / s) for r in (1, 2, 3) for s in "AB"]
+        idents = [identity(campaign / op / f"r0{r}" / s) for r in (1, 2, 3, 4) for s in "AB"]
         assert {i["replay_ms"] for i in idents} == {30.0}  # A/B rounds: the full default budget
         assert {i["concurrency"] for i in idents} == {2} and len({i["device"] for i in idents}) == 1
     assert zl([*screen_args("--ops", "abs", "--device", "0")]) == 0
@@ -276,7 +276,7 @@ def test_ab_rounds_on_lanes_record_their_concurrency_and_a_report_refuses_mixing
 def test_an_interrupted_ab_campaign_resumes_to_completion(tmp_path):
     env = fake_env(tmp_path, ZL_FAKE_SLEEP="0.5")
     argv = [sys.executable, str(LAUNCHER), "ab", "--suite", "sleepy", "--switch", "FAKE_SWITCH", "--ops",
-            "abs", "add", "--rounds", "3", "--allow-no-ir-diff", "--devices", "all",
+            "abs", "add", "--rounds", "4", "--allow-no-ir-diff", "--devices", "all",
             "--telemetry-interval", "0"]
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert wait_for(lambda: len(ended(tmp_path)) >= 4, timeout=60), proc.communicate(timeout=5)
@@ -290,7 +290,7 @@ def test_an_interrupted_ab_campaign_resumes_to_completion(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads((campaign / "campaign.json").read_text())["state"] == "complete"
     for op in ("abs", "add"):
-        for r in (1, 2, 3):
+        for r in (1, 2, 3, 4):
             for side in "AB":
                 assert "finished" in identity(campaign / op / f"r0{r}" / side)
 

@@ -16,6 +16,7 @@ from zl_core.campaigns import state
 from zl_core.campaigns.ab_campaign import run_ab
 from zl_core.campaigns.ab_task import OpRun, RoundsPlan
 from zl_core.campaigns.executor import Executor
+from zl_core.campaigns.judging import MIN_LOOK_ROUNDS
 from zl_core.campaigns.layout import CampaignLayout
 from zl_core.campaigns.record import read_campaign
 from zl_core.campaigns.screen_campaign import latest_screen, read_screen, run_screen
@@ -195,8 +196,9 @@ def ab(host: PluginHost, options: AbOptions, *, echo: Echo = print,
                               target=got.measure.target,
                               switch_given=options.switch.switch or sides.switch,
                               force=options.switch.force, echo=echo)
-    plan = RoundsPlan(rounds=options.rounds, max_rounds=max(options.max_rounds, 3),
-                      allow_no_ir_diff=options.allow_no_ir_diff, threshold_pct=options.threshold_pct)
+    plan = RoundsPlan(rounds=options.rounds, max_rounds=max(options.max_rounds, MIN_LOOK_ROUNDS),
+                      allow_no_ir_diff=options.allow_no_ir_diff, threshold_pct=options.threshold_pct,
+                      campaign_ops=len(ops) + len(controls))
     with results_written_under(root):
         campaign, runs = run_ab(host, got.provider, got.backend, got.device, sides, ops, controls,
                                 cell_settings(got.measure, got.source), plan, root,

@@ -16,14 +16,15 @@ import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from zl_core.campaigns.judging import MIN_LOOK_ROUNDS
 from zl_core.errors import BadInputError, ResultsUnwritableError, UsageError
 from zl_core.opspec import TORCH_DTYPES, OpSpec
 from zl_core.provider import Provider
 
 #: Filesystems that hold no files of their own: a campaign there cannot be kept.
 VIRTUAL_ROOTS = ("/proc", "/sys", "/dev")
-#: An adaptive campaign's first look is at round 3 (zl_core.campaigns.ab_task).
-FIRST_ADAPTIVE_LOOK = 3
+#: The fewest rounds a verdict can come from: two with each side first (zl_core.stats).
+MIN_ROUNDS = MIN_LOOK_ROUNDS
 _WHERE = "pass --runs-root DIR (or set ZL_RUNS_ROOT) to a writable folder on a real disk"
 
 
@@ -61,11 +62,16 @@ def check_timeout(seconds: float) -> float:
 
 
 def check_rounds(rounds: int | None, max_rounds: int) -> None:
-    """``rounds`` None is adaptive: its budget must reach the first look."""
-    if rounds is None and max_rounds < FIRST_ADAPTIVE_LOOK:
+    """A campaign must be able to reach a verdict: ``rounds`` None is adaptive, and its
+    budget must reach the first look; a fixed campaign needs the rounds of one look."""
+    if rounds is None and max_rounds < MIN_ROUNDS:
         raise UsageError(f"--rounds auto --max-rounds {max_rounds}: an adaptive campaign first "
-                         f"looks at round {FIRST_ADAPTIVE_LOOK}; pass --max-rounds "
-                         f"{FIRST_ADAPTIVE_LOOK} or more, or a fixed --rounds N")
+                         f"looks at round {MIN_ROUNDS}; pass --max-rounds {MIN_ROUNDS} or more, "
+                         "or a fixed --rounds N")
+    if rounds is not None and rounds < MIN_ROUNDS:
+        raise UsageError(f"--rounds {rounds}: a verdict needs at least {MIN_ROUNDS} rounds, two with "
+                         f"each side first, so that no single process decides it; pass --rounds "
+                         f"{MIN_ROUNDS} or more (the default, 8, calls most 1-3% effects)")
 
 
 def check_ops_offered(provider: Provider, source: str | None, ops: Sequence[OpSpec]) -> None:

@@ -85,7 +85,7 @@ class AbOptions:
     switch: SwitchChoice = SwitchChoice()
     runs_root: Path | None = None
     lanes: Lanes = Lanes()
-    rounds: int | None = 6  # None = adaptive
+    rounds: int | None = 8  # None = adaptive
     max_rounds: int = 12
     screen: Path | None = None  # None = the latest screen under the runs root
     allow_no_ir_diff: bool = False

@@ -42,6 +42,9 @@ class RoundsPlan:
     threshold_pct: float
     #: Which side runs first in each round; a resumed campaign keeps the one it recorded.
     round_order: str = stats.COUNTERBALANCED
+    #: Operators in the campaign: an adaptive stop waits until its calls survive the
+    #: campaign's false-discovery step over this many (stats.adaptive_stop).
+    campaign_ops: int = 1
 
     @property
     def planned(self) -> int:
@@ -136,4 +139,4 @@ def adaptive_stop(layout: CampaignLayout, op: str, rounds: int, plan: RoundsPlan
     judged_by = stats_plan(rounds=None, max_rounds=plan.max_rounds, threshold_pct=plan.threshold_pct,
                            rounds_done=rounds, round_order=plan.round_order)
     verdict = judge({op: series_latencies(shape_series(pairs))}, judged_by, {op: rounds})
-    return stats.adaptive_stop(verdict.operators[0], judged_by)
+    return stats.adaptive_stop(verdict.operators[0], judged_by, campaign_operators=plan.campaign_ops)

@@ -19,11 +19,13 @@ def rounds_arg(text: str) -> int | None:
 def add_parser(sub) -> None:
     p = sub.add_parser("ab", help="paired A/B rounds with pinned configs",
                        description="N rounds of fresh-process cells per operator, configs "
-                       "pinned to round 1's record, side order alternating. Without --ops, "
+                       "pinned to round 1's record, side order counterbalanced (AB, BA, BA, AB, "
+                       "...). Without --ops, "
                        "takes the IR_CHANGED operators of the latest screen.")
     p.add_argument("--ops", nargs="+", metavar="SPEC", help="op[:op_file[:dtypes]] ...")
-    p.add_argument("--rounds", type=rounds_arg, default=6, metavar="N|auto",
-                   help="paired rounds (default 6); auto adds rounds until decided")
+    p.add_argument("--rounds", type=rounds_arg, default=8, metavar="N|auto",
+                   help="paired rounds, at least 4 (default 8: see docs/statistics.md for the "
+                   "power it gives); auto adds rounds until decided")
     p.add_argument("--max-rounds", type=_common.positive_int, default=12, metavar="M",
                    help="budget for --rounds auto (default 12)")
     p.add_argument("--screen", type=Path, help="screen campaign to take ops and switch from "

@@ -50,5 +50,5 @@ def run(args: argparse.Namespace) -> int:
         # zl ab refuses an IR-only screen: rounds need a screen whose cells ran on a device.
         print(f"next: zl report {done.campaign}   (A/B rounds need a screen on a device)")
     else:
-        print(f"next: zl report {done.campaign}   then: zl ab --rounds 6")
+        print(f"next: zl report {done.campaign}   then: zl ab --rounds 8")
     return _common.failed_exit(done.failed, "screen")

@@ -6,14 +6,15 @@ with :func:`adaptive_stop` reading one operator of it. docs/statistics.md explai
 every rule and shows the simulations (:mod:`zl_core.stats.simulate`) behind its figures.
 
 Modules, one job each: ``special`` (Student's t), ``validate`` (degenerate inputs),
-``shape_test`` (one look of one series), ``sequential`` (looks and error spending),
+``shape_test`` (one look of one series), ``pooling`` (variances borrowed across
+operators), ``serial`` (serially correlated rounds), ``sequential`` (looks and error spending),
 ``order`` (the order of each round's sides), ``fdr`` (campaign false-discovery control), ``records`` (plan and results),
 ``judge`` (the one judgement), ``simulate`` (seeded synthetic campaigns).
 """
 
 from .judge import adaptive_stop, judge_campaign
 from .order import ALTERNATING, COUNTERBALANCED, ROUND_ORDERS, alternating_order, round_order
-from .records import CampaignVerdict, OperatorVerdict, Plan, ShapeVerdict
+from .records import RULES, CampaignVerdict, OperatorVerdict, Plan, ShapeVerdict
 from .sequential import (
     CI_METHOD,
     FASTER,
@@ -25,11 +26,12 @@ from .sequential import (
     SLOWER,
     SeriesTest,
     adaptive_looks,
+    spending,
 )
 
 __all__ = [
     "ALTERNATING", "CI_METHOD", "COUNTERBALANCED", "FASTER", "FIRST_ADAPTIVE_LOOK", "INCONCLUSIVE",
-    "MIN_LOOK_ROUNDS", "MIXED", "NO_CHANGE", "ROUND_ORDERS", "SLOWER", "CampaignVerdict",
+    "MIN_LOOK_ROUNDS", "MIXED", "NO_CHANGE", "ROUND_ORDERS", "RULES", "SLOWER", "CampaignVerdict",
     "OperatorVerdict", "Plan", "SeriesTest", "ShapeVerdict", "adaptive_looks", "adaptive_stop",
-    "alternating_order", "judge_campaign", "round_order",
+    "alternating_order", "judge_campaign", "round_order", "spending",
 ]

@@ -13,12 +13,14 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping
 
+import attrs
 from attrs import evolve as attrs_evolve
 
 from zl_core.errors import BadInputError
 
 from . import fdr
 from .order import ORDERS
+from .pooling import Pool, Sample, noise_class
 from .records import CampaignVerdict, OperatorVerdict, Plan, ShapeVerdict
 from .sequential import (
     FASTER,
@@ -26,16 +28,22 @@ from .sequential import (
     MIXED,
     NO_CHANGE,
     SLOWER,
+    LookStat,
     SeriesTest,
     judge_series,
 )
-from .shape_test import Observation, median, pct, sign_test_p, spread_pct
+from .serial import Residuals, Serial, moments
+from .shape_test import Observation, fit, median, pct, sign_test_p, spread_pct
 from .validate import check_rounds, decimal_step, latency, log_ratio, tie_variance
 
 SHAPE_VERDICTS = (FASTER, SLOWER, NO_CHANGE, INCONCLUSIVE)
 CALLS = (FASTER, SLOWER)
 
 Latencies = Mapping[str, Mapping[Hashable, Mapping[int, tuple[object, object]]]]
+
+
+#: The noise class of the operators' per-round means (pooled and checked among themselves).
+MEAN_CLASS = "mean"
 
 
 def judge_campaign(latencies: Latencies, round_order: Mapping[int, str], plan: Plan, *,
@@ -49,18 +57,28 @@ def judge_campaign(latencies: Latencies, round_order: Mapping[int, str], plan: P
     if not isinstance(plan, Plan):
         raise BadInputError(f"plan {plan!r} is not a stats Plan; build one with Plan.fixed "
                             "or Plan.adaptive")
-    ops = []
+    prepared = []
     for op, shapes in latencies.items():
         done = _rounds_done(op, shapes, rounds_done)
         step = _resolution(op, shapes)
-        series = [_shape(op, key, by_round, round_order, done, plan, step)
-                  for key, by_round in shapes.items()]
-        ops.append((op, done, series, _mean_test(series, done, plan)))
+        series = [_observe(op, key, by_round, round_order, done, step) for key, by_round in shapes.items()]
+        prepared.append((op, done, series, _mean_observations(series, done)))
+    looks = _look_stats(prepared, plan)
+
+    ops = []
+    for i, (op, done, series, mean_obs) in enumerate(prepared):
+        judged = [_shape(op, done, s, _judge(looks, (i, j), plan, done, len(s.obs)), plan)
+                  for j, s in enumerate(series)]
+        mean = None
+        if mean_obs is not None:
+            obs, m = mean_obs
+            mean = (_judge(looks, (i, MEAN_CLASS), plan, done, len(obs)), m)
+        ops.append((op, done, judged, mean))
 
     families = []
     for _, _, series, mean in ops:
-        ps = [mean[0].p_value] if mean else []
-        families.append(ps + [s.test.p_value for s, _ in series if s.test.look is not None])
+        ps = [mean[0].p_value] if mean and mean[0].look is not None else []
+        families.append(ps + [s.test.p_value for s in series if s.test.look is not None])
     tested = [i for i, f in enumerate(families) if f]
     selected_t, called_t = fdr.two_stage([families[i] for i in tested], plan.fdr_level)
     selected = {tested[i] for i in selected_t}
@@ -78,9 +96,16 @@ def judge_campaign(latencies: Latencies, round_order: Mapping[int, str], plan: P
                            selected=len(selected), fdr_text=text)
 
 
-def adaptive_stop(op: OperatorVerdict, plan: Plan) -> tuple[bool, str]:
-    """Stop an operator's rounds? Only at a planned look, once every shape is decided
-    on its own, or when ``plan.max_rounds`` are spent. Returns (stop, reason)."""
+def adaptive_stop(op: OperatorVerdict, plan: Plan, *, campaign_operators: int = 1
+                  ) -> tuple[bool, str]:
+    """Stop an operator's rounds? Only at a planned look, once every shape is decided and
+    every call is one the campaign's false-discovery step keeps whatever the other
+    operators show, or when ``plan.max_rounds`` are spent. Returns (stop, reason).
+
+    A call is kept for sure when its p-value is at most ``q / (M * m)``, with M the
+    campaign's operators and m the members of this operator's family: then Simes selects
+    the operator at Benjamini-Hochberg's first step and the operator's own step calls
+    the member, for any p-values of the rest."""
     done, total = op.rounds_done, len(op.shapes)
     undecided = sum(1 for s in op.shapes if s.test.verdict == INCONCLUSIVE)
     if done >= plan.max_rounds:
@@ -90,9 +115,20 @@ def adaptive_stop(op: OperatorVerdict, plan: Plan) -> tuple[bool, str]:
         return False, f"{done} round(s) done; next look at round {nxt}"
     if total == 0:
         return True, f"no comparable shapes after {done} round(s); more rounds cannot decide"
-    if op.all_decided:
-        return True, f"all {total} shapes decided at the look after round {done}"
-    return False, f"{undecided}/{total} shapes undecided after {done} of at most {plan.max_rounds} rounds"
+    if not op.all_decided:
+        return False, f"{undecided}/{total} shapes undecided after {done} of at most {plan.max_rounds} rounds"
+    members = sum(1 for s in op.shapes if s.test.look is not None) + (
+        1 if op.mean is not None and op.mean.look is not None else 0)
+    safe = plan.fdr_level / (max(1, campaign_operators) * max(1, members))
+    calls = [s.test for s in op.shapes if s.test.verdict in CALLS]
+    if op.mean is not None and op.mean.verdict in CALLS:
+        calls.append(op.mean)
+    fragile = sum(1 for t in calls if t.p_value > safe)
+    if fragile:
+        return False, (f"all {total} shapes decided after {done} rounds, but {fragile} call(s) "
+                       f"could still be withdrawn by the false-discovery step over "
+                       f"{campaign_operators} operator(s) (p above {safe:.2g})")
+    return True, f"all {total} shapes decided at the look after round {done}"
 
 
 # --------------------------------------------------------------------------- shapes
@@ -120,13 +156,20 @@ def _resolution(op: str, shapes: Mapping) -> float | None:
     return min(steps, default=None)
 
 
-def _shape(op: str, key: Hashable, by_round: Mapping[int, tuple[object, object]],
-           round_order: Mapping[int, str], done: int, plan: Plan, step: float | None
-           ) -> tuple[ShapeVerdict, list[Observation]]:
-    rounds = tuple(range(1, done + 1))
+@attrs.frozen
+class _Series:
+    key: Hashable
+    obs: list[Observation]
+    pairs: dict[int, tuple[float, float]]
+    notes: list[str]
+    cls: int
+
+
+def _observe(op: str, key: Hashable, by_round: Mapping[int, tuple[object, object]],
+             round_order: Mapping[int, str], done: int, step: float | None) -> _Series:
     notes: list[str] = []
     pairs: dict[int, tuple[float, float]] = {}
-    for r in rounds:
+    for r in range(1, done + 1):
         where = f"{op} {key} round {r}"
         if r not in by_round:
             notes.append(f"round {r}: no comparable row")
@@ -143,23 +186,98 @@ def _shape(op: str, key: Hashable, by_round: Mapping[int, tuple[object, object]]
     tie = tie_variance(pairs.values(), step)
     obs = [Observation(round_no=r, order=_order(round_order, r, op), y=log_ratio(a, b, f"{op} {key} round {r}"),
                        tie_var=tie) for r, (a, b) in pairs.items()]
-    test = judge_series(obs, looks=plan.looks, rounds_done=done, confidence=plan.confidence,
-                        up=plan.up, down=plan.down)
-    deltas = [pct(o.y) for o in obs]
+    cls = noise_class(median([a for a, _ in pairs.values()])) if pairs else 0
+    return _Series(key=key, obs=obs, pairs=pairs, notes=notes, cls=cls)
+
+
+def _mean_observations(series: list[_Series], done: int) -> tuple[list[Observation], int] | None:
+    """The per-round operator statistic: mean log ratio over the shapes present in every
+    round. Shapes of one process share its noise, so the round, not the shape, is the
+    unit: the spread of these per-round means carries that shared noise."""
+    complete = [s.obs for s in series if s.obs and len(s.obs) == done]
+    if len(complete) < 2:
+        return None
+    m = len(complete)
+    rows = list(zip(*complete))  # per round, that round's observation of every shape
+    return [Observation(round_no=row[0].round_no, order=row[0].order, y=sum(o.y for o in row) / m,
+                        tie_var=sum(o.tie_var for o in row) / m ** 2) for row in rows], m
+
+
+SeriesId = tuple[int, object]  # (operator index, shape index or MEAN_CLASS)
+
+
+def _look_stats(prepared: list, plan: Plan) -> dict[int, dict[SeriesId, LookStat]]:
+    """Every series at every look it reached, its variance pooled within its noise class
+    (other operators only) and widened where the class's rounds are serially correlated."""
+    out: dict[int, dict[SeriesId, LookStat]] = {}
+    for look in plan.looks:
+        fits: dict[SeriesId, tuple[str, object, object]] = {}
+        for i, (op, done, series, mean_obs) in enumerate(prepared):
+            if done < look:
+                continue
+            for j, s in enumerate(series):
+                fits[(i, j)] = (op, s.cls, fit([o for o in s.obs if o.round_no <= look]))
+            if mean_obs is not None:
+                fits[(i, MEAN_CLASS)] = (op, MEAN_CLASS, fit([o for o in mean_obs[0] if o.round_no <= look]))
+        if not fits:
+            continue
+        usable = {k: v for k, v in fits.items() if v[2].supported and v[2].df >= 1}
+        serial = Serial(Residuals(cls=cls, rounds=f.rounds, orders=f.orders, e=f.residuals)
+                        for op, cls, f in usable.values())
+        samples = {k: _sample(op, cls, f, serial.rho(cls)) for k, (op, cls, f) in usable.items()}
+        pool = Pool(sample for sample, _ in samples.values())
+        stats: dict[SeriesId, LookStat] = {}
+        for k, (op, cls, f) in fits.items():
+            if k not in usable:
+                stats[k] = LookStat(fit=f, var=math.nan, df=0, variance="none")
+                continue
+            sample, widen = samples[k]
+            pooled = pool.moderate(sample)
+            notes = [pooled.note] if pooled.note else []
+            if widen > 1.0:
+                notes.append(f"the rounds of its latency class are serially correlated (rho "
+                             f"{serial.rho(cls):.2f}): its interval is widened by x{math.sqrt(widen):.2f}")
+            stats[k] = LookStat(fit=f, var=max(pooled.var, f.tie_var), df=pooled.df,
+                                variance="pooled" if pooled.df > sample.df else "own",
+                                serial_factor=widen, notes=tuple(notes))
+        out[look] = stats
+    return out
+
+
+def _sample(op: str, cls: object, f, rho: float) -> tuple[Sample, float]:
+    """The series' spread as the pool sees it, and how much serial correlation widens its
+    estimate's variance: under AR(1) rounds the residuals understate sigma^2 and carry
+    fewer degrees of freedom (serial.moments)."""
+    if rho <= 0.0:
+        return Sample(op=op, cls=cls, s2=f.own_var, df=f.df), 1.0
+    m = moments(f.rounds, f.orders, rho)
+    return Sample(op=op, cls=cls, s2=max(f.sse / m.tr_ms, f.tie_var), df=m.df), max(1.0, m.widen)
+
+
+def _judge(looks: dict[int, dict[SeriesId, LookStat]], key: SeriesId, plan: Plan, done: int,
+           usable: int) -> SeriesTest:
+    stats = {look: by_id[key] for look, by_id in looks.items() if key in by_id}
+    return judge_series(stats, looks=plan.looks, rounds_done=done, confidence=plan.confidence,
+                        up=plan.up, down=plan.down, usable=usable)
+
+
+def _shape(op: str, done: int, s: _Series, test: SeriesTest, plan: Plan) -> ShapeVerdict:
+    rounds = tuple(range(1, done + 1))
+    deltas = [pct(o.y) for o in s.obs]
     sign = 1 if test.estimate_pct > 0 else -1 if test.estimate_pct < 0 else 0
     pos = sum(1 for d in deltas if d > 0)
     neg = sum(1 for d in deltas if d < 0)
     agree = pos if sign > 0 else neg if sign < 0 else max(pos, neg)
-    shape = ShapeVerdict(
-        op=op, key=key, rounds=rounds,
-        deltas_pct=tuple(pct(math.log(pairs[r][0] / pairs[r][1])) if r in pairs else None for r in rounds),
+    return ShapeVerdict(
+        op=op, key=s.key, rounds=rounds,
+        deltas_pct=tuple(pct(math.log(s.pairs[r][0] / s.pairs[r][1])) if r in s.pairs else None
+                         for r in rounds),
         median_delta_pct=median(deltas), min_delta_pct=min(deltas, default=math.nan),
         max_delta_pct=max(deltas, default=math.nan), sign_agree=agree, sign_p=sign_test_p(pos, neg),
-        a_spread_pct=spread_pct([a for a, _ in pairs.values()]),
-        b_spread_pct=spread_pct([b for _, b in pairs.values()]),
-        test=test, verdict=test.verdict, notes=tuple(notes) + test.notes,
-        latencies=tuple(pairs.items()))
-    return shape, obs
+        a_spread_pct=spread_pct([a for a, _ in s.pairs.values()]),
+        b_spread_pct=spread_pct([b for _, b in s.pairs.values()]),
+        test=test, verdict=test.verdict, notes=tuple(s.notes) + test.notes,
+        latencies=tuple(s.pairs.items()))
 
 
 def _order(round_order: Mapping[int, str], r: int, op: str) -> int:
@@ -173,31 +291,13 @@ def _order(round_order: Mapping[int, str], r: int, op: str) -> int:
 # --------------------------------------------------------------------------- operators
 
 
-def _mean_test(series: list[tuple[ShapeVerdict, list[Observation]]], done: int, plan: Plan
-               ) -> tuple[SeriesTest, int] | None:
-    """The per-round operator statistic: mean log ratio over the shapes present in every
-    round. Shapes of one process share its noise, so the round, not the shape, is the
-    unit: the spread of these per-round means carries that shared noise."""
-    complete = [obs for _, obs in series if obs and len(obs) == done]
-    if len(complete) < 2:
-        return None
-    m = len(complete)
-    rows = list(zip(*complete))  # per round, that round's observation of every shape
-    mean_obs = [Observation(round_no=row[0].round_no, order=row[0].order,
-                            y=sum(o.y for o in row) / m,
-                            tie_var=sum(o.tie_var for o in row) / m ** 2) for row in rows]
-    test = judge_series(mean_obs, looks=plan.looks, rounds_done=done, confidence=plan.confidence,
-                        up=plan.up, down=plan.down)
-    return test, m
-
-
-def _operator(op: str, done: int, series: list[tuple[ShapeVerdict, list[Observation]]],
-              mean: tuple[SeriesTest, int] | None, family: list[float], selected: bool,
-              called: set[int], plan: Plan) -> OperatorVerdict:
+def _operator(op: str, done: int, series: list[ShapeVerdict], mean: tuple[SeriesTest, int] | None,
+              family: list[float], selected: bool, called: set[int], plan: Plan) -> OperatorVerdict:
     # family members in the order judge_campaign listed them: [mean] + tested shapes
-    member = iter(range(1 if mean else 0, len(family)))
+    mean_tested = bool(mean) and mean[0].look is not None
+    member = iter(range(1 if mean_tested else 0, len(family)))
     final: list[ShapeVerdict] = []
-    for shape, _ in series:
+    for shape in series:
         verdict, notes = shape.test.verdict, list(shape.notes)
         index = next(member) if shape.test.look is not None else None
         if verdict in CALLS and index not in called:

@@ -13,6 +13,13 @@ from .order import COUNTERBALANCED, check_round_order
 from .sequential import MIN_LOOK_ROUNDS, SeriesTest, adaptive_looks
 from .validate import check_confidence, check_rounds, check_threshold
 
+#: Which rules judged a campaign, written into every judgement (``plan.rules``).
+#: 1 (no key): each shape on its own rounds, 3 rounds at least, equal error shares
+#: over looks with intersected intervals. 2: variances pooled by latency class across
+#: operators, 2 rounds of each order at least (4 in all), serial correlation widens
+#: intervals, half the error budget at the last look. docs/statistics.md section 11.
+RULES = 2
+
 
 @attrs.frozen(kw_only=True)
 class Plan:
@@ -69,7 +76,7 @@ class Plan:
     def to_json(self) -> dict:
         return {"threshold_pct": self.threshold_pct, "confidence": self.confidence,
                 "max_rounds": self.max_rounds, "looks": list(self.looks),
-                "fdr_level": self.fdr_level, "round_order": self.round_order}
+                "fdr_level": self.fdr_level, "round_order": self.round_order, "rules": RULES}
 
 
 @attrs.frozen(kw_only=True)

@@ -2,16 +2,20 @@
 
 A plan fixes its looks in advance (the rounds after which a verdict may be taken);
 a fixed campaign of N rounds is the one look N. The error budget ``alpha = 1 -
-confidence`` is spent in equal parts over the K planned looks: look k builds a
-two-sided interval at level ``1 - alpha / K``. By the union bound the K intervals
-cover the true effect *simultaneously* with probability at least ``1 - alpha``,
-whatever the correlation between looks and whatever stopping rule reads them, so:
+confidence`` is spent over the K planned looks (:func:`spending`): half of it at
+the last look, the other half in equal parts over the earlier ones; look k builds a
+two-sided interval at level ``1 - alpha * w_k``. An operator that needs the whole
+budget is then judged almost as a fixed campaign of that length would be, while a
+large effect still stops early (docs/statistics.md compares this with equal and
+proportional shares). By the union bound the K intervals cover the true effect *simultaneously* with
+probability at least ``1 - alpha``, whatever the correlation between looks and whatever
+stopping rule reads them, so:
 
-- the reported interval is the running intersection of the looks taken so far;
-- FASTER / SLOWER / NO_CHANGE read that interval, so each holds its error rate at
-  any look, adaptive stopping included, and a decided series stays decided;
-- the repeated p-value ``min_k p_k * K`` (one-sided, against each threshold) is a
-  valid p-value at any stopping look, which the campaign's FDR step uses.
+- a verdict read from the interval of the look a series stopped at keeps its error
+  rate, adaptive stopping included; that interval, its estimate and its MDE are all
+  of that one look (the estimate always lies inside its interval);
+- the one-sided p-value of that look divided by its share, ``p_k / w_k``, is a valid
+  p-value at any stopping look, which the campaign's FDR step uses.
 
 Exact group-sequential boundaries would be a little narrower but need the looks'
 joint distribution under an estimated variance; this rule needs none.
@@ -20,12 +24,12 @@ joint distribution under an estimated variance; this rule needs none.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import attrs
 
-from .shape_test import LookFit, Observation, fit, pct
-from .special import t_cdf, t_quantile, t_sf
+from .shape_test import LookFit, pct
+from .special import tail_quantile, tail_sf
 
 FASTER = "FASTER"
 SLOWER = "SLOWER"
@@ -34,13 +38,12 @@ INCONCLUSIVE = "INCONCLUSIVE"
 # Operator level only: the operator's calls go both ways.
 MIXED = "MIXED"
 
-#: Fewest rounds a look can judge: two parameters (effect, run order) and one degree
-#: of freedom for the spread.
-MIN_LOOK_ROUNDS = 3
+#: Fewest rounds a look can judge: two of each run order (see shape_test.MIN_ORDER_ROUNDS).
+MIN_LOOK_ROUNDS = 4
 #: Adaptive campaigns look after every second round from here on (order balanced).
 FIRST_ADAPTIVE_LOOK = 4
 
-CI_METHOD = "student-t on log(A/B), run order removed"
+CI_METHOD = "student-t on log(A/B), run order removed, variance pooled by latency class"
 
 
 def adaptive_looks(max_rounds: int) -> tuple[int, ...]:
@@ -49,6 +52,18 @@ def adaptive_looks(max_rounds: int) -> tuple[int, ...]:
     if not looks or looks[-1] != max_rounds:
         looks.append(max_rounds)
     return tuple(looks)
+
+
+#: The share of the error budget the last planned look keeps.
+LAST_LOOK_SHARE = 0.5
+
+
+def spending(looks: Sequence[int]) -> tuple[float, ...]:
+    """Each planned look's share of the error budget: half at the last, the rest equally."""
+    if len(looks) == 1:
+        return (1.0,)
+    early = (1.0 - LAST_LOOK_SHARE) / (len(looks) - 1)
+    return (early,) * (len(looks) - 1) + (LAST_LOOK_SHARE,)
 
 
 def verdict_of(lo: float, hi: float, up: float, down: float) -> str:
@@ -65,27 +80,46 @@ def verdict_of(lo: float, hi: float, up: float, down: float) -> str:
 
 
 @attrs.frozen(kw_only=True)
+class LookStat:
+    """One series at one look: its fit and the variance model the judgement chose."""
+
+    fit: LookFit
+    var: float  # variance of one round's log ratio, as modelled (log scale squared)
+    df: float  # its degrees of freedom (own n - 2, or more where pooled)
+    variance: str  # "own" or "pooled"
+    serial_factor: float = 1.0  # how much serial correlation widens Var(estimate)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def se(self) -> float:
+        return math.sqrt(self.var * self.fit.var_factor * self.serial_factor)
+
+
+@attrs.frozen(kw_only=True)
 class SeriesTest:
     """The sequential test of one series (a shape, or an operator's per-round mean)."""
 
     n: int  # rounds used at the last look taken
-    df: int
+    df: float  # degrees of freedom of that look's variance
     look: int | None  # round of the last look taken (None: none yet)
     looks_taken: int
     looks_planned: int
     estimate_pct: float  # effect at the last look, (exp(mu) - 1) * 100; + = B faster
-    ci_low_pct: float  # running intersection of the looks' intervals
+    ci_low_pct: float  # that look's interval
     ci_high_pct: float
     confidence: float  # simultaneous over every planned look
-    look_confidence: float  # of each look's own interval, 1 - alpha / K
+    look_confidence: float  # of that look's own interval, 1 - alpha * w_k
     ci_method: str
     order_penalty_pct: float | None  # + = the process that runs first is slower
-    sd_pct: float  # residual spread of log(A/B) per round, x100
+    sd_pct: float  # spread of log(A/B) per round as modelled, x100
+    own_sd_pct: float  # the series' own residual spread, x100
+    variance: str  # "own" or "pooled"
+    serial_factor: float  # variance widening for serial correlation (1.0: none)
     tie_floored: bool  # the printed resolution, not the rounds, set the spread
-    p_faster: float  # repeated one-sided p against "effect <= +threshold"
+    p_faster: float  # one-sided p against "effect <= +threshold", over the look's share
     p_slower: float
     p_value: float  # two-sided: min(1, 2 * min(p_faster, p_slower))
-    mde_pct: float  # smallest effect a look of this series could call; inf: none
+    mde_pct: float  # smallest effect that look could call on the estimate's side; inf: none
     verdict: str  # on its own, before the campaign's false-discovery control
     decided_at: int | None  # first look whose interval decided
     notes: tuple[str, ...] = ()
@@ -97,67 +131,87 @@ def _z(mean: float, thr: float, se: float) -> float:
     return math.copysign(math.inf, mean - thr) if mean != thr else 0.0
 
 
-def judge_series(obs: Sequence[Observation], *, looks: Sequence[int], rounds_done: int,
-                 confidence: float, up: float, down: float) -> SeriesTest:
-    """Take every planned look up to ``rounds_done`` and judge the series.
+def judge_series(stats: Mapping[int, LookStat | None], *, looks: Sequence[int], rounds_done: int,
+                 confidence: float, up: float, down: float, usable: int) -> SeriesTest:
+    """Take every planned look up to ``rounds_done`` and judge the series at the last one.
 
-    ``up`` / ``down`` are the thresholds on the log scale: ``log(1 + t)`` and
-    ``log(1 - t)``. Observations past ``rounds_done`` are ignored.
+    ``stats[look]`` is the series at that look (None: not testable there); ``up`` /
+    ``down`` are the thresholds on the log scale, ``log(1 + t)`` and ``log(1 - t)``;
+    ``usable`` is how many rounds up to ``rounds_done`` the series has.
     """
     alpha = 1.0 - confidence
-    k_planned = len(looks)
-    w = 1.0 / k_planned
-    look_alpha = alpha * w
-    lo, hi = -math.inf, math.inf
-    p_up = p_down = 1.0
-    decided_at: int | None = None
-    last: tuple[int, LookFit] | None = None
-    min_half = math.inf
+    shares = spending(looks)
     taken = 0
-    notes: list[str] = []
-    for look in looks:
+    decided_at: int | None = None
+    last: tuple[int, LookStat, float, float] | None = None  # look, stat, half-width, share
+    for look, share in zip(looks, shares):
         if look > rounds_done:
             break
-        f = fit([o for o in obs if o.round_no <= look])
-        if f.df < 1:
+        st = stats.get(look)
+        if st is None or not st.fit.supported or not st.df >= 1:
             continue
         taken += 1
-        half = t_quantile(1.0 - look_alpha / 2.0, f.df) * f.se
-        lo, hi = max(lo, f.mean - half), min(hi, f.mean + half)
-        p_up = min(p_up, t_sf(_z(f.mean, up, f.se), f.df) / w)
-        p_down = min(p_down, t_cdf(_z(f.mean, down, f.se), f.df) / w)
-        min_half = min(min_half, half)
-        last = (look, f)
-        if decided_at is None and verdict_of(lo, hi, up, down) != INCONCLUSIVE:
+        half = tail_quantile(1.0 - alpha * share / 2.0, st.df) * st.se
+        if decided_at is None and verdict_of(st.fit.mean - half, st.fit.mean + half, up, down) != INCONCLUSIVE:
             decided_at = look
-    used = [o for o in obs if o.round_no <= rounds_done]
+        last = (look, st, half, share)
+    notes: list[str] = []
     if last is None:
-        f = fit(used)
-        first = next((x for x in looks if x > rounds_done), None)
-        if len(used) < MIN_LOOK_ROUNDS:
-            notes.append(f"{len(used)} usable round(s); a look needs at least {MIN_LOOK_ROUNDS}")
-        elif first is not None:
-            notes.append(f"no planned look yet: {rounds_done} round(s) done, first look at {first}")
-        lo = hi = math.nan
-    else:
-        f = last[1]
-        if lo > hi:
-            notes.append("the looks' intervals do not overlap: the rounds are inconsistent "
-                         "(drift or disturbed processes?); no verdict")
-    if f.order_effect is None and len(used) >= 2:
+        return _untested(stats, looks, rounds_done, usable, confidence, alpha, shares)
+    look, st, half, share = last
+    f = st.fit
+    lo, hi = f.mean - half, f.mean + half
+    p_up = min(1.0, tail_sf(_z(f.mean, up, st.se), st.df) / share)
+    p_down = min(1.0, tail_sf(-_z(f.mean, down, st.se), st.df) / share)
+    notes.extend(st.notes)
+    if f.order_effect is None:
         notes.append("every usable round ran the same side first: the run-order effect "
                      "cannot be removed")
-    if f.tie_floored:
+    tie_floored = f.tie_var > 0 and st.var <= f.tie_var
+    if tie_floored:
         notes.append("rounds agree to the latencies' printed resolution: the interval is "
                      "as wide as that resolution allows")
-    verdict = verdict_of(lo, hi, up, down)
     return SeriesTest(
-        n=f.n, df=f.df, look=last[0] if last else None, looks_taken=taken,
-        looks_planned=k_planned, estimate_pct=pct(f.mean), ci_low_pct=pct(lo),
-        ci_high_pct=pct(hi), confidence=confidence, look_confidence=1.0 - look_alpha,
-        ci_method=f"{CI_METHOD}; {k_planned} look(s) share {alpha:.3g}",
+        n=f.n, df=st.df, look=look, looks_taken=taken, looks_planned=len(looks),
+        estimate_pct=pct(f.mean), ci_low_pct=pct(lo), ci_high_pct=pct(hi), confidence=confidence,
+        look_confidence=1.0 - alpha * share, ci_method=_method(looks, alpha),
         order_penalty_pct=None if f.order_effect is None else pct(f.order_effect),
-        sd_pct=f.sd * 100.0, tie_floored=f.tie_floored,
+        sd_pct=math.sqrt(st.var) * 100.0, own_sd_pct=math.sqrt(f.own_var) * 100.0,
+        variance=st.variance, serial_factor=st.serial_factor, tie_floored=tie_floored,
         p_faster=p_up, p_slower=p_down, p_value=min(1.0, 2.0 * min(p_up, p_down)),
-        mde_pct=pct(up + min_half), verdict=verdict, decided_at=decided_at,
+        mde_pct=pct(up + half) if f.mean >= 0 else pct(down - half), verdict=verdict_of(lo, hi, up, down), decided_at=decided_at,
         notes=tuple(notes))
+
+
+def _method(looks: Sequence[int], alpha: float) -> str:
+    if len(looks) == 1:
+        return f"{CI_METHOD}; one look at {alpha:.3g}"
+    return f"{CI_METHOD}; {len(looks)} looks share {alpha:.3g}, half of it at the last"
+
+
+def _untested(stats: Mapping[int, LookStat | None], looks: Sequence[int], rounds_done: int,
+              usable: int, confidence: float, alpha: float, shares: Sequence[float]) -> SeriesTest:
+    notes: list[str] = []
+    reached = [x for x in looks if x <= rounds_done]
+    seen = [stats.get(x) for x in reached if stats.get(x) is not None]
+    unsupported = [st for st in seen if not st.fit.supported]
+    if usable < MIN_LOOK_ROUNDS:
+        notes.append(f"{usable} usable round(s); a verdict needs at least {MIN_LOOK_ROUNDS}, "
+                     "two with each side first")
+    elif unsupported:
+        notes.append(unsupported[-1].fit.support_note())
+    elif not reached:
+        notes.append(f"no planned look yet: {rounds_done} round(s) done, first look at {looks[0]}")
+    else:
+        notes.append("no look could estimate the spread of its rounds")
+    last = seen[-1] if seen else None
+    f = last.fit if last else None
+    return SeriesTest(
+        n=f.n if f else usable, df=0, look=None, looks_taken=0, looks_planned=len(looks),
+        estimate_pct=pct(f.mean) if f else math.nan, ci_low_pct=math.nan, ci_high_pct=math.nan,
+        confidence=confidence, look_confidence=1.0 - alpha * shares[-1],
+        ci_method=_method(looks, alpha),
+        order_penalty_pct=None if not f or f.order_effect is None else pct(f.order_effect),
+        sd_pct=math.nan, own_sd_pct=math.sqrt(f.own_var) * 100.0 if f and f.df >= 1 else math.nan,
+        variance="none", serial_factor=1.0, tie_floored=False, p_faster=1.0, p_slower=1.0,
+        p_value=1.0, mde_pct=math.inf, verdict=INCONCLUSIVE, decided_at=None, notes=tuple(notes))

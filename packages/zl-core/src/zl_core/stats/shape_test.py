@@ -8,8 +8,9 @@ or faster by ``exp(gamma)``): ``mu`` is the mean of the two order groups' means,
 ``gamma`` half their difference, and the residual spread within the groups,
 with ``n - 2`` degrees of freedom, gives a Student-t interval for ``mu``. Every
 round adds a degree of freedom and shrinks the standard error, so power rises with
-rounds. With one order only (a shape missing from every other round) ``gamma``
-cannot be estimated and the plain mean is used, with a note.
+rounds. A look needs at least two rounds of each order (:data:`MIN_ORDER_ROUNDS`);
+how the residual variance is then modelled (pooled across shapes, widened for serial
+correlation) is :mod:`.judge`'s, from :mod:`.pooling` and :mod:`.serial`.
 
 Descriptive figures (median delta, per-round range, sign agreement, side spread)
 are reported beside the test and decide nothing.
@@ -33,43 +34,66 @@ class Observation:
     tie_var: float  # variance of y that the printed resolution alone gives
 
 
+#: Fewest rounds of each run order a look needs. With one A-first round its residual is
+#: identically zero, so a disturbed cell there adds no width and one process decides.
+MIN_ORDER_ROUNDS = 2
+
+
 @attrs.frozen(kw_only=True)
 class LookFit:
+    """The least-squares fit of one series at one look, before any variance model."""
+
     n: int
-    df: int  # residual degrees of freedom; 0 = no interval at this look
+    a_first: int  # rounds with A first
+    b_first: int
     mean: float  # estimate of mu (log scale)
-    se: float  # its standard error
     order_effect: float | None  # gamma (log scale); None = one order only
-    sd: float  # residual standard deviation used (log scale)
-    tie_floored: bool  # the tie floor, not the residuals, set sd
+    sse: float  # residual sum of squares
+    df: int  # residual degrees of freedom (0: none)
+    var_factor: float  # Var(mean) / sigma^2 under independent rounds
+    tie_var: float  # variance of y the printed resolution alone gives
+    rounds: tuple[int, ...]
+    orders: tuple[int, ...]
+    residuals: tuple[float, ...]
+
+    @property
+    def supported(self) -> bool:
+        """Enough rounds of each order to separate effect, order and spread."""
+        return self.a_first >= MIN_ORDER_ROUNDS and self.b_first >= MIN_ORDER_ROUNDS
+
+    @property
+    def own_var(self) -> float:
+        """The series' own residual variance, never below its tie variance."""
+        return max(self.sse / self.df, self.tie_var) if self.df >= 1 else math.nan
+
+    def support_note(self) -> str:
+        return (f"{self.a_first} round(s) ran A first and {self.b_first} B first; a verdict needs "
+                f"at least {MIN_ORDER_ROUNDS} of each, so that no single process decides it")
 
 
 def fit(obs: Sequence[Observation]) -> LookFit:
     """Least-squares fit of ``y = mu + gamma * order`` (or ``y = mu`` with one order)."""
+    obs = sorted(obs, key=lambda o: o.round_no)
     n = len(obs)
     first_a = [o.y for o in obs if o.order > 0]
     first_b = [o.y for o in obs if o.order < 0]
     if first_a and first_b:
         ma, mb = sum(first_a) / len(first_a), sum(first_b) / len(first_b)
         mean, gamma = (ma + mb) / 2.0, (ma - mb) / 2.0
-        sse = sum((y - ma) ** 2 for y in first_a) + sum((y - mb) ** 2 for y in first_b)
+        residuals = tuple(o.y - (ma if o.order > 0 else mb) for o in obs)
         df = n - 2
         var_factor = (1.0 / len(first_a) + 1.0 / len(first_b)) / 4.0
     else:
         mean = sum(o.y for o in obs) / n if n else math.nan
         gamma = None
-        sse = sum((o.y - mean) ** 2 for o in obs)
+        residuals = tuple(o.y - mean for o in obs)
         df = n - 1
         var_factor = 1.0 / n if n else math.nan
-    if df < 1:
-        return LookFit(n=n, df=max(df, 0), mean=mean, se=math.nan, order_effect=gamma,
-                       sd=math.nan, tie_floored=False)
-    residual_var = sse / df
-    floor = sum(o.tie_var for o in obs) / n
-    tie_floored = floor > residual_var
-    var = max(residual_var, floor)
-    return LookFit(n=n, df=df, mean=mean, se=math.sqrt(var * var_factor), order_effect=gamma,
-                   sd=math.sqrt(var), tie_floored=tie_floored)
+    return LookFit(n=n, a_first=len(first_a), b_first=len(first_b), mean=mean, order_effect=gamma,
+                   sse=sum(r * r for r in residuals), df=max(df, 0), var_factor=var_factor,
+                   tie_var=sum(o.tie_var for o in obs) / n if n else 0.0,
+                   rounds=tuple(o.round_no for o in obs), orders=tuple(o.order for o in obs),
+                   residuals=residuals)
 
 
 # --------------------------------------------------------------------------- description

@@ -12,7 +12,12 @@ Every figure there comes from these functions, run small by the tests and large 
   plus a swing of ten times that much over every 40 runs;
 - ``disturb_every`` / ``disturb_pct``: one process in N runs slower by that much,
   every shape of it (a co-tenant, a clock dip);
-- ``first_pct``: the process that runs first in a round is slower by that much.
+- ``first_pct``: the process that runs first in a round is slower by that much;
+- ``slow_cell_pct``: one process of an operator (of a share ``slow_cell_ops`` of the
+  operators), drawn at random among its rounds and sides, slower by that much on every
+  shape (a disturbed cell);
+- ``ar_rho``: the side noise of each shape is a slowly varying state of its side,
+  AR(1) over the rounds with this correlation (the same standard deviation).
 """
 
 from __future__ import annotations
@@ -42,6 +47,9 @@ class Noise:
     disturb_every: int = 0
     disturb_pct: float = 5.0
     first_pct: float = 0.0
+    slow_cell_pct: float = 0.0
+    slow_cell_ops: float = 1.0
+    ar_rho: float = 0.0
 
 
 #: The models of the issue's "Done when", at 1% per-side noise.
@@ -70,6 +78,10 @@ def operator_rounds(rng: random.Random, effects: Sequence[float], rounds: int, n
     round's sides run in ``scheme``'s order."""
     shapes = {f"s{i}": {} for i in range(len(effects))}
     order = round_order(scheme, range(1, rounds + 1))
+    slow = None
+    if noise.slow_cell_pct and rng.random() < noise.slow_cell_ops:
+        slow = (rng.randint(1, rounds), rng.choice("AB"))
+    state = {(side, i): None for side in "AB" for i in range(len(effects))}
     for r in range(1, rounds + 1):
         common = _draw(rng, noise.round_pct, False)
         logs = {}
@@ -81,13 +93,26 @@ def operator_rounds(rng: random.Random, effects: Sequence[float], rounds: int, n
                 process += math.log1p(noise.disturb_pct / 100.0)
             if pos == 0:
                 process += math.log1p(noise.first_pct / 100.0)
+            if slow == (r, side):
+                process += math.log1p(noise.slow_cell_pct / 100.0)
             logs[side] = process
         for i, effect in enumerate(effects):
             sd = side_pct[i] if side_pct is not None else noise.side_pct
-            a = math.exp(logs["A"] + _draw(rng, sd, noise.heavy_tails))
-            b = math.exp(logs["B"] + _draw(rng, sd, noise.heavy_tails)) / (1.0 + effect / 100.0)
+            a = math.exp(logs["A"] + _side(rng, state, ("A", i), sd, noise))
+            b = math.exp(logs["B"] + _side(rng, state, ("B", i), sd, noise)) / (1.0 + effect / 100.0)
             shapes[f"s{i}"][r] = (a, b)
     return shapes
+
+
+def _side(rng: random.Random, state: dict, key: tuple[str, int], sd: float, noise: Noise) -> float:
+    """One side's noise for one shape this round: independent, or the next step of its AR(1)."""
+    if not noise.ar_rho:
+        return _draw(rng, sd, noise.heavy_tails)
+    rho = noise.ar_rho
+    prev = state[key]
+    x = _draw(rng, sd, False) if prev is None else rho * prev + math.sqrt(1 - rho * rho) * _draw(rng, sd, False)
+    state[key] = x
+    return x
 
 
 def judge_operators(data: Mapping[str, dict], plan: Plan, *, adaptive: bool) -> CampaignVerdict:
@@ -96,28 +121,25 @@ def judge_operators(data: Mapping[str, dict], plan: Plan, *, adaptive: bool) -> 
     order = round_order(plan.round_order, range(1, plan.max_rounds + 1))
     if not adaptive:
         return judge_campaign(data, order, plan)
-    done = {op: _stop_look(op, shapes, order, plan) for op, shapes in data.items()}
+    done = {op: _stop_look(op, shapes, order, plan, len(data)) for op, shapes in data.items()}
     return judge_campaign(data, order, plan, rounds_done=done)
 
 
-def _stop_look(op: str, shapes: dict, order: dict[int, str], plan: Plan) -> int:
+def _stop_look(op: str, shapes: dict, order: dict[int, str], plan: Plan, operators: int) -> int:
     """The look at which the adaptive loop stops this operator.
 
-    A shape's interval only narrows from look to look, so no look before the one that
-    decided the operator's last shape can stop it; that look is checked, and the looks
-    are walked one by one only if the check fails (an interval emptied on the way)."""
+    ``decided_at`` is the first look at which a shape was decided on its own, so no look
+    before the latest of them has every shape decided; the walk starts there."""
     full = judge_campaign({op: shapes}, order, plan).operators[0]
     decided = [s.test.decided_at for s in full.shapes]
     if decided and None in decided:  # a shape no look decided: the budget runs out
         return plan.max_rounds
-    if decided:
-        look = max(decided)
-        one = judge_campaign({op: shapes}, order, plan, rounds_done={op: look}).operators[0]
-        if adaptive_stop(one, plan)[0]:  # no earlier look can have every shape decided
-            return look
+    start = max(decided, default=plan.looks[0])
     for look in plan.looks:
+        if look < start:
+            continue
         one = judge_campaign({op: shapes}, order, plan, rounds_done={op: look}).operators[0]
-        if adaptive_stop(one, plan)[0]:
+        if adaptive_stop(one, plan, campaign_operators=operators)[0]:
             return look
     return plan.max_rounds
 
