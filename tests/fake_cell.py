@@ -3,7 +3,9 @@ the way the real pytest plugins do, without a device.
 
 Behaviour by op name: "gemm" changes its TTGIR and latency with FAKE_SWITCH;
 "pointwise" keeps identical TTGIR; "aten" measures rows but compiles nothing;
-"norows" prints and measures nothing; "hang" sleeps (with a child) forever.
+"norows" prints and measures nothing; "hang" sleeps (with a child) forever, silent;
+"quietwork" prints nothing for 3 s but beats its progress file, as compiling cells do.
+A cell that gets to its end writes its phase record as the real plugins do.
 """
 
 import json
@@ -13,6 +15,11 @@ import sys
 import time
 from pathlib import Path
 
+from zl_core import caliber, liveness, phases
+
+CLOCK = phases.PhaseClock()
+CLOCK.enter(phases.START)
+liveness.arm()
 cell = Path(os.environ["ZL_CELL_DIR"])
 op = os.environ["ZL_OP"]
 switch = os.environ.get("FAKE_SWITCH", "0")
@@ -23,6 +30,11 @@ Path(os.environ["TRITON_CACHE_DIR"]).mkdir(parents=True, exist_ok=True)
 if op == "hang":
     subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     time.sleep(600)
+if op == "quietwork":
+    liveness.BEAT_EVERY_S = 0.0
+    for _ in range(15):
+        time.sleep(0.2)
+        liveness.beat()
 
 records = cell / "autotune_records"
 if mode == "record":
@@ -34,6 +46,7 @@ elif mode == "replay":
     if not (replay / "kernel.json").is_file():
         print("AUTOTUNE_REPLAY_FALLBACK kernel=kernel key=(64,)")
 
+CLOCK.leave(phases.START)
 if op == "norows":
     sys.exit(1)
 
@@ -52,3 +65,8 @@ rows = [{"op": op, "dtype": "float16", "size_detail": f"[torch.Size([{n}])]",
         for n in (64, 128)]
 (cell / "results.json").write_text(json.dumps({"schema": 1, "op": op, "rows": rows, "markers": {}}))
 print(f"Operator: {op}  Performance Test (dtype=torch.float16, mode=kernel,level=core)")
+
+# The phases the real plugins measure; a fake cell spends its time in none but the start.
+caliber.merge_identity(cell, {phases.CELL_KEY: phases.cell_record(
+    {name: CLOCK.seconds.get(name, 0.0) for name in phases.CELL_PHASES},
+    started_epoch=CLOCK.started_epoch, final=True)})

@@ -168,3 +168,12 @@ def test_seed_is_fixed_per_test(fg, tmp_path):
     value = float(re.search(r"SEEDCHECK (\S+)", proc.stdout).group(1))
     assert value == random.Random(7).random()
     assert identity["seed"] == 7
+
+
+def test_without_the_reference_the_rows_keep_the_operator_latency(fg, tmp_path):
+    proc, doc, identity, _cell = run(fg, tmp_path, f"{FILE}::test_fakeadd", extra_args=("--metrics", "latency"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert doc["rows"] and all(r["torch_latency_ms"] is None for r in doc["rows"])
+    assert all(r["gems_latency_ms"] > 0 for r in doc["rows"])
+    seconds = identity["cell_phases"]["seconds"]
+    assert seconds["reference_timing"] == 0 and seconds["operator_timing"] > 0

@@ -187,7 +187,8 @@ def test_cell_command_argv_is_a_list_in_plugin_order(fg):
     assert argv[:7] == [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-s", "-p"]
     plugins = [argv[i + 1] for i, a in enumerate(argv) if a == "-p"][1:]
     assert plugins == ["zl_flaggems.plugins." + n for n in
-                       ("vendor", "seed", "shapes", "autotune", "ttgir", "timing", "foreign", "results")]
+                       ("phases", "vendor", "seed", "shapes", "autotune", "ttgir", "timing", "foreign",
+                        "results")]
     node_at = argv.index("benchmark/test_fake.py::test_fakeadd")
     assert argv[node_at + 1:] == ["--level", "comprehensive", "--mode", "kernel",
                                   "--dtypes", "float16", "--dtypes", "bfloat16"]
@@ -274,7 +275,7 @@ def test_compat_plugins_come_from_the_host_the_core_passes(fg, fake_host):
     fake_host.register(Compat(), name="compat")
     with_host = FlagGemsProvider().cell_command(request(fg), fake_host)
     plugins = [a for i, a in enumerate(with_host.argv) if with_host.argv[i - 1] == "-p"]
-    assert plugins[1:3] == ["vendor_compat.mod", "zl_flaggems.plugins.vendor"]
+    assert plugins[1:4] == ["zl_flaggems.plugins.phases", "vendor_compat.mod", "zl_flaggems.plugins.vendor"]
     # no process-wide host is reached for: without one, no compat plugins
     without = FlagGemsProvider().cell_command(request(fg))
     assert "vendor_compat.mod" not in without.argv
@@ -300,3 +301,11 @@ def test_the_checkout_variable_is_the_providers_and_selects_it(fg, monkeypatch):
     monkeypatch.setenv(FlagGemsProvider.source_env, str(fg))
     provider, source = resolve_suite(host, None, None)
     assert provider.name == "flaggems" and source == str(fg.resolve())
+
+
+def test_operator_timing_asks_flaggems_for_the_operator_latency_alone(fg):
+    full = FlagGemsProvider().cell_command(request(fg))
+    assert "--metrics" not in full.argv  # as FlagGems runs by itself: torch's reference too
+    alone = FlagGemsProvider().cell_command(request(fg, timing="operator"))
+    at = alone.argv.index("--metrics")
+    assert alone.argv[at + 1] == "latency" and alone.argv.count("--metrics") == 1

@@ -99,11 +99,12 @@ def test_progress_tells_the_time_left_and_lanes_say_what_they_run(lanes_host, tm
     from zl_core.campaigns import progress as progress_module
 
     clock = iter([100.0, 130.0, 160.0])
-    monkeypatch.setattr(progress_module.time, "monotonic", lambda: next(clock))
     out = io.StringIO()
-    bar = progress_module.Progress(4, "screen x", stream=out)
-    bar.advance("abs A")  # 30 s for 1 cell: 3 cells left -> 90 s
-    bar.advance("abs B")  # 60 s for 2 cells: 2 left -> 60 s
+    with monkeypatch.context() as patched:  # time is one module: unpatch it before cells run and wait
+        patched.setattr(progress_module.time, "monotonic", lambda: next(clock))
+        bar = progress_module.Progress(4, "screen x", stream=out)
+        bar.advance("abs A")  # 30 s for 1 cell: 3 cells left -> 90 s
+        bar.advance("abs B")  # 60 s for 2 cells: 2 left -> 60 s
     lines = out.getvalue().splitlines()
     assert lines[1] == "[1/4] abs A (eta 1m30s)" and lines[2] == "[2/4] abs B (eta 1m00s)"
     sink = ListSink()

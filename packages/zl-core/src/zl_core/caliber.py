@@ -28,6 +28,7 @@ CALIBER_FIELDS = (
     "tuner_cache",
     "direct_repeat",
     "replay_ms",
+    "timing",
     "triton_version",
     "torch_version",
     "compile_only",
@@ -35,7 +36,8 @@ CALIBER_FIELDS = (
     "concurrency",
 )
 #: What a field means when an identity predates it.
-FIELD_DEFAULTS = {"concurrency": 1, "replay_ms": "rep/10"}  # rep/10: ten replays shared rep
+FIELD_DEFAULTS = {"concurrency": 1, "replay_ms": "rep/10",  # rep/10: ten replays shared rep
+                  "timing": "full"}  # before --timing every cell timed the reference too
 #: Compared by rule rather than equality: one side records, the other replays it.
 AUTOTUNE_FIELD = "autotune_mode"
 ALL_FIELDS = (*CALIBER_FIELDS, AUTOTUNE_FIELD)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import attrs
 
-from zl_core import caliber, cellguard, contract, devicelock, interrupts
+from zl_core import caliber, cellguard, contract, devicelock, interrupts, liveness, phases
 from zl_core.errors import PreflightError, UsageError
 from zl_core.host import PluginHost
 from zl_core.provider import CellRequest, Provider
@@ -34,16 +34,23 @@ MARKERS = contract.MARKERS
 _MARKER_RE = re.compile(r"(?:^|\s)(" + "|".join(MARKERS) + r")(?=\s|$)")
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 EXIT_TIMEOUT = 124
+#: A cell ended by its stall window (``--stall-timeout``): no output or progress beat.
+EXIT_STALLED = 125
+#: How long a stalled cell gets to write its stacks before its group is killed.
+STACKS_GRACE_S = 3.0
+POLL_S = 0.5
 KILL_GRACE_S = 5.0
 TRITON_CACHE = contract.TRITON_CACHE
 TUNER_CACHE = contract.TUNER_CACHE
+STACKS_FILE = contract.STACKS_FILE
+PROGRESS_FILE = contract.PROGRESS_FILE
 
 
 @attrs.frozen(kw_only=True)
 class CellOutcome:
     cell_dir: Path
     rc: int
-    timed_out: bool
+    timed_out: bool  # ended by zl: its timeout, or its stall window (then ``stalled`` too)
     elapsed_s: float
     start: float
     end: float
@@ -51,6 +58,7 @@ class CellOutcome:
     success_rows: int
     failed_rows: int
     preflight: str = ""  # the failed check's line, when the cell never started
+    stalled: bool = False  # no output or progress for the stall window; rc is EXIT_STALLED
 
     @property
     def ok(self) -> bool:
@@ -146,6 +154,7 @@ def initial_identity(host: PluginHost, request: CellRequest, provider: Provider,
         "tuner_cache": "isolated" if request.isolate_tuner_cache else "shared",
         "direct_repeat": request.direct_repeat,
         "replay_ms": None if request.compile_only else request.replay_ms,
+        "timing": None if request.compile_only else request.timing,
         "autotune_mode": request.autotune_mode,
         "replay_source": str(Path(request.replay_from).resolve()) if request.replay_from else None,
         "compile_only": request.compile_only,
@@ -198,14 +207,20 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
         provider.preflight(request, host)
     except PreflightError as exc:
         log_path.write_text(str(exc) + "\n", encoding="utf-8")
+        spent = time.time() - start
         caliber.write_identity(cell, {"schema": 1, "op": request.op.op, "side": request.side,
-                                      "preflight_failed": exc.check, "rc": 3})
+                                      "preflight_failed": exc.check, "rc": 3,
+                                      phases.KEY: phases.assemble(wall_s=spent, preflight_s=spent,
+                                                                  spawned=None, exited=None,
+                                                                  cell=None)})
         raise
+    preflight_s = time.time() - start
     command = provider.cell_command(request, host)
     env = cell_environment(host, request, extra=dict(command.env), unset=command.unset)
     caliber.write_identity(cell, initial_identity(host, request, provider, dict(command.identity)))
     markers = {m: 0 for m in MARKERS}
-    timed_out = False
+    timed_out = stalled = False
+    watch = liveness.Watch(cell=cell, window_s=request.stall_timeout_s)
     device = None if request.compile_only else request.device
     with open(log_path, "w", encoding="utf-8", errors="replace") as log, \
             devicelock.holding(request.backend.name, device, on_wait=_say(log, echo)) as lock:
@@ -213,40 +228,56 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
         log.flush()
         # The guard holds the cell's process group and ends it if this process dies;
         # the cell inherits the device lock, so even an orphan keeps its device.
+        spawned = time.time()
         proc = cellguard.spawn(command.argv, cwd=command.cwd, env=env, stdout=subprocess.PIPE,
                                hold_fd=None if lock is None else lock.fd)
         interrupts.register(proc.pid)
-        reader = threading.Thread(target=_pump, args=(proc, log, markers, echo), daemon=True)
+        watch.last = spawned
+        reader = threading.Thread(target=_pump, args=(proc, log, markers, echo, watch), daemon=True)
         reader.start()
         try:
-            proc.wait(timeout=request.timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _kill_group(proc)
-            log.flush()
+            ended = _wait(proc, watch, request.timeout_s)
+            if ended is not None:
+                timed_out, stalled = True, ended == "stalled"
+                if stalled:  # its stacks first: where it is stuck is the whole point
+                    liveness.ask_for_stacks(proc.pid)
+                    time.sleep(STACKS_GRACE_S)
+                _kill_group(proc)
+                log.flush()
         except BaseException:
             _kill_group(proc)
             raise
         finally:
+            exited = time.time()
             interrupts.unregister(proc.pid)
             reader.join(timeout=10)
-        if timed_out:
+        if stalled:
+            log.write(f"CELL_STALLED: no output or progress for {request.stall_timeout_s:g}s; "
+                      f"Python stacks in {cell / STACKS_FILE}; process group killed\n")
+        elif timed_out:
             log.write(f"CELL_TIMEOUT after {request.timeout_s:g}s: process group killed\n")
     end = time.time()
-    rc = EXIT_TIMEOUT if timed_out else proc.returncode
+    rc = EXIT_STALLED if stalled else EXIT_TIMEOUT if timed_out else proc.returncode
     for cache in (TRITON_CACHE, TUNER_CACHE):
         shutil.rmtree(cell / cache, ignore_errors=True)
+    (cell / PROGRESS_FILE).unlink(missing_ok=True)
     success, failed = count_results(provider, cell)
     signum = interrupts.requested()
+    own = (caliber.read_identity(cell) or {}).get(phases.CELL_KEY)
     caliber.merge_identity(cell, {
-        "rc": rc, "timed_out": timed_out, "elapsed_s": round(end - start, 3),
+        "rc": rc, "timed_out": timed_out, "stalled": stalled, "elapsed_s": round(end - start, 3),
+        "longest_silence_s": round(watch.longest_silence_s, 1),
+        **({"stacks": STACKS_FILE} if stalled and (cell / STACKS_FILE).is_file() else {}),
+        phases.KEY: phases.assemble(wall_s=end - start, preflight_s=preflight_s, spawned=spawned,
+                                    exited=exited, cell=own),
         # An interrupted cell is not finished: a resumed campaign moves it aside and reruns it.
         **({"interrupted": signal.Signals(signum).name} if signum else {"finished": _now_iso()}),
         "markers": markers, "success_rows": success, "failed_rows": failed,
     })
     if signum is not None:  # killed by the campaign's interruption: no outcome to report
         raise interrupts.Interrupted(signum)
-    return CellOutcome(cell_dir=cell, rc=rc, timed_out=timed_out, elapsed_s=end - start,
+    return CellOutcome(cell_dir=cell, rc=rc, timed_out=timed_out, stalled=stalled,
+                       elapsed_s=end - start,
                        start=start, end=end, markers=markers, success_rows=success,
                        failed_rows=failed)
 
@@ -260,10 +291,28 @@ def _say(log, echo: Callable[[str], None] | None) -> Callable[[str], None]:
     return say
 
 
+def _wait(proc: subprocess.Popen, watch: liveness.Watch, timeout_s: float) -> str | None:
+    """Until the cell exits (None), its timeout passes ("timeout") or it stalls ("stalled")."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            proc.wait(timeout=max(0.0, min(POLL_S, left)))
+            return None
+        except subprocess.TimeoutExpired:
+            pass
+        if watch.poll():
+            return "stalled"
+        if left <= 0:
+            return "timeout"
+
+
 def _pump(proc: subprocess.Popen, log, markers: dict[str, int],
-          echo: Callable[[str], None] | None) -> None:
+          echo: Callable[[str], None] | None, watch: liveness.Watch | None = None) -> None:
     assert proc.stdout is not None
     for raw in iter(proc.stdout.readline, b""):
+        if watch is not None:
+            watch.output()
         line = strip_ansi(raw.decode("utf-8", errors="replace"))
         for match in _MARKER_RE.finditer(line):
             markers[match.group(1)] += 1

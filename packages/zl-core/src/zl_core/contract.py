@@ -33,6 +33,8 @@ ones they print into ``results.json``.
 
 from __future__ import annotations
 
+import signal
+
 # -- environment written by the core ----------------------------------------------
 
 CELL_DIR = "ZL_CELL_DIR"
@@ -53,6 +55,11 @@ DEFAULT_REPLAY_MS = 30.0
 #: the cost of the timer before the budget existed (30 ms adds about 12% to the cell of
 #: a five-shape operator, docs/validation/noise-floor.md).
 SCREEN_REPLAY_MS = 10.0
+#: What a cell times: "full" the reference (torch) and the operator, as the suite runs
+#: by itself; "operator" the operator alone, what every verdict reads.
+TIMINGS = ("full", "operator")
+#: A screen's verdict is its TTGIR and its delta the operator's: no reference timing.
+SCREEN_TIMING = "operator"
 COMPILE_ONLY = "ZL_COMPILE_ONLY"
 TARGET = "ZL_TARGET"
 
@@ -92,3 +99,13 @@ MARKERS = (AUTOTUNE_REPLAY_FALLBACK, BENCHMARK_DIRECT_NO_CUDAGRAPH, BENCHMARK_CA
 TRITON_CACHE = ".triton_cache"
 #: Where a provider points its tuner's cache when the request isolates it.
 TUNER_CACHE = ".tuner_cache"
+
+# -- liveness: how a cell shows progress and gives its stacks (zl_core.liveness) ----------
+
+#: Touched by the cell whenever it makes progress that its output would not show.
+PROGRESS_FILE = ".zl_progress"
+#: Where a cell writes the Python stacks of its threads when it receives STACKS_SIGNAL.
+STACKS_FILE = "stacks.txt"
+STACKS_SIGNAL = signal.SIGUSR1
+#: The stall window when none is given (``--stall-timeout``).
+DEFAULT_STALL_TIMEOUT_S = 600.0

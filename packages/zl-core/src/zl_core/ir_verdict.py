@@ -19,10 +19,12 @@ NO_IR_DIFF = "NO_IR_DIFF"
 NO_TRITON = "NO_TRITON"
 NO_ROWS = "NO_ROWS"
 TIMEOUT = "TIMEOUT"
+#: A cell made no progress (no output, no compile, no timing call) for its stall window.
+STALLED = "STALLED"
 FAILED = "FAILED"
 #: Never run: dismissed by the user (--dismiss) or skipped unconditionally by the benchmark.
 SKIPPED = "SKIPPED"
-VERDICTS = (IR_CHANGED, NO_IR_DIFF, NO_TRITON, NO_ROWS, TIMEOUT, FAILED, SKIPPED)
+VERDICTS = (IR_CHANGED, NO_IR_DIFF, NO_TRITON, NO_ROWS, TIMEOUT, STALLED, FAILED, SKIPPED)
 #: An A/B operator stopped after round 1 because the switch left its TTGIR identical.
 SWITCH_NO_IR_DIFF = "SWITCH_NO_IR_DIFF"
 #: Verdicts under which a speedup range may be printed.
@@ -46,6 +48,10 @@ def screen_verdict(a: SideResult, b: SideResult, *, compile_only: bool) -> tuple
     for label, side in (("A", a), ("B", b)):
         if side.preflight:
             notes.append(f"{label}: {side.preflight}")
+        if side.outcome is not None and side.outcome.stalled:
+            why = (f"{label} stalled after {side.outcome.elapsed_s:.0f}s: no progress for its "
+                   f"stall window; its Python stacks are in {side.outcome.cell_dir.name}/stacks.txt")
+            return STALLED, [*notes, why]
         if side.outcome is not None and side.outcome.timed_out:
             return TIMEOUT, notes + [f"{label} timed out after {side.outcome.elapsed_s:.0f}s"]
     if b.outcome is not None and b.outcome.markers.get(contract.AUTOTUNE_REPLAY_FALLBACK):

@@ -60,11 +60,14 @@ class CellRequest:
     autotune_mode: str = "uncontrolled"
     replay_from: Path | None = None  # a cell directory whose autotune_records/ to replay
     timer: str = "auto"
+    timing: str = "full"  # contract.TIMINGS: also the reference, or the operator alone
     direct_repeat: int = 1
     replay_ms: float = contract.DEFAULT_REPLAY_MS  # device time of one graph replay
     isolate_tuner_cache: bool = True
     env: Mapping[str, str] = attrs.field(factory=dict)  # this side's overrides
     timeout_s: float = 2400.0
+    # Seconds without output or progress beat before the cell is ended as STALLED (0: never).
+    stall_timeout_s: float = contract.DEFAULT_STALL_TIMEOUT_S
     compile_only: bool = False
     target: str | None = None  # compile-only target, e.g. "cuda:90"
     side: str = ""  # "A" / "B" in campaigns; informational

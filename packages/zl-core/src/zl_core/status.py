@@ -17,9 +17,10 @@ from zl_core.cell import CellOutcome
 STATUS_NAME = STATUS_FILE
 COLUMNS = ("finished", "round", "op", "side", "switch_value", "rc", "elapsed_s", "timed_out",
            "success_rows", "failed_rows", "replay_fallback", "no_graph", "poisoned",
-           "start", "end", "cell", "flags", "device")
-#: Columns every row has; ``device`` came later (older campaigns read as "").
-REQUIRED = COLUMNS[:-1]
+           "start", "end", "cell", "flags", "device", "stalled")
+#: Columns every row has; ``device`` and ``stalled`` came later (older campaigns read as "").
+LATER = ("device", "stalled")
+REQUIRED = tuple(c for c in COLUMNS if c not in LATER)
 #: drift.flag_cells notes that mean "no telemetry to judge", not "drifted".
 UNJUDGED_FLAGS = ("no_samples", "no_busy_samples")
 #: A cell of a campaign: (operator, round, side); round 0 is a screen's pair.
@@ -44,6 +45,7 @@ def append_status(campaign: Path, *, round_no: int, op: str, side: str, switch_v
         "cell": layout.relative(outcome.cell_dir),
         "flags": flags,
         "device": _device_of(outcome.cell_dir),
+        "stalled": "1" if outcome.stalled else "0",
     }
     with open(path, "a", encoding="utf-8", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=COLUMNS, delimiter="\t", lineterminator="\n")
@@ -62,7 +64,8 @@ def read_status(campaign: Path) -> list[dict[str, str]]:
         rows = list(csv.DictReader(fh, delimiter="\t"))
     rows = [r for r in rows if all(r.get(c) is not None for c in REQUIRED)]
     for row in rows:
-        row["device"] = row.get("device") or ""
+        for column in LATER:
+            row[column] = row.get(column) or ""
     return rows
 
 

@@ -14,7 +14,10 @@ Runs in a fresh process with the side's environment already applied by the core
   ``compile_only: true`` in the identity says why.
 * ``results.json`` with no rows, ``compile_only: true`` and the time of each
   compile;
-* the compile-only fields merged into ``run_identity.json``.
+* the compile-only fields merged into ``run_identity.json``, with the cell's phases
+  (:mod:`zl_core.phases`): imports, selecting the specs (collection), compiling, the
+  dump and writing the results (teardown); nothing is autotuned or timed, so those
+  phases are 0.
 
 Exit codes: 0 ok; 1 a kernel failed to compile (one line per failure naming the
 kernel and the error's last line); 2 bad arguments; 3 triton is missing.
@@ -32,9 +35,14 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from zl_core import contract, targets
+from zl_core import contract, liveness, phases, targets
 from zl_core.atomic import write_json_atomic
 from zl_core.backend import Backend
+
+# Started at import: the process's start before it is the orchestrator's to add.
+CLOCK = phases.PhaseClock()
+CLOCK.enter(phases.START)
+liveness.arm()  # a stalled compile-only cell gives its stacks too
 
 EXIT_COMPILE = 1
 EXIT_USAGE = 2
@@ -119,6 +127,7 @@ def compile_specs(specs, target_triple):
                             f"{target_triple[0]}:{target_triple[1]}: {_last_line(exc)}")
             continue
         seconds = time.perf_counter() - start
+        liveness.beat()
         name = getattr(kernel.metadata, "name", None) or spec.name
         compiled.append((spec, ttgir, name, seconds))
     return compiled, failures
@@ -164,7 +173,13 @@ def run(op: str, target: str, cell_dir: Path, dtypes: list[str]) -> int:
     except ImportError as exc:
         raise CompileOnlyError(f"compile-only needs triton in {sys.executable}: "
                                f"{_last_line(exc)}; pip install triton", EXIT_MISSING) from None
-    specs = select_specs(op, dtypes)
+    global CLOCK
+    if CLOCK.is_open(phases.START):
+        CLOCK.leave(phases.START)
+    else:  # a second run in one process (tests): its own clock, from here
+        CLOCK = phases.PhaseClock()
+    with CLOCK.phase(phases.COLLECTION):
+        specs = select_specs(op, dtypes)
     cell_dir.mkdir(parents=True, exist_ok=True)
     # Without a cell cache (a manual run), compile into a throwaway cache so a warm
     # ~/.triton cache can never stand in for this side's switch.
@@ -176,7 +191,8 @@ def run(op: str, target: str, cell_dir: Path, dtypes: list[str]) -> int:
     os.environ["TRITON_ALWAYS_COMPILE"] = "1"
     started = time.perf_counter()
     try:
-        compiled, failures = compile_specs(specs, triple)
+        with CLOCK.phase(phases.COMPILATION):
+            compiled, failures = compile_specs(specs, triple)
     finally:
         if own_cache:
             shutil.rmtree(own_cache, ignore_errors=True)
@@ -186,7 +202,9 @@ def run(op: str, target: str, cell_dir: Path, dtypes: list[str]) -> int:
             else:
                 os.environ[key] = value
     total = time.perf_counter() - started
-    records = write_dump(cell_dir, compiled)
+    with CLOCK.phase(phases.IR_DUMP):
+        records = write_dump(cell_dir, compiled)
+    CLOCK.enter(phases.TEARDOWN)
     for rec in records:
         print(f"compiled {rec['kernel']} [{rec['label']}/{rec['variant']}] for {target} "
               f"in {rec['seconds']:.2f}s")
@@ -205,9 +223,20 @@ def run(op: str, target: str, cell_dir: Path, dtypes: list[str]) -> int:
                "markers": {m: 0 for m in contract.MARKERS}, "compiles": records,
                "failed_compiles": failures, "compile_seconds": round(total, 3)}
     write_json_atomic(cell_dir / "results.json", results)
+    _write_phases(cell_dir)
     print(f"compile-only {op} for {target}: {len(records)} variant(s) in {total:.1f}s"
           f"{f', {len(failures)} failed' if failures else ''}")
     return EXIT_COMPILE if failures else 0
+
+
+def _write_phases(cell_dir: Path) -> None:
+    """The cell's phase record, last: what follows it is the process's exit."""
+    from zl_core.caliber import merge_identity
+
+    CLOCK.leave(phases.TEARDOWN)
+    seconds = {name: CLOCK.seconds.get(name, 0.0) for name in phases.CELL_PHASES}
+    merge_identity(cell_dir, {phases.CELL_KEY: phases.cell_record(
+        seconds, started_epoch=CLOCK.started_epoch, final=True)})
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,7 +1,7 @@
 """The ordered ``-p`` plugin list of a cell, planned from backend capabilities.
 
-Order matters: compat plugins first (they rewrite collection-time markers);
-then vendor (sets ``GEMS_VENDOR`` before FlagGems is imported), seed, shapes,
+Order matters: phases first (its clock starts when it is imported, before the
+others), then compat plugins (they rewrite collection-time markers); then vendor (sets ``GEMS_VENDOR`` before FlagGems is imported), seed, shapes,
 autotune, ttgir, timing, foreign, and results last (it reads what the others
 recorded).
 """
@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 
 PACKAGE = "zl_flaggems.plugins"
+PHASES = f"{PACKAGE}.phases"
 VENDOR = f"{PACKAGE}.vendor"
 SEED = f"{PACKAGE}.seed"
 SHAPES = f"{PACKAGE}.shapes"
@@ -59,7 +60,7 @@ def plan(backend: Any, *, host: Any = None, autotune_mode: str = "uncontrolled",
          timer: str = "auto", ttgir: bool = True) -> PluginPlan:
     """The ``-p`` modules for one cell of ``backend``, in load order."""
     notes: list[str] = []
-    modules: list[str] = []
+    modules: list[str] = [PHASES]
     if host is not None and backend is not None:
         try:
             modules.extend(host.compat_plugins(backend))

@@ -306,6 +306,9 @@ class FlagGemsProvider(PrintedTableRows, Provider):
                 self._mode_flag(request), "kernel"]
         for dtype in request.op.dtypes:
             argv += ["--dtypes", dtype]
+        if request.timing == "operator":
+            # FlagGems' own switch: latency_base (torch's reference) and speedup are not timed.
+            argv += ["--metrics", "latency"]
         _, unset, tuner = gems_env.tuner_cache(request.isolate_tuner_cache, request.out_dir,
                                                {**os.environ, **request.env})
         identity: dict[str, object] = {

@@ -177,6 +177,7 @@ def _rounds(model: Mapping) -> list[Block]:
                                              if c.get("rate") is not None else ""),
                            tone="warn" if c.get("called") else None))
     blocks += _drift(s.get("drift") or {})
+    blocks += time_blocks(s.get("time_spent"))
     blocks += timeline_blocks(s.get("timeline"))
     return blocks
 
@@ -331,6 +332,7 @@ def _screen(model: Mapping) -> list[Block]:
         if _ir_lines(r):
             blocks.append(Heading(text=f"{r['op']}: {r['verdict']}", level=2, anchor=anchor(r["op"])))
             blocks += ir_blocks(r["ir"])
+    blocks += time_blocks(s.get("time_spent"))
     blocks += timeline_blocks(s.get("timeline"))
     return blocks
 
@@ -361,4 +363,4 @@ def document(model: Mapping, *, brief: bool = False) -> Document:
 
 
 # Section builders use the blocks above; imported last so both modules can see each other.
-from zl_report.sections import ir_blocks, ir_cell, overview, timeline_blocks
+from zl_report.sections import ir_blocks, ir_cell, overview, time_blocks, timeline_blocks

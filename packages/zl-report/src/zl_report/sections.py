@@ -1,5 +1,6 @@
 """Report sections shared by the screen and rounds documents: the overview, the IR
-change of an operator, the telemetry timeline, and the brief form for pull requests."""
+change of an operator, where the time went, the telemetry timeline, and the brief form for
+pull requests."""
 
 from __future__ import annotations
 
@@ -60,6 +61,8 @@ def _tone(verdict: str) -> str | None:
 
 def _duration(seconds: float) -> str:
     seconds = float(seconds)
+    if seconds < 10:
+        return f"{seconds:.1f} s"
     if seconds < 120:
         return f"{seconds:.0f} s"
     if seconds < 7200:
@@ -121,6 +124,45 @@ def timeline_blocks(timeline: Mapping | None) -> list[Block]:
                      devices=devices, cells=cells)]
 
 
+#: Heading of the phase table; the brief form leaves it out with the telemetry.
+TIME_HEADING = "Where the time went"
+
+
+def time_blocks(spent: Mapping | None) -> list[Block]:
+    """The campaign's cell time per phase, with the cells that could not separate each."""
+    if not spent or not spent.get("wall_s"):
+        return []
+    seconds, share = spent.get("seconds") or {}, spent.get("share") or {}
+    unknown = spent.get("unknown_cells") or {}
+    sides = spent.get("by_side") or {}
+    labels = spent.get("labels") or {}
+    side_names = tuple(sorted(sides))
+    rows = []
+    for name in seconds:
+        label = labels.get(name, name)
+        value = seconds.get(name)
+        if not value and not unknown.get(name):
+            continue
+        rows.append((label, _duration(value or 0.0),
+                     "-" if share.get(name) is None else pct(share[name] * 100, signed=False, digits=1),
+                     *(_duration((sides[side] or {}).get(name) or 0.0) for side in side_names),
+                     str(unknown.get(name, 0)) if unknown.get(name) else ""))
+    cells, without = spent.get("cells", 0), spent.get("cells_without_phases", 0)
+    blocks: list[Block] = [
+        Heading(text=TIME_HEADING, level=2),
+        Para(text=f"{_duration(spent['wall_s'])} of cell time over {cells - without} cell(s)"
+             + (f"; {without} cell(s) recorded no phases" if without else "")
+             + "; a phase a cell could not separate is counted in its 'other'"),
+        Table(headers=("phase", "time", "share", *(f"side {s}" for s in side_names), "cells unknown"),
+              rows=tuple(rows), align="lrr" + "r" * len(side_names) + "r")]
+    slowest = spent.get("slowest") or []
+    if slowest:
+        blocks.append(Bullets(items=tuple(
+            f"{_cell_label(c)}: {_duration(c.get('wall_s') or 0.0)}, mostly "
+            f"{labels.get(c.get('phase'), c.get('phase') or '?')}" for c in slowest)))
+    return blocks
+
+
 def _cell_label(cell: Mapping) -> str:
     rnd = str(cell.get("round") or "0")
     return f"{cell['op']} r{rnd.zfill(2)}/{cell['side']}" if rnd != "0" else f"{cell['op']} {cell['side']}"
@@ -134,7 +176,8 @@ def briefed(blocks: Sequence[Block]) -> tuple[Block, ...]:
     for block in blocks:
         if isinstance(block, Heading) and block.level == 2:
             keep = not block.anchor or any(v in block.text for v in CHANGED)
-            keep = keep and "(control)" not in block.text and block.text != "Telemetry"
+            keep = keep and "(control)" not in block.text
+            keep = keep and block.text not in ("Telemetry", TIME_HEADING)
         if not keep or isinstance(block, (Plot, Timeline)):
             continue
         if isinstance(block, Table) and block.interactive:

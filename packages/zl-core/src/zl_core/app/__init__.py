@@ -6,11 +6,23 @@ interpreter; tests call the functions directly. Nothing here parses arguments or
 decides an exit code.
 """
 
-from .commands import AbOutcome, ScreenOutcome, ab, screen
+from .commands import AbOutcome, ScreenOutcome, ScreenPlan, ab, screen, screen_plan
 from .options import AbOptions, Lanes, Measurement, ScreenOptions, SwitchChoice, Where
 from .reports import campaign_report, keep_report_json
 
 __all__ = [
-    "AbOptions", "AbOutcome", "Lanes", "Measurement", "ScreenOptions", "ScreenOutcome", "SwitchChoice",
-    "Where", "ab", "campaign_report", "keep_report_json", "screen",
+    "AbOptions",
+    "AbOutcome",
+    "Lanes",
+    "Measurement",
+    "ScreenOptions",
+    "ScreenOutcome",
+    "ScreenPlan",
+    "SwitchChoice",
+    "Where",
+    "ab",
+    "campaign_report",
+    "keep_report_json",
+    "screen",
+    "screen_plan",
 ]

@@ -15,6 +15,7 @@ import attrs
 from zl_core.campaigns import state
 from zl_core.campaigns.ab_campaign import run_ab
 from zl_core.campaigns.ab_task import OpRun, RoundsPlan
+from zl_core.campaigns.estimate import Estimate, estimate, history
 from zl_core.campaigns.executor import Executor
 from zl_core.campaigns.judging import MIN_LOOK_ROUNDS
 from zl_core.campaigns.layout import CampaignLayout
@@ -30,7 +31,7 @@ from zl_core.switches import Sides, resolve_sides
 from . import lanes
 from .inputs import check_rounds, results_written_under
 from .options import AbOptions, ScreenOptions, Where
-from .resolve import cell_settings, check_op_specs, resolve, resolve_ops, runs_root
+from .resolve import cell_settings, check_op_specs, resolve, resolve_devices, resolve_ops, runs_root
 from .skipped import read_dismiss, skipped_ops
 
 Echo = Callable[[str], None]
@@ -85,6 +86,35 @@ def screen(host: PluginHost, options: ScreenOptions, *, echo: Echo = print,
                                     recorded=_recorded(options, got, devices), skipped=skipped)
     return ScreenOutcome(campaign=campaign, rows=tuple(rows), compile_only=got.measure.compile_only,
                          failed=tuple(state.failed_ops(CampaignLayout(campaign))))
+
+
+@attrs.frozen(kw_only=True)
+class ScreenPlan:
+    ops: tuple[str, ...]  # what the screen would run, in order
+    skipped: dict[str, str]  # op -> why it would not run
+    compile_only: bool
+    backend: str
+    estimate: Estimate
+    note: str | None = None  # how the suite or device was resolved (the IR-only fallback)
+
+
+def screen_plan(host: PluginHost, options: ScreenOptions) -> ScreenPlan:
+    """What ``screen`` would run and what it would cost, from this host's earlier screens.
+    Nothing is run or written."""
+    options, _resume = _checked(options, "screen")
+    root = runs_root(options.runs_root)
+    got = resolve(host, options.where, options.measure, what="zl screen --plan",
+                  local_device=lanes.needs_local_device(options.lanes), ir_only_without_device=True)
+    ops = resolve_ops(got.provider, got.source, options.ops)
+    dismissed = read_dismiss(options.dismiss) if options.dismiss else {}
+    skipped = skipped_ops(got.provider, got.source, ops, dismissed)
+    run = [op.op for op in ops if op.op not in skipped]
+    devices = (resolve_devices(host, got.backend, options.lanes.devices, what="zl screen --plan")
+               if options.lanes.devices else None)
+    seen, read = history(root, "screen", compile_only=got.measure.compile_only)
+    cost = estimate(run, seen, sides=2, lanes=len(devices) if devices else 1, campaigns_read=read)
+    return ScreenPlan(ops=tuple(run), skipped=dict(skipped), compile_only=got.measure.compile_only,
+                      backend=got.backend.name, estimate=cost, note=got.note)
 
 
 def _checked(options, kind: str):

@@ -35,8 +35,10 @@ class Measurement:
     timer: str = "auto"
     direct_repeat: int = 1
     replay_ms: float = contract.DEFAULT_REPLAY_MS  # device time of one graph replay
+    timing: str = "full"  # contract.TIMINGS
     shared_tuner_cache: bool = False
     timeout_s: float = 2400.0
+    stall_timeout_s: float = contract.DEFAULT_STALL_TIMEOUT_S  # 0: no stall window
     compile_only: bool = False
     target: str | None = None  # compile-only target
 
@@ -71,7 +73,8 @@ class ScreenOptions:
     ops: tuple[str, ...] = ()  # op[:op_file[:dtypes]] specs; () = every op of the suite
     dismiss: Path | None = None  # "op  reason" lines: listed as SKIPPED, never run
     where: Where = Where()
-    measure: Measurement = Measurement(replay_ms=contract.SCREEN_REPLAY_MS)
+    measure: Measurement = Measurement(replay_ms=contract.SCREEN_REPLAY_MS,
+                                       timing=contract.SCREEN_TIMING)
     switch: SwitchChoice = SwitchChoice()
     runs_root: Path | None = None
     lanes: Lanes = Lanes()

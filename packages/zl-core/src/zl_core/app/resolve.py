@@ -182,8 +182,10 @@ def cell_settings(measure: Measurement, source: str | None) -> CellSettings:
     return CellSettings(python=measure.python, source=source, shape_file=measure.shape_file,
                         shapes=measure.shapes, level=measure.level, timer=measure.timer,
                         direct_repeat=measure.direct_repeat, replay_ms=measure.replay_ms,
+                        timing=measure.timing,
                         isolate_tuner_cache=not measure.shared_tuner_cache,
-                        timeout_s=measure.timeout_s, compile_only=measure.compile_only,
+                        timeout_s=measure.timeout_s, stall_timeout_s=measure.stall_timeout_s,
+                        compile_only=measure.compile_only,
                         target=measure.target)
 
 

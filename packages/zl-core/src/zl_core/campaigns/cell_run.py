@@ -53,7 +53,7 @@ def run_side(runtime: TaskRuntime, suite: str, request: CellRequest, *, round_no
                                    outcome=outcome, summary=str(exc))
         return SideResult(outcome=outcome, ir=EMPTY_IR, preflight=str(exc))
     ir = summarize(outcome.cell_dir / TTGIR_DIR)
-    state = "TIMEOUT" if outcome.timed_out else f"rc={outcome.rc}"
+    state = "STALLED" if outcome.stalled else "TIMEOUT" if outcome.timed_out else f"rc={outcome.rc}"
     runtime.sink.cell_finished(op=op, round_no=round_no, side=side, switch_value=switch_value,
                                outcome=outcome,
                                summary=f"{state} rows={outcome.success_rows} ttgir={ir.files} "

@@ -17,7 +17,7 @@ from collections.abc import Hashable
 #: Printed once per campaign, so the cell lines explain themselves.
 CELL_LINE_LEGEND = (
     "each cell line: [finished/planned] operator [round] side [switch value] rc=exit code "
-    "(124 = timed out) rows=measured rows (0 in an IR-only screen: nothing is timed) "
+    "(124 = timed out, 125 = stalled) rows=measured rows (0 in an IR-only screen: nothing is timed) "
     "ttgir=.ttgir files written (one per kernel variant: shape x config) seconds")
 
 

@@ -28,6 +28,8 @@ class CellSettings:
     compile_only: bool
     target: str | None
     replay_ms: float = contract.DEFAULT_REPLAY_MS
+    timing: str = "full"
+    stall_timeout_s: float = contract.DEFAULT_STALL_TIMEOUT_S
     #: Lanes measuring at the same time (set from the executor; a caliber field).
     concurrency: int = 1
 
@@ -45,8 +47,9 @@ class CellSettings:
         return CellRequest(op=op, backend=backend, out_dir=out_dir, python=self.python,
                            device=device, source=self.source, shape_file=self.shape_file,
                            shapes=self.shapes, level=self.level, autotune_mode=autotune_mode,
-                           replay_from=replay_from, timer=self.timer,
+                           replay_from=replay_from, timer=self.timer, timing=self.timing,
                            direct_repeat=self.direct_repeat, replay_ms=self.replay_ms,
                            isolate_tuner_cache=self.isolate_tuner_cache, env=env,
-                           timeout_s=self.timeout_s, compile_only=self.compile_only,
+                           timeout_s=self.timeout_s, stall_timeout_s=self.stall_timeout_s,
+                           compile_only=self.compile_only,
                            target=self.target, side=side, concurrency=self.concurrency)

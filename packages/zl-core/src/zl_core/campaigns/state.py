@@ -99,7 +99,7 @@ def check_resumable(path: Path, kind: str) -> dict:
 
 
 #: Option fields whose command-line spelling is not their name.
-_SPELLED = {"timeout_s": "timeout", "threshold_pct": "threshold", "a_value": "a", "b_value": "b",
+_SPELLED = {"timeout_s": "timeout", "stall_timeout_s": "stall-timeout", "threshold_pct": "threshold", "a_value": "a", "b_value": "b",
             "source": "flaggems-dir", "force": "force-switch"}
 
 
@@ -131,7 +131,8 @@ def kept_outcome(cell_dir: Path) -> CellOutcome | None:
     end = Path(cell_dir, caliber.IDENTITY_NAME).stat().st_mtime
     elapsed = float(identity.get("elapsed_s") or 0.0)
     return CellOutcome(cell_dir=Path(cell_dir), rc=int(identity.get("rc", 0)),
-                       timed_out=bool(identity.get("timed_out")), elapsed_s=elapsed,
+                       timed_out=bool(identity.get("timed_out")),
+                       stalled=bool(identity.get("stalled")), elapsed_s=elapsed,
                        start=end - elapsed, end=end, markers=dict(identity.get("markers") or {}),
                        success_rows=int(identity.get("success_rows") or 0),
                        failed_rows=int(identity.get("failed_rows") or 0))

@@ -91,7 +91,8 @@ def add_suite_args(p: argparse.ArgumentParser) -> None:
 
 
 def add_measure_args(p: argparse.ArgumentParser, *, default_timeout: float,
-                     default_replay_ms: float = contract.DEFAULT_REPLAY_MS) -> None:
+                     default_replay_ms: float = contract.DEFAULT_REPLAY_MS,
+                     default_timing: str = "full") -> None:
     g = p.add_argument_group("measurement")
     g.add_argument("--shape-file", type=Path, help="YAML of shapes keyed by op name")
     g.add_argument("--shapes", choices=("file", "upstream"), default="file",
@@ -104,10 +105,18 @@ def add_measure_args(p: argparse.ArgumentParser, *, default_timeout: float,
     g.add_argument("--replay-ms", type=positive_float, default=default_replay_ms,
                    metavar="MS", help="device time of one of the ten graph replays per "
                    f"measurement (default {default_replay_ms:g}; see docs/statistics.md)")
+    g.add_argument("--timing", choices=contract.TIMINGS, default=default_timing,
+                   help="full: time the reference (torch) too, as the suite does by itself; "
+                   f"operator: the operator alone, what verdicts read (default {default_timing})")
     g.add_argument("--shared-tuner-cache", action="store_true",
                    help="let the tuner read and write the user's persistent cache (default: isolated)")
     g.add_argument("--timeout", type=positive_float, default=default_timeout, metavar="SECONDS",
                    help=f"per-cell timeout (default {default_timeout:g})")
+    g.add_argument("--stall-timeout", type=non_negative_float,
+                   default=contract.DEFAULT_STALL_TIMEOUT_S, metavar="SECONDS",
+                   help="end a cell as STALLED after this long without output or progress, "
+                   "with its Python stacks in stacks.txt "
+                   f"(default {contract.DEFAULT_STALL_TIMEOUT_S:g}; 0: never)")
     g.add_argument("--python", default=sys.executable,
                    help="interpreter that runs the cells (default: this one)")
     g.add_argument("--compile-only", action="store_true",
@@ -117,13 +126,15 @@ def add_measure_args(p: argparse.ArgumentParser, *, default_timeout: float,
 
 
 def add_campaign_args(p: argparse.ArgumentParser, *, default_timeout: float,
-                      default_replay_ms: float = contract.DEFAULT_REPLAY_MS) -> None:
+                      default_replay_ms: float = contract.DEFAULT_REPLAY_MS,
+                      default_timing: str = "full") -> None:
     """What a campaign of switch-flipped cell pairs takes (zl screen, zl ab): the switch,
     the suite, the backend, the measurement and where the campaign goes."""
     add_switch_args(p)
     add_suite_args(p)
     add_backend_args(p)
-    add_measure_args(p, default_timeout=default_timeout, default_replay_ms=default_replay_ms)
+    add_measure_args(p, default_timeout=default_timeout, default_replay_ms=default_replay_ms,
+                     default_timing=default_timing)
     p.add_argument("--runs-root", type=Path, help="where campaigns go (default: $ZL_RUNS_ROOT or ./runs)")
     g = p.add_argument_group("lanes, hosts and resuming")
     g.add_argument("--devices", metavar="all|0,1,...",
@@ -159,8 +170,9 @@ def where_from(args: argparse.Namespace) -> Where:
 def measurement_from(args: argparse.Namespace) -> Measurement:
     return Measurement(python=args.python, shape_file=args.shape_file, shapes=args.shapes,
                        level=args.level, timer=args.timer, direct_repeat=args.direct_repeat,
-                       replay_ms=args.replay_ms,
+                       replay_ms=args.replay_ms, timing=args.timing,
                        shared_tuner_cache=args.shared_tuner_cache, timeout_s=args.timeout,
+                       stall_timeout_s=args.stall_timeout,
                        compile_only=args.compile_only, target=args.target)
 
 

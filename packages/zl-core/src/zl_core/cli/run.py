@@ -60,8 +60,10 @@ def run(args: argparse.Namespace) -> int:
         op=op, backend=backend, out_dir=Path(out).resolve(), python=args.python, device=device,
         source=source, test_node=args.test_node, shape_file=args.shape_file, shapes=args.shapes,
         level=args.level, autotune_mode=mode, replay_from=args.replay_from, timer=args.timer,
+        timing=args.timing,
         direct_repeat=args.direct_repeat, replay_ms=args.replay_ms, isolate_tuner_cache=not args.shared_tuner_cache,
-        env=dict(args.env), timeout_s=args.timeout, compile_only=args.compile_only,
+        env=dict(args.env), timeout_s=args.timeout, stall_timeout_s=args.stall_timeout,
+        compile_only=args.compile_only,
         target=got.measure.target)
     echo = None if args.quiet else print
     try:
@@ -69,11 +71,12 @@ def run(args: argparse.Namespace) -> int:
     except PreflightError as exc:
         print(str(exc))
         return exc.exit_code
-    state = "timed out" if outcome.timed_out else f"rc={outcome.rc}"
+    state = ("stalled (its Python stacks: stacks.txt)" if outcome.stalled
+             else "timed out" if outcome.timed_out else f"rc={outcome.rc}")
     markers = " ".join(f"{k}={v}" for k, v in outcome.markers.items() if v)
     print(f"zl run: {op.op} on {backend.name}:{device if device is not None else '-'} {state} "
           f"in {outcome.elapsed_s:.1f}s; rows ok={outcome.success_rows} failed={outcome.failed_rows}"
           f"{'; ' + markers if markers else ''}; cell: {outcome.cell_dir}")
     if outcome.timed_out:
-        return 124
+        return outcome.rc  # 124 timed out, 125 stalled
     return 0 if outcome.rc == 0 else 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from zl_core import app, contract
+from zl_core import app, contract, phases
 from zl_core.cli import _common
 from zl_core.host import plugin_host
 
@@ -18,7 +18,11 @@ def add_parser(sub) -> None:
                    help="op[:op_file[:dtype,dtype...]] ... (default: every op of the suite)")
     p.add_argument("--dismiss", type=Path, metavar="FILE",
                    help="operators never to run, one 'op  reason' a line: listed as SKIPPED")
-    _common.add_campaign_args(p, default_timeout=2400.0, default_replay_ms=contract.SCREEN_REPLAY_MS)
+    p.add_argument("--plan", action="store_true",
+                   help="list the operators the screen would run and estimate its time from "
+                   "this host's earlier screens; run nothing, write nothing")
+    _common.add_campaign_args(p, default_timeout=2400.0, default_replay_ms=contract.SCREEN_REPLAY_MS,
+                              default_timing=contract.SCREEN_TIMING)
     p.set_defaults(handler=run)
 
 
@@ -37,6 +41,8 @@ TABLE_LEGEND = ("kernels A/B: distinct Triton kernels in each side's TTGIR (the 
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.plan:
+        return print_plan(app.screen_plan(plugin_host(), options_from(args)))
     done = app.screen(plugin_host(), options_from(args))
     rows = done.rows
     width = max(len(r["op"]) for r in rows) if rows else 2
@@ -52,3 +58,39 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"next: zl report {done.campaign}   then: zl ab --rounds 8")
     return _common.failed_exit(done.failed, "screen")
+
+
+def print_plan(plan: app.ScreenPlan) -> int:
+    est = plan.estimate
+    if plan.note:
+        print(f"zl screen --plan: {plan.note}")
+    width = max([len(o.op) for o in est.ops] + [2])
+    mode = "IR-only (compiled, nothing timed)" if plan.compile_only else "timed"
+    print(f"zl screen --plan: {len(plan.ops)} operator(s) on {plan.backend}, {mode}, "
+          f"{est.lanes} lane(s); estimates from {est.campaigns_read} earlier screen(s) on this host")
+    for o in est.ops:
+        if o.seconds is None:
+            print(f"  {o.op:<{width}}  unseen")
+        else:
+            print(f"  {o.op:<{width}}  {_duration(o.seconds):>8}  (median of {o.cells_seen} cell(s)"
+                  + (f", mostly {phases.LABELS.get(o.dominant_phase, o.dominant_phase)}" if o.dominant_phase else "") + ")")
+    for op, why in plan.skipped.items():
+        print(f"  {op:<{width}}  SKIPPED ({why})")
+    if est.total_s is None:
+        print("estimate: none; no operator of this list has finished a screen on this host")
+    else:
+        assumed = (f"; {est.unseen} unseen operator(s) counted at the median, "
+                   f"{_duration(est.assumed_s)} each" if est.unseen else "")
+        print(f"estimate: {_duration(est.total_s)} one after the other, about "
+              f"{_duration(est.makespan_s)} over {est.lanes} lane(s){assumed}")
+    return 0
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"

@@ -40,7 +40,9 @@ def op_cells(layout: CampaignLayout, meta: dict, op: str, control: bool,
         if s_op != op:
             continue
         where = f"{round_name(rnd)}/{side}"
-        if _true(row.get("timed_out")):
+        if _true(row.get("stalled")):
+            failures.append(f"{where} stalled (rc={row.get('rc')}; stacks in {where}/stacks.txt)")
+        elif _true(row.get("timed_out")):
             failures.append(f"{where} timed out (rc={row.get('rc')})")
         elif str(row.get("rc", "0")).strip() != "0":
             failures.append(f"{where} failed (rc={row.get('rc')})")

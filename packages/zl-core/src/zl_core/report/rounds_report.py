@@ -27,6 +27,7 @@ from .common import (
 )
 from .rounds_cells import OpCells, op_cells
 from .rounds_drift import drift_check, drift_flags, drift_summary, op_drift_check, split_flags
+from .time_spent import time_spent
 from .timeline import campaign_timeline
 
 CALLS = (stats.FASTER, stats.SLOWER)
@@ -120,6 +121,7 @@ def build_rounds(campaign: Path, *, meta: dict | None = None, allow_mismatch: bo
         notes.append(DIRECT_NOTE)
     summary["device_time"] = _device_time(status, rows)
     summary["timeline"] = campaign_timeline(layout)
+    summary["time_spent"] = time_spent(layout)
     notes.append(summary["device_time"]["text"])
     title = f"A/B rounds {meta.get('switch') or ''}: {layout.name}".replace("  ", " ")
     return _model("rounds", title, caliber_section(identities), check, rows, summary, notes)

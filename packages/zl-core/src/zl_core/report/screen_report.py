@@ -11,6 +11,7 @@ from zl_core.pairing import FALLBACK, MIXED_TIMER, OK, count_classes, pair_rows
 from zl_core.rows import read_cell
 
 from .common import _delta_summary, _model, _require_dir, caliber_section, check_caliber_groups
+from .time_spent import time_spent
 from .timeline import campaign_timeline
 
 NOISE_FLOOR = "noise floor"
@@ -78,6 +79,7 @@ def build_screen(campaign: Path, *, meta: dict | None = None, allow_mismatch: bo
         "ir_changed": [r["op"] for r in rows if r["verdict"] == "IR_CHANGED"],
         "threshold_pct": threshold_pct,
         "timeline": campaign_timeline(layout),
+        "time_spent": time_spent(layout),
     }
     title = f"screen {meta.get('switch') or ''}: {campaign.name}".replace("  ", " ")
     return _model("screen", title, caliber_section(identities), check, rows, summary, notes)

@@ -30,10 +30,10 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
-from zl_core import contract
+from zl_core import contract, phases
 from zl_core.ttgir_layout import TTGIR_DIR
 
-from zl_flaggems import crashsafe, gems_env
+from zl_flaggems import crashsafe, gems_env, phase_clock
 from zl_flaggems.ttgir_recorder import TtgirRecorder, get_recorder, measure_hook_cost
 
 _ACTIVE: TritonHooks | None = None
@@ -257,7 +257,8 @@ def ttgir_root() -> Path:
 def flush() -> None:
     """Write the dump now (no-op when the plugin is not active)."""
     if _ACTIVE is not None:
-        _ACTIVE.recorder.flush(ttgir_root())
+        with phase_clock.phase(phases.IR_DUMP):
+            _ACTIVE.recorder.flush(ttgir_root())
 
 
 def launch_counting_paused() -> Any:

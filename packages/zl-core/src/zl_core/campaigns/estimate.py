@@ -1,0 +1,129 @@
+"""What a campaign's cells will cost, from the campaigns this host ran before.
+
+An estimate is only as good as its history, so it says where each figure came from:
+an operator's seconds are the median of its finished cells of the same kind and mode
+(timed or IR-only) on this host, per side, over the latest :data:`HISTORY` campaigns;
+an operator with no such cell is "unseen" and is costed at the median of the seen
+operators, and the plan counts how many it assumed. Cells of other hosts, failed or
+interrupted cells, and unreadable identities are never used.
+"""
+
+from __future__ import annotations
+
+import heapq
+import socket
+import statistics
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import attrs
+
+from zl_core import caliber, phases
+from zl_core.status import latest_by_cell, read_status
+
+HISTORY = 20
+
+
+@attrs.frozen(kw_only=True)
+class OpEstimate:
+    op: str
+    seconds: float | None  # all sides of one pass (A + B of a screen); None: unseen
+    cells_seen: int  # finished cells of this operator the figure is the median of
+    dominant_phase: str | None  # where most of its time went, when its cells recorded phases
+
+
+@attrs.frozen(kw_only=True)
+class Estimate:
+    ops: tuple[OpEstimate, ...]
+    assumed_s: float | None  # the cost given to each unseen operator
+    total_s: float | None  # every operator, one after the other
+    lanes: int
+    makespan_s: float | None  # longest first over ``lanes`` lanes
+    campaigns_read: int
+
+    @property
+    def unseen(self) -> int:
+        return sum(1 for o in self.ops if o.seconds is None)
+
+
+def history(runs_root: Path, kind: str, *, compile_only: bool,
+            host: str | None = None) -> tuple[dict[str, dict[str, list[Mapping]]], int]:
+    """``{op: {side: [record, ...]}}`` of finished cells of this host, and how many
+    campaigns were read; a record is ``{"wall_s", "seconds"}``."""
+    host = host or socket.gethostname()
+    root = Path(runs_root)
+    if not root.is_dir():
+        return {}, 0
+    campaigns = sorted((p for p in root.glob(f"{kind}_*") if p.is_dir()),
+                       key=lambda p: p.stat().st_mtime)[-HISTORY:]
+    seen: dict[str, dict[str, list[Mapping]]] = {}
+    for campaign in campaigns:
+        for (op, _round, side), row in latest_by_cell(read_status(campaign)).items():
+            record = _finished_cell(campaign, row, host=host, compile_only=compile_only)
+            if record is not None:
+                seen.setdefault(op, {}).setdefault(side, []).append(record)
+    return seen, len(campaigns)
+
+
+def _finished_cell(campaign: Path, row: Mapping[str, str], *, host: str,
+                   compile_only: bool) -> Mapping | None:
+    if row.get("rc") != "0" or row.get("timed_out") == "1" or not row.get("cell"):
+        return None
+    cell = (campaign / row["cell"]).resolve()
+    if not cell.is_relative_to(campaign.resolve()):
+        return None
+    try:
+        identity = caliber.read_identity(cell) or {}
+    except Exception:  # noqa: BLE001 - an unreadable identity lends no history
+        return None
+    if identity.get("host") != host or bool(identity.get("compile_only")) != compile_only:
+        return None
+    record = identity.get(phases.KEY)
+    if isinstance(record, Mapping) and isinstance(record.get("wall_s"), (int, float)):
+        return record
+    try:
+        return {"wall_s": float(row["elapsed_s"]), "seconds": None}
+    except (KeyError, ValueError):
+        return None
+
+
+def estimate(ops: Iterable[str], seen: Mapping[str, Mapping[str, list[Mapping]]], *,
+             sides: int, lanes: int, campaigns_read: int) -> Estimate:
+    """Cost of running ``ops`` (``sides`` cells each) over ``lanes`` lanes."""
+    rows = []
+    for op in ops:
+        by_side = seen.get(op) or {}
+        records = [r for side in by_side.values() for r in side]
+        if not records:
+            rows.append(OpEstimate(op=op, seconds=None, cells_seen=0, dominant_phase=None))
+            continue
+        per_side = [statistics.median(float(r["wall_s"]) for r in side) for side in by_side.values()]
+        seconds = statistics.median(per_side) * sides  # sides never seen cost what the seen ones did
+        rows.append(OpEstimate(op=op, seconds=seconds, cells_seen=len(records),
+                               dominant_phase=_dominant(records)))
+    known = [r.seconds for r in rows if r.seconds is not None]
+    assumed = statistics.median(known) if known else None
+    costs = [r.seconds if r.seconds is not None else assumed for r in rows]
+    if assumed is None and rows:
+        return Estimate(ops=tuple(rows), assumed_s=None, total_s=None, lanes=lanes,
+                        makespan_s=None, campaigns_read=campaigns_read)
+    return Estimate(ops=tuple(rows), assumed_s=assumed, total_s=sum(costs), lanes=lanes,
+                    makespan_s=_longest_first(costs, lanes), campaigns_read=campaigns_read)
+
+
+def _longest_first(costs: list[float], lanes: int) -> float:
+    """The campaign's end when each operator goes to the lane that frees first, longest first
+    (how the lanes executor orders work it has history for)."""
+    ends = [0.0] * max(1, lanes)
+    for cost in sorted(costs, reverse=True):
+        heapq.heapreplace(ends, ends[0] + cost)
+    return max(ends) if costs else 0.0
+
+
+def _dominant(records: list[Mapping]) -> str | None:
+    totals: dict[str, float] = {}
+    for record in records:
+        for name, value in (record.get("seconds") or {}).items():
+            if isinstance(value, (int, float)):
+                totals[name] = totals.get(name, 0.0) + float(value)
+    return max(totals, key=totals.get) if totals else None

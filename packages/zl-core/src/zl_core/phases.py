@@ -1,0 +1,182 @@
+"""Where a cell's time goes: the phase names, the clock a cell process keeps, and the
+record the orchestrator folds into the cell's identity.
+
+Two writers, one record. Inside the cell, a provider's code keeps a :class:`PhaseClock`
+and writes :func:`cell_record` under :data:`CELL_KEY`; it knows what only the process
+can see (collection, the autotune sweep, compilation, timing loops, the IR dump). The
+orchestrator knows the wall time around the process (preflight, the interpreter's
+start before the cell's first line, the exit after its last), and :func:`assemble`
+combines both under :data:`KEY`. A phase the cell could not separate stays ``None``
+(unknown), never a guess; ``other`` is the cell's wall time minus every known phase,
+so the known phases and ``other`` always add up to ``elapsed_s``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+
+import attrs
+
+PREFLIGHT = "preflight"  # the provider's checks, in the orchestrator, before the process
+START = "start_imports"  # interpreter start, imports (the test modules' included)
+COLLECTION = "collection"
+AUTOTUNE = "autotune_sweep"
+COMPILATION = "compilation"
+REFERENCE = "reference_timing"  # timing the reference (torch) implementation
+OPERATOR = "operator_timing"  # timing the operator under test
+IR_DUMP = "ir_dump"
+TEARDOWN = "teardown"  # the end of the session to the process's exit
+OTHER = "other"  # everything else: test setup, inputs, correctness checks, printing
+
+#: Every phase, in the order a cell goes through them (``other`` last, derived).
+PHASES = (PREFLIGHT, START, COLLECTION, AUTOTUNE, COMPILATION, REFERENCE, OPERATOR, IR_DUMP,
+          TEARDOWN)
+#: Phases only the cell process can measure.
+CELL_PHASES = (START, COLLECTION, AUTOTUNE, COMPILATION, REFERENCE, OPERATOR, IR_DUMP, TEARDOWN)
+#: What each phase is called where people read it (the report, ``zl screen --plan``).
+LABELS = {
+    PREFLIGHT: "preflight checks", START: "interpreter start and imports",
+    COLLECTION: "collection", AUTOTUNE: "autotune sweep", COMPILATION: "compilation",
+    REFERENCE: "reference timing", OPERATOR: "operator timing", IR_DUMP: "IR dump",
+    TEARDOWN: "teardown", OTHER: "other (not separated)",
+}
+#: The identity key the cell writes, and the one the orchestrator derives from it.
+CELL_KEY = "cell_phases"
+KEY = "phases"
+SCHEMA = 1
+
+
+@attrs.define
+class Span:
+    """A closed phase: its own seconds (nested phases not included)."""
+
+    name: str
+    seconds: float = 0.0
+
+
+@attrs.define
+class PhaseClock:
+    """Exclusive time per phase: a phase entered inside another is not counted twice.
+
+    ``credit`` moves time that already passed inside the current phase to another
+    (a compilation whose duration its listener reports after it ended).
+    """
+
+    now: Callable[[], float] = time.perf_counter
+    seconds: dict[str, float] = attrs.field(factory=dict)
+    started_epoch: float = attrs.field(factory=time.time)
+    _stack: list[list] = attrs.field(factory=list)  # [name, entered, nested seconds]
+
+    def enter(self, name: str) -> None:
+        self._stack.append([name, self.now(), 0.0])
+
+    def leave(self, name: str) -> float:
+        """Close ``name`` (and any phase left open inside it); its own seconds."""
+        own = 0.0
+        while self._stack:
+            entry, entered, nested = self._stack.pop()
+            total = self.now() - entered
+            own = max(0.0, total - nested)
+            self.seconds[entry] = self.seconds.get(entry, 0.0) + own
+            if self._stack:
+                self._stack[-1][2] += total
+            if entry == name:
+                break
+        return own
+
+    def is_open(self, name: str) -> bool:
+        return any(entry[0] == name for entry in self._stack)
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[Span]:
+        span = Span(name=name)
+        self.enter(name)
+        try:
+            yield span
+        finally:
+            span.seconds = self.leave(name)
+
+    def credit(self, name: str, seconds: float) -> None:
+        seconds = max(0.0, float(seconds))
+        self.seconds[name] = self.seconds.get(name, 0.0) + seconds
+        if self._stack:
+            self._stack[-1][2] += seconds
+
+    def move(self, source: str, target: str, seconds: float) -> None:
+        """Reassign closed time (a timing call found, later, to be the reference's)."""
+        seconds = min(max(0.0, seconds), self.seconds.get(source, 0.0))
+        self.seconds[source] = self.seconds.get(source, 0.0) - seconds
+        self.seconds[target] = self.seconds.get(target, 0.0) + seconds
+
+
+def cell_record(seconds: Mapping[str, float | None], *, started_epoch: float,
+                final: bool) -> dict:
+    """What a cell writes under :data:`CELL_KEY`: its phases (``None`` = not separable
+    on this path), when its clock started and when this record was written (epoch
+    seconds), and whether the cell got to its end (``final``)."""
+    return {"schema": SCHEMA, "started": round(started_epoch, 4), "written": round(time.time(), 4),
+            "final": bool(final),
+            "seconds": {p: (None if seconds.get(p) is None else round(float(seconds[p]), 4))
+                        for p in CELL_PHASES}}
+
+
+def assemble(*, wall_s: float, preflight_s: float, spawned: float | None, exited: float | None,
+             cell: Mapping | None) -> dict:
+    """The cell's phases (:data:`KEY`): the cell's record placed in the orchestrator's
+    wall time. Without a final cell record the process's unaccounted time is ``other``."""
+    seconds: dict[str, float | None] = {p: None for p in PHASES}
+    seconds[PREFLIGHT] = preflight_s
+    final = False
+    own = cell.get("seconds") if isinstance(cell, Mapping) else None
+    if isinstance(own, Mapping) and spawned is not None:
+        for name in CELL_PHASES:
+            value = own.get(name)
+            seconds[name] = float(value) if isinstance(value, (int, float)) else None
+        try:
+            started, written = float(cell["started"]), float(cell["written"])
+        except (KeyError, TypeError, ValueError):
+            started = written = None
+        final = bool(cell.get("final")) and written is not None and exited is not None
+        if started is not None and seconds[START] is not None:
+            seconds[START] += max(0.0, started - spawned)  # exec and imports before the clock
+        else:
+            seconds[START] = None
+        if final:
+            seconds[TEARDOWN] = (seconds[TEARDOWN] or 0.0) + max(0.0, exited - written)
+        else:
+            seconds[TEARDOWN] = None  # the process ended (or was killed) after its last record
+    rounded = {k: None if v is None else round(v, 3) for k, v in seconds.items()}
+    wall = round(float(wall_s), 3)
+    known = sum(v for v in rounded.values() if v is not None)
+    rounded[OTHER] = round(wall - known, 3)
+    return {"schema": SCHEMA, "wall_s": wall, "complete": final, "seconds": rounded,
+            "unknown": [k for k, v in rounded.items() if v is None]}
+
+
+def campaign_sum(records: Iterable[Mapping | None]) -> dict:
+    """Per phase, the seconds summed over a campaign's cells, with how many cells could
+    not separate it (``unknown``) and how many carried no phases at all."""
+    names = (*PHASES, OTHER)
+    total = dict.fromkeys(names, 0.0)
+    unknown = dict.fromkeys(names, 0)
+    cells = without = 0
+    wall = 0.0
+    for record in records:
+        cells += 1
+        seconds = record.get("seconds") if isinstance(record, Mapping) else None
+        if not isinstance(seconds, Mapping):
+            without += 1
+            continue
+        wall += float(record.get("wall_s") or 0.0)
+        for name in names:
+            value = seconds.get(name)
+            if isinstance(value, (int, float)):
+                total[name] += float(value)
+            else:
+                unknown[name] += 1
+    return {"cells": cells, "cells_without_phases": without, "wall_s": round(wall, 3),
+            "seconds": {k: round(v, 3) for k, v in total.items()},
+            "share": {k: (round(v / wall, 4) if wall > 0 else None) for k, v in total.items()},
+            "unknown_cells": {k: v for k, v in unknown.items() if v}}

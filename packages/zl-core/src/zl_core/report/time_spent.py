@@ -1,0 +1,59 @@
+"""Where a campaign's time went: its cells' phases (:mod:`zl_core.phases`) summed.
+
+Read from each finished cell's identity, the last status row of each cell (a rerun
+replaces its earlier row). A cell from before phases were recorded, or whose identity
+is missing or unreadable, counts in ``cells_without_phases`` and adds nothing, so the
+sums are never padded with guesses. The slowest cells are listed with the phase that
+dominated each, the first place to look when a campaign is slow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from zl_core import caliber, phases
+from zl_core.campaigns.layout import CampaignLayout
+from zl_core.status import latest_by_cell, read_status
+
+SLOWEST = 5
+
+
+def time_spent(layout: CampaignLayout) -> dict | None:
+    """``{"cells", "wall_s", "seconds", "share", "unknown_cells", "cells_without_phases",
+    "by_side", "slowest", "labels"}``, or None when the campaign finished no cell."""
+    records: list[Mapping | None] = []
+    per_side: dict[str, list[Mapping | None]] = {}
+    slow: list[dict] = []
+    for (op, round_no, side), row in sorted(latest_by_cell(read_status(layout.root)).items()):
+        record = _phases_of(layout, row.get("cell", ""))
+        records.append(record)
+        per_side.setdefault(side, []).append(record)
+        if record is not None:
+            slow.append({"op": op, "round": round_no, "side": side,
+                         "wall_s": record.get("wall_s"), "phase": _dominant(record)})
+    if not records:
+        return None
+    total = phases.campaign_sum(records)
+    total["by_side"] = {side: phases.campaign_sum(items)["seconds"]
+                        for side, items in sorted(per_side.items())}
+    slow.sort(key=lambda c: -(c["wall_s"] or 0.0))
+    total["slowest"] = slow[:SLOWEST]
+    total["labels"] = dict(phases.LABELS)  # the renderers name phases as zl_core does
+    return total
+
+
+def _phases_of(layout: CampaignLayout, relative: str) -> Mapping | None:
+    cell = (layout.root / relative).resolve()
+    if not relative or not cell.is_relative_to(layout.root.resolve()):
+        return None  # a status row naming a folder outside the campaign is not read
+    try:
+        identity = caliber.read_identity(cell) or {}
+    except Exception:  # noqa: BLE001 - an unreadable identity is a cell without phases
+        return None
+    record = identity.get(phases.KEY)
+    return record if isinstance(record, Mapping) and isinstance(record.get("seconds"), Mapping) else None
+
+
+def _dominant(record: Mapping) -> str | None:
+    seconds = {k: v for k, v in record["seconds"].items() if isinstance(v, (int, float))}
+    return max(seconds, key=seconds.get) if seconds else None

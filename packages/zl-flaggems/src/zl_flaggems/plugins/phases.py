@@ -1,0 +1,230 @@
+"""pytest plugin: where the cell's time goes, phase by phase (:mod:`zl_core.phases`).
+
+Loaded first, so its clock (:mod:`zl_flaggems.phase_clock`) starts before the other
+plugins and the benchmark's conftest import anything. What marks each phase:
+
+* interpreter start and imports: up to the start of collection, plus the import of
+  each test module during collection (FlagGems' test files import torch and
+  flag_gems there, the most expensive imports of a cell);
+* collection: ``pytest_collection``, less those imports;
+* autotune sweep: Triton's ``Autotuner._bench`` (one candidate config benchmarked);
+* compilation: the durations Triton's compilation listener reports, taken out of
+  whichever phase the compile ran in;
+* reference and operator timing: the benchmark class's ``get_latency``. FlagGems
+  times the torch reference first and its own kernel last within a row (and may
+  time both through ``torch_op`` under ``use_gems``), so the last call of a row is
+  the operator's and any earlier call the reference's;
+* IR dump: the TTGIR plugin's writes (it marks them itself);
+* teardown: from the first ``pytest_sessionfinish`` to the last ``pytest_unconfigure``.
+
+Each candidate benchmarked, kernel compiled and timing call returned is also a progress
+beat (:mod:`zl_core.liveness`): a cell busy in a long autotune sweep prints nothing for
+minutes, and must not look stalled.
+
+A hook that cannot go in (no Triton, no compilation listener, no ``get_latency``)
+leaves its phase out of :data:`~zl_flaggems.phase_clock.MEASURED`, so the record
+says unknown. The record is written after collection, after each test and at the end
+(``final``), so a cell killed midway keeps what it had measured.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from zl_core import phases
+
+from zl_flaggems import benchapi, cellenv, phase_clock
+from zl_flaggems.rowclock import CLOCK as ROWS
+
+PLUGIN = "phases"
+_TIMING = "timing_call"  # a get_latency call, until its row says whose it was
+
+_undo: list[Any] = []
+_calls: list[tuple[int, float]] = []  # (row, own seconds) of each get_latency call
+_resolved = 0  # calls before this index are already split into reference/operator
+_depth = 0  # get_latency calling get_latency (a subclass through super()) counts once
+
+
+# -- the hooks that go into Triton -------------------------------------------------------
+
+
+def _install_sweep() -> None:
+    try:
+        from triton.runtime.autotuner import Autotuner
+    except Exception:  # noqa: BLE001 - no Triton: the sweep stays unknown
+        return
+    original = Autotuner.__dict__.get("_bench")
+    if original is None:
+        return
+
+    def _bench(self: Any, *args: Any, **kwargs: Any) -> Any:
+        phase_clock.progress()
+        with phase_clock.phase(phases.AUTOTUNE):
+            return original(self, *args, **kwargs)
+
+    _bench.__wrapped__ = original  # type: ignore[attr-defined]
+    Autotuner._bench = _bench
+    phase_clock.MEASURED.add(phases.AUTOTUNE)
+
+    def undo() -> None:
+        if Autotuner.__dict__.get("_bench") is _bench:
+            Autotuner._bench = original
+
+    _undo.append(undo)
+
+
+def _compile_seconds(times: Any) -> float:
+    total = getattr(times, "total", None)  # CompileTimes, microseconds
+    return float(total) / 1e6 if isinstance(total, (int, float)) else 0.0
+
+
+def _install_listener() -> None:
+    try:
+        from triton import knobs
+    except Exception:  # noqa: BLE001 - Triton < 3.4: compilation stays unknown
+        return
+    compilation = getattr(knobs, "compilation", None)
+    if compilation is None or not hasattr(compilation, "listener"):
+        return
+    previous = compilation.listener
+
+    def zl_phase_listener(*, src: Any, metadata: Any, metadata_group: Any, times: Any,
+                          cache_hit: bool) -> None:
+        phase_clock.CLOCK.credit(phases.COMPILATION, _compile_seconds(times))
+        phase_clock.progress()
+        if previous is not None:
+            previous(src=src, metadata=metadata, metadata_group=metadata_group, times=times,
+                     cache_hit=cache_hit)
+
+    compilation.listener = zl_phase_listener
+    phase_clock.MEASURED.add(phases.COMPILATION)
+
+    def undo() -> None:
+        if compilation.listener is zl_phase_listener:
+            compilation.listener = previous
+
+    _undo.append(undo)
+
+
+# -- the benchmark's timing calls --------------------------------------------------------
+
+
+def _wrap_get_latency(original: Any) -> Any:
+    def get_latency(self: Any, *args: Any, **kwargs: Any) -> Any:
+        global _depth
+        if _depth:
+            return original(self, *args, **kwargs)
+        _depth += 1
+        row = ROWS.seq
+        try:
+            with phase_clock.phase(_TIMING) as span:
+                return original(self, *args, **kwargs)
+        finally:
+            _depth -= 1
+            _calls.append((row, span.seconds))
+            phase_clock.progress()
+
+    return get_latency
+
+
+def _patch_class(cls: type) -> None:
+    if benchapi.wrap_own(cls, "get_latency", _wrap_get_latency):
+        phase_clock.MEASURED.update((phases.REFERENCE, phases.OPERATOR))
+
+
+def install(modules: Any) -> None:
+    for root in benchapi.discover_roots(modules):
+        for cls in benchapi.hierarchy(root):
+            _patch_class(cls)
+        benchapi.on_subclass(root, PLUGIN, _patch_class)
+
+
+def resolve_calls() -> None:
+    """Split the timing calls recorded so far: a row's last call is the operator's.
+
+    Called after a test has finished (and at the end), when its rows are complete.
+    """
+    global _resolved
+    pending = _calls[_resolved:]
+    clock = phase_clock.CLOCK
+    for i, (row, seconds) in enumerate(pending):
+        last = i + 1 == len(pending) or pending[i + 1][0] != row
+        clock.move(_TIMING, phases.OPERATOR if last else phases.REFERENCE, seconds)
+    _resolved += len(pending)
+
+
+def _write(*, final: bool) -> None:
+    resolve_calls()
+    phase_clock.write(final=final)
+
+
+# -- pytest hooks ------------------------------------------------------------------------
+
+
+def pytest_configure(config: Any) -> None:
+    cellenv.bind_config(config)
+    if not _undo:
+        _install_sweep()
+        _install_listener()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_collection(session: Any) -> Any:
+    clock = phase_clock.CLOCK
+    if clock.is_open(phases.START):
+        clock.leave(phases.START)
+    clock.enter(phases.COLLECTION)
+    try:
+        yield
+    finally:
+        clock.leave(phases.COLLECTION)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: Any) -> Any:
+    # Collecting a test module imports it; the collection of its items is the rest.
+    if not isinstance(collector, pytest.Module) or isinstance(collector, pytest.Package):
+        yield
+        return
+    with phase_clock.phase(phases.START):
+        yield
+
+
+def pytest_collection_finish(session: Any) -> None:
+    install(benchapi.modules_of_items(session.items))
+    _write(final=False)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: Any) -> None:
+    install(benchapi.modules_of_items([item]))
+
+
+def pytest_runtest_logfinish(nodeid: str, location: Any) -> None:
+    _write(final=False)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_sessionfinish(session: Any, exitstatus: Any) -> Any:
+    clock = phase_clock.CLOCK
+    if not clock.is_open(phases.TEARDOWN):
+        clock.enter(phases.TEARDOWN)
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_unconfigure(config: Any) -> Any:
+    yield
+    clock = phase_clock.CLOCK
+    for name in (phases.START, phases.COLLECTION):  # a session that ended before collecting
+        if clock.is_open(name):
+            clock.leave(name)
+    if clock.is_open(phases.TEARDOWN):
+        clock.leave(phases.TEARDOWN)
+    _write(final=True)
+    while _undo:
+        try:
+            _undo.pop()()
+        except Exception:  # noqa: BLE001, S110 - undo the rest even if one step fails
+            pass
