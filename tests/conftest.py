@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from zl_core import Backend, PluginHost, hookimpl
 from zl_core.errors import PreflightError
-from zl_core.provider import CellCommand, OpInfo, Provider
+from zl_core.provider import CellCommand, OpInfo, Provider, WarmPlan
 
 FAKE_CELL = Path(__file__).with_name("fake_cell.py")
 
@@ -24,6 +24,11 @@ class FakeProvider(Provider):
     name = "fake"
     description = "test provider"
     supports_compile_only = True
+    #: What its warm cells import before they fork (tests change it).
+    warm_modules: tuple[str, ...] = ("json", "decimal")
+
+    def warm_plan(self, request):
+        return WarmPlan(modules=self.warm_modules)
 
     def list_ops(self, source):
         return [OpInfo(op=o, op_file=o) for o in ("gemm", "pointwise")]

@@ -24,7 +24,8 @@ cell = Path(os.environ["ZL_CELL_DIR"])
 op = os.environ["ZL_OP"]
 switch = os.environ.get("FAKE_SWITCH", "0")
 mode = os.environ["ZL_AUTOTUNE_MODE"]
-print(f"fake cell op={op} switch={switch} mode={mode} triton_cache={os.environ['TRITON_CACHE_DIR']}")
+print(f"fake cell op={op} switch={switch} mode={mode} triton_cache={os.environ['TRITON_CACHE_DIR']} "
+      f"preloaded={'decimal' in sys.modules}")  # a warm start's module (tests/conftest.py)
 Path(os.environ["TRITON_CACHE_DIR"]).mkdir(parents=True, exist_ok=True)
 
 if op == "hang":

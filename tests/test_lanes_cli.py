@@ -170,7 +170,7 @@ def test_resume_refuses_different_arguments_naming_them(zl, tmp_path, capsys):
     capsys.readouterr()
     assert zl(["screen", "--resume", str(campaign), "--timeout", "99"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "--timeout 99.0 (campaign: 2400.0)" in err[0]
+    assert len(err) == 1 and "--timeout 99.0 (campaign: 1200.0)" in err[0]
 
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
@@ -380,3 +380,31 @@ def test_a_campaign_from_before_the_replay_budget_is_not_resumed(zl, tmp_path, c
     assert zl(["screen", "--resume", str(campaign)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "before the graph replay budget existed" in err[0]
+
+
+def test_a_campaign_from_before_warm_starts_resumes_cold(zl, tmp_path, capsys):
+    import shutil
+
+    argv = ["ab", "--suite", "sleepy", "--switch", "FAKE_SWITCH", "--ops", "abs", "--rounds", "4",
+            "--allow-no-ir-diff", "--telemetry-interval", "0"]
+    assert zl(argv) == 0
+    [campaign] = campaigns(tmp_path, "ab")
+    meta = json.loads((campaign / "campaign.json").read_text())
+    assert meta["start"] == "warm" and meta["options"]["measure"]["start"] == "warm"
+    for key in ("start",):  # as zl wrote them when every cell started cold
+        del meta[key]
+        del meta["options"]["measure"][key]
+    meta["state"] = "interrupted"
+    (campaign / "campaign.json").write_text(json.dumps(meta))
+    for cell in campaign.glob("abs/r0[12]/[AB]"):
+        ident = json.loads((cell / "run_identity.json").read_text())
+        del ident["start"]
+        (cell / "run_identity.json").write_text(json.dumps(ident))
+    for r in (3, 4):
+        shutil.rmtree(campaign / "abs" / f"r0{r}")
+    status = campaign / "status.tsv"
+    status.write_text("\n".join(status.read_text().splitlines()[:5]) + "\n")
+    assert zl(["ab", "--resume", str(campaign)]) == 0  # not refused: --start was never given
+    assert {identity(c)["start"] for c in campaign.glob("abs/r0[34]/[AB]")} == {"cold"}
+    capsys.readouterr()
+    assert zl(["report", str(campaign)]) == 0  # every cell cold: nothing mixed

@@ -139,3 +139,52 @@ def test_drift_is_judged_against_each_cells_own_device(tmp_path):
     (tmp_path / "telemetry.tsv").write_text("\n".join(lines) + "\n")
     flags = telemetry_flags(tmp_path, None)
     assert list(flags) == [("bmm", "2", "A")] and flags[("bmm", "2", "A")][0].startswith("sm_clock_low")
+
+
+def test_two_lanes_per_device_overlap_cells_on_it_under_one_device_lock(lanes_host, tmp_path):
+    from zl_core.devicelock import DeviceLock
+
+    names = ["abs", "add", "mul", "sub"]
+    executor = LanesExecutor("cuda", ["0"], per_device=2)
+    assert executor.concurrency == 2
+    sink = ListSink()
+    results = list(executor.run(run_pair, pair_tasks(lanes_host, tmp_path / "c", names),
+                                Runtime(host=lanes_host, sink=sink)))
+    assert sorted(r[0].cell_dir.parent.name for r in results) == sorted(names)
+    assert all(o.ok for pair in results for o in pair)
+    events = read_ledger(tmp_path / "ledger.tsv")
+    assert {e[1] for e in events} == {"0"}
+    depth = deepest = 0
+    for kind, *_ in events:  # cells running at once on device 0
+        depth += 1 if kind == "start" else -1
+        deepest = max(deepest, depth)
+    assert deepest == 2
+    assert {line.split(":")[1].split(" ")[0] for line in sink.lines if line.startswith("lane cuda:")} \
+        == {"0/1", "0/2"}
+    lock = DeviceLock("cuda", "0")
+    assert lock.try_acquire()  # the last lane to leave let the device go
+    lock.release()
+
+
+def test_a_screen_runs_several_cells_per_device_and_says_so_ab_rounds_never(fake_host, tmp_path, capsys):
+    import json
+
+    from zl_core import caliber
+    from zl_core.cli import main
+
+    root = tmp_path / "runs"
+    assert main(["screen", "--ops", "gemm", "pointwise", "--suite", "fake", "--per-device", "2",
+                 "--start", "warm", "--runs-root", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "lane fakegpu:0/1" in out or "lane fakegpu:0/2" in out
+    (campaign,) = root.glob("screen_*")
+    for op in ("gemm", "pointwise"):
+        ident = caliber.read_identity(campaign / op / "B")
+        assert ident["concurrency"] == 2 and ident["start"] == "warm"
+    assert json.loads((campaign / "campaign.json").read_text())["options"]["lanes"]["per_device"] == 2
+    assert main(["ab", "--rounds", "4", "--suite", "fake", "--per-device", "2",
+                 "--runs-root", str(root)]) == 2
+    assert "A/B rounds time one cell per device at a time" in capsys.readouterr().err
+    assert main(["screen", "--compile-only", "--target", "fake:1", "--suite", "fake", "--ops", "gemm", "--per-device", "2",
+                 "--runs-root", str(root)]) == 2
+    assert "--per-device shares this host's devices" in capsys.readouterr().err

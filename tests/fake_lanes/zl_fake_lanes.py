@@ -11,7 +11,7 @@ from pathlib import Path
 import attrs
 from zl_core import hookimpl
 from zl_core.opspec import OpSpec
-from zl_core.provider import CellCommand, CellRequest, OpInfo, Provider
+from zl_core.provider import CellCommand, CellRequest, OpInfo, Provider, WarmPlan
 
 HERE = Path(__file__).resolve().parent
 BIN = HERE / "bin"
@@ -34,6 +34,9 @@ class SleepyProvider(Provider):
     def rejected_dtypes(self, cell_dir):
         log = Path(cell_dir) / "run.log"
         return log.is_file() and "can't be supported by this op" in log.read_text(errors="replace")
+
+    def warm_plan(self, request):
+        return WarmPlan(modules=("json",))
 
     def cell_command(self, request, host=None):
         return CellCommand(argv=(sys.executable, str(HERE / "sleepy_cell.py")), cwd=Path(request.out_dir),

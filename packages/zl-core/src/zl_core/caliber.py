@@ -34,10 +34,12 @@ CALIBER_FIELDS = (
     "compile_only",
     "target",
     "concurrency",
+    "start",
 )
 #: What a field means when an identity predates it.
 FIELD_DEFAULTS = {"concurrency": 1, "replay_ms": "rep/10",  # rep/10: ten replays shared rep
-                  "timing": "full"}  # before --timing every cell timed the reference too
+                  "timing": "full",  # before --timing every cell timed the reference too
+                  "start": "cold"}  # before --start every cell was a new interpreter
 #: Compared by rule rather than equality: one side records, the other replays it.
 AUTOTUNE_FIELD = "autotune_mode"
 ALL_FIELDS = (*CALIBER_FIELDS, AUTOTUNE_FIELD)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import attrs
 
-from zl_core import caliber, cellguard, contract, devicelock, interrupts, liveness, phases
+from zl_core import caliber, cellguard, contract, devicelock, interrupts, liveness, phases, warmstart
 from zl_core.errors import PreflightError, UsageError
 from zl_core.host import PluginHost
 from zl_core.provider import CellRequest, Provider
@@ -159,6 +159,7 @@ def initial_identity(host: PluginHost, request: CellRequest, provider: Provider,
         "replay_source": str(Path(request.replay_from).resolve()) if request.replay_from else None,
         "compile_only": request.compile_only,
         "concurrency": request.concurrency,
+        "start": request.start,
         "target": request.target if request.compile_only else None,
         "triton_version": None,
         "torch_version": None,
@@ -191,8 +192,13 @@ def count_results(provider: Provider, cell_dir: Path) -> tuple[int, int]:
 
 
 def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
-             echo: Callable[[str], None] | None = None, fresh_dir: bool = True) -> CellOutcome:
+             echo: Callable[[str], None] | None = None, fresh_dir: bool = True,
+             say: Callable[[str], None] | None = None) -> CellOutcome:
     """Run one cell to completion (or timeout) and return what happened.
+
+    ``echo`` hears the cell's output; ``say`` what the orchestrator has to tell while it
+    waits (a busy device), as a campaign's console line. A device held past the request's
+    lock timeout raises :class:`~zl_core.errors.DeviceBusyError`.
 
     A failed preflight raises :class:`PreflightError` after writing its line into
     the cell's ``run.log``, so a campaign keeps the evidence.
@@ -217,20 +223,30 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
     preflight_s = time.time() - start
     command = provider.cell_command(request, host)
     env = cell_environment(host, request, extra=dict(command.env), unset=command.unset)
-    caliber.write_identity(cell, initial_identity(host, request, provider, dict(command.identity)))
+    identity = initial_identity(host, request, provider, dict(command.identity))
+    zygote = None
+    if request.start == "warm":
+        zygote, note = warmstart.for_cell(provider.warm_plan(request), provider.name, request.python,
+                                          command.argv, env, request.env)
+        identity.update({"start": "warm" if zygote else "cold",
+                         "warm_modules": list(zygote.imported) if zygote else [],
+                         **({"start_note": note} if note else {})})
+    caliber.write_identity(cell, identity)
     markers = {m: 0 for m in MARKERS}
     timed_out = stalled = False
     watch = liveness.Watch(cell=cell, window_s=request.stall_timeout_s)
     device = None if request.compile_only else request.device
     with open(log_path, "w", encoding="utf-8", errors="replace") as log, \
-            devicelock.holding(request.backend.name, device, on_wait=_say(log, echo)) as lock:
+            devicelock.holding(request.backend.name, device, on_wait=_say(log, echo, say),
+                               timeout_s=request.lock_timeout_s) as lock:
         log.write("# " + " ".join(command.argv) + "\n")
         log.flush()
         # The guard holds the cell's process group and ends it if this process dies;
         # the cell inherits the device lock, so even an orphan keeps its device.
         spawned = time.time()
         proc = cellguard.spawn(command.argv, cwd=command.cwd, env=env, stdout=subprocess.PIPE,
-                               hold_fd=None if lock is None else lock.fd)
+                               hold_fd=None if lock is None else lock.fd,
+                               zygote=None if zygote is None else zygote.socket_path)
         interrupts.register(proc.pid)
         watch.last = spawned
         reader = threading.Thread(target=_pump, args=(proc, log, markers, echo, watch), daemon=True)
@@ -261,6 +277,9 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
     for cache in (TRITON_CACHE, TUNER_CACHE):
         shutil.rmtree(cell / cache, ignore_errors=True)
     (cell / PROGRESS_FILE).unlink(missing_ok=True)
+    stacks = cell / STACKS_FILE
+    if not stalled and stacks.is_file() and stacks.stat().st_size == 0:
+        stacks.unlink()  # armed, never asked: no file says "stacks" without any
     success, failed = count_results(provider, cell)
     signum = interrupts.requested()
     own = (caliber.read_identity(cell) or {}).get(phases.CELL_KEY)
@@ -282,12 +301,13 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
                        failed_rows=failed)
 
 
-def _say(log, echo: Callable[[str], None] | None) -> Callable[[str], None]:
+def _say(log, *listeners: Callable[[str], None] | None) -> Callable[[str], None]:
     def say(text: str) -> None:
         log.write(text + "\n")
         log.flush()
-        if echo is not None:
-            echo(text)
+        for listener in listeners:
+            if listener is not None:
+                listener(text)
     return say
 
 

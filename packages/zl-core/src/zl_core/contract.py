@@ -60,6 +60,12 @@ SCREEN_REPLAY_MS = 10.0
 TIMINGS = ("full", "operator")
 #: A screen's verdict is its TTGIR and its delta the operator's: no reference timing.
 SCREEN_TIMING = "operator"
+#: How a cell's interpreter starts: anew, or forked from one that imported the
+#: provider's modules already (zl_core.warmstart).
+STARTS = ("cold", "warm")
+#: How screens and A/B rounds start their cells by default: warm gave the same verdicts,
+#: TTGIR and A/A side noise as cold on the H200 (docs/validation/2026-12-04-h200-throughput.md).
+CAMPAIGN_START = "warm"
 COMPILE_ONLY = "ZL_COMPILE_ONLY"
 TARGET = "ZL_TARGET"
 
@@ -107,5 +113,14 @@ PROGRESS_FILE = ".zl_progress"
 #: Where a cell writes the Python stacks of its threads when it receives STACKS_SIGNAL.
 STACKS_FILE = "stacks.txt"
 STACKS_SIGNAL = signal.SIGUSR1
-#: The stall window when none is given (``--stall-timeout``).
-DEFAULT_STALL_TIMEOUT_S = 600.0
+#: The stall window when none is given (``--stall-timeout``): over 20 times the longest
+#: silence of any finished FlagGems cell measured on the H200 (13.7 s, a cold start's
+#: imports), so a hung benchmark costs minutes (docs/validation/2026-12-04-h200-throughput.md).
+DEFAULT_STALL_TIMEOUT_S = 300.0
+#: A cell's timeout when none is given (``--timeout``): four times the longest cell
+#: measured (a GEMM's side A with its autotune sweep, 280 s); the stall window ends a
+#: hung cell long before.
+DEFAULT_TIMEOUT_S = 1200.0
+#: How long a cell waits for a device another zl process holds (``--lock-timeout``; 0:
+#: for ever) before its campaign ends with exit 7, naming the holder.
+DEFAULT_LOCK_TIMEOUT_S = 1800.0

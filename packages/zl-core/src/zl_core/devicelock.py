@@ -22,10 +22,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from zl_core.errors import DeviceBusyError
 from zl_core.ttgir_layout import safe_component
 
 LOCK_DIR_ENV = "ZL_LOCK_DIR"
 POLL_S = 0.2
+#: How often a wait for a busy device says it is still waiting.
+TELL_EVERY_S = 60.0
 
 # Locks this process holds, so a cell started here reuses its lane's hold (a second
 # flock on the same file from this process would wait for ourselves).
@@ -79,14 +82,20 @@ class DeviceLock:
 
     def acquire(self, *, timeout_s: float | None = None,
                 on_wait: Callable[[str], None] | None = None) -> bool:
-        """Wait for the lock (forever, or ``timeout_s``); ``on_wait`` hears once who holds it."""
-        deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        told = False
+        """Wait for the lock (forever, or ``timeout_s``); ``on_wait`` hears who holds it when
+        the wait starts and every :data:`TELL_EVERY_S` after, with the time waited."""
+        started = time.monotonic()
+        deadline = None if timeout_s is None else started + timeout_s
+        told = None
         while not self.try_acquire():
-            if not told and on_wait is not None:
-                on_wait(f"device {self.backend}:{self.device} is busy ({self.holder()}); waiting")
-                told = True
-            if deadline is not None and time.monotonic() >= deadline:
+            now = time.monotonic()
+            if on_wait is not None and (told is None or now - told >= TELL_EVERY_S):
+                bound = "" if deadline is None else f" (up to {timeout_s:g}s, --lock-timeout)"
+                waited = "" if told is None else f" for {now - started:.0f}s"
+                on_wait(f"device {self.backend}:{self.device} is busy ({self.holder()}); "
+                        f"waiting{waited}{bound}")
+                told = now
+            if deadline is not None and now >= deadline:
                 return False
             time.sleep(POLL_S)
         return True
@@ -115,8 +124,10 @@ def held(backend: str, device: str) -> DeviceLock | None:
 
 
 @contextlib.contextmanager
-def holding(backend: str, device: str | None, *, on_wait: Callable[[str], None] | None = None):
-    """The device's lock for a block: this process's own hold, or a new one taken (waiting)."""
+def holding(backend: str, device: str | None, *, on_wait: Callable[[str], None] | None = None,
+            timeout_s: float | None = None):
+    """The device's lock for a block: this process's own hold, or a new one taken (waiting
+    up to ``timeout_s``, None or 0 for ever; :class:`DeviceBusyError` past it)."""
     if device is None:
         yield None
         return
@@ -125,7 +136,10 @@ def holding(backend: str, device: str | None, *, on_wait: Callable[[str], None] 
         yield own
         return
     lock = DeviceLock(backend, device)
-    lock.acquire(on_wait=on_wait)
+    if not lock.acquire(on_wait=on_wait, timeout_s=timeout_s or None):
+        raise DeviceBusyError(f"device {backend}:{device} stayed busy ({lock.holder()}) for "
+                              f"{timeout_s:g}s (--lock-timeout); wait for that process, or pick "
+                              "another device")
     try:
         yield lock
     finally:

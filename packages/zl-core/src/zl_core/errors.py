@@ -4,7 +4,8 @@ Exit codes (documented in the README):
   0 success; 2 usage, unknown name or unusable machine; 3 preflight failed;
   4 caliber mismatch (report refused); 5 a verdict named by ``--fail-on`` is present;
   6 a campaign ended with failed operators (a cell error, timeout or preflight), or a
-  report was asked for an incomplete campaign; 128+N a signal N interrupted it
+  report was asked for an incomplete campaign; 7 a device stayed busy (another process
+  held its lock) past ``--lock-timeout``; 128+N a signal N interrupted it
   (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 """
 
@@ -16,6 +17,7 @@ EXIT_PREFLIGHT = 3
 EXIT_CALIBER = 4
 EXIT_VERDICT = 5
 EXIT_FAILED = 6
+EXIT_DEVICE_BUSY = 7
 
 
 class ZlError(Exception):
@@ -94,3 +96,10 @@ class IncompleteCampaignError(ZlError):
     """Raised when a report is asked for a campaign that did not finish every operator."""
 
     exit_code = EXIT_FAILED
+
+
+class DeviceBusyError(ZlError):
+    """Raised when a device's lock stayed held by another process past ``--lock-timeout``."""
+
+    exit_code = EXIT_DEVICE_BUSY
+

@@ -22,11 +22,15 @@ from typing import Any
 import attrs
 import pluggy
 
-from zl_core import hookspecs
+from zl_core import hookspecs, interrupts
 from zl_core._markers import ENTRY_POINT_GROUP, PROJECT
 from zl_core.backend import Backend
 from zl_core.errors import NoDeviceError, UnknownBackendError, UnknownProviderError
 from zl_core.provider import Provider
+
+#: What a plugin's isolation never catches: zl's own interrupt. (While zl handles signals
+#: a Ctrl-C arrives as that; a KeyboardInterrupt there is raised by the plugin's own code.)
+_ZL_OWN = (interrupts.Interrupted,)
 
 DISABLE_ENV = "ZL_DISABLE_PLUGINS"
 CAPTURE_CLASSES = ("fatal", "poisoned", "recoverable")
@@ -104,6 +108,8 @@ class PluginHost:
         try:
             plugin = ep.load()
             self._pm.register(plugin, name=ep.name)
+        except _ZL_OWN:
+            raise  # zl's own interrupt (a signal) is never the plugin's failure
         except BaseException as exc:  # noqa: BLE001 - import code may even sys.exit(); it stays that plugin's failure
             self._records.append(PluginRecord(name=ep.name, package=package, version=version,
                                               status="failed", reason=_reason(exc)))
@@ -163,6 +169,8 @@ class PluginHost:
                 continue
             try:
                 answer = impl.function(*(kwargs[name] for name in impl.argnames))
+            except _ZL_OWN:
+                raise
             except BaseException as exc:  # noqa: BLE001 - one plugin's failure must not take zl down
                 self._broken(impl.plugin_name, hook, f"raised {_reason(exc)}")
                 continue

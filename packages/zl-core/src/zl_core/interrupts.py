@@ -15,8 +15,6 @@ import signal
 import threading
 from collections.abc import Iterator
 
-from zl_core.errors import ZlError
-
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 _lock = threading.Lock()
@@ -24,8 +22,11 @@ _groups: set[int] = set()
 _received: int | None = None
 
 
-class Interrupted(ZlError):
-    """Raised when a signal ends a campaign; its exit code is 128 + the signal number."""
+class Interrupted(BaseException):
+    """Raised when a signal ends a campaign; its exit code is 128 + the signal number.
+
+    A BaseException, as KeyboardInterrupt is: no ``except Exception`` on its way (a
+    plugin's isolation, a best-effort read) can swallow it."""
 
     def __init__(self, signum: int, detail: str = "") -> None:
         self.signum = signum

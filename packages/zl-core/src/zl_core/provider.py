@@ -65,15 +65,35 @@ class CellRequest:
     replay_ms: float = contract.DEFAULT_REPLAY_MS  # device time of one graph replay
     isolate_tuner_cache: bool = True
     env: Mapping[str, str] = attrs.field(factory=dict)  # this side's overrides
-    timeout_s: float = 2400.0
+    timeout_s: float = contract.DEFAULT_TIMEOUT_S
     # Seconds without output or progress beat before the cell is ended as STALLED (0: never).
     stall_timeout_s: float = contract.DEFAULT_STALL_TIMEOUT_S
+    # Seconds to wait for a device another process holds (0: for ever).
+    lock_timeout_s: float = contract.DEFAULT_LOCK_TIMEOUT_S
     compile_only: bool = False
     target: str | None = None  # compile-only target, e.g. "cuda:90"
     side: str = ""  # "A" / "B" in campaigns; informational
     # Lanes of the campaign measuring at the same time (a caliber field: devices of one
     # host couple through its power and cooling).
     concurrency: int = 1
+    #: contract.STARTS: a new interpreter ("cold") or a fork of one that already imported
+    #: the provider's warm modules ("warm", :mod:`zl_core.warmstart`).
+    start: str = "cold"
+
+
+@attrs.frozen
+class WarmPlan:
+    """What a provider's warm cells share (:mod:`zl_core.warmstart`).
+
+    ``modules`` are imported once, in order, before cells fork; a module that is missing
+    or fails is left out, and one that starts the device driver ends the list (a driver
+    does not survive a fork). ``per_cell`` names the variables of the provider's cell
+    environment that differ from cell to cell (a per-cell tuner cache, say); the core's
+    own per-cell variables and the side's overrides need not be named.
+    """
+
+    modules: tuple[str, ...] = attrs.field(converter=tuple)
+    per_cell: tuple[str, ...] = attrs.field(default=(), converter=tuple)
 
 
 @attrs.frozen(kw_only=True)
@@ -127,6 +147,12 @@ class Provider(abc.ABC):
     def cell_command(self, request: CellRequest, host: PluginHost | None = None) -> CellCommand:
         """The command that runs the cell (called after a successful preflight, with
         the same ``host``)."""
+
+    def warm_plan(self, request: CellRequest) -> WarmPlan | None:
+        """What this provider's cells may import before they fork (``--start warm``), and
+        which variables of its cell environment differ per cell; None (the default):
+        its cells always start cold."""
+        return None
 
     def check_source(self, source: str | None) -> None:
         """Check the provider's checkout once, before any cell runs (a campaign's

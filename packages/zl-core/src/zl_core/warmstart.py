@@ -10,7 +10,7 @@ between cells. So a zygote is kept per interpreter, module list and base environ
 (the cell's environment less what differs per cell or per side), and a cell may start
 warm only when
 
-* its command is ``[that interpreter, "-m", module, ...]``;
+* its command is ``[that interpreter, "-m", module, ...]`` or ``[that interpreter, script, ...]``;
 * the imports left the device driver untouched (the zygote stops at the module that
   started it, and zl starts a new one with the modules before it);
 * no variable the imports read (:attr:`Zygote.env_read`, Python-level reads) differs
@@ -33,27 +33,17 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
-import attrs
-
 from zl_core import cellguard, contract
 from zl_core.errors import UsageError
+from zl_core.provider import WarmPlan
 
-STARTS = ("cold", "warm")
+STARTS = contract.STARTS
 #: Variables that differ per cell whatever the provider (the core writes them).
 PER_CELL = ("TRITON_CACHE_DIR", *contract.CORE_WRITES, *contract.PROVIDER_WRITES)
 READY_TIMEOUT_S = 300.0
-
-
-@attrs.frozen
-class WarmPlan:
-    """What a provider's cells may share: the modules imported once, and the names of the
-    variables of its cell environment that differ per cell (a per-cell cache, say)."""
-
-    modules: tuple[str, ...] = attrs.field(converter=tuple)
-    per_cell: tuple[str, ...] = attrs.field(default=(), converter=tuple)
-    #: Libraries whose presence in the parent means the device driver was started
-    #: (the backend's; torch's own initialised flag is always checked).
-    driver_libraries: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+#: Zygotes one process keeps (one per interpreter and base environment: a lane's device
+#: is part of it); the longest unused is ended beyond that, e.g. in a long-lived worker.
+MAX_ZYGOTES = 8
 
 
 def base_environment(cell_env: Mapping[str, str], plan: WarmPlan, side_env: Mapping[str, str],
@@ -74,17 +64,13 @@ def base_environment(cell_env: Mapping[str, str], plan: WarmPlan, side_env: Mapp
 class Zygote:
     """One running zygote (start it with :func:`zygote_for`)."""
 
-    def __init__(self, python: str, modules: tuple[str, ...], env: Mapping[str, str],
-                 driver_libraries: tuple[str, ...]) -> None:
+    def __init__(self, python: str, modules: tuple[str, ...], env: Mapping[str, str]) -> None:
         self.python, self.modules, self.env = python, modules, dict(env)
         self._dir = Path(tempfile.mkdtemp(prefix="zl-zyg-"))
         self.socket_path = str(self._dir / "s")
         self._log = open(self._dir / "zygote.log", "w+b")  # noqa: SIM115 - kept for the zygote's life
         watch = cellguard.watch_fd()
-        argv = [python, "-m", "zl_core.zygote", self.socket_path, str(watch)]
-        for library in driver_libraries:
-            argv += ["--driver-lib", library]
-        argv += ["--", *modules]
+        argv = [python, "-m", "zl_core.zygote", self.socket_path, str(watch), *modules]
         self._proc = subprocess.Popen(argv, env=self.env, stdout=subprocess.PIPE, stderr=self._log,
                                       stdin=subprocess.DEVNULL, pass_fds=(watch,),
                                       start_new_session=True, cwd=str(self._dir))
@@ -120,22 +106,24 @@ class Zygote:
     def stopped(self) -> str:
         """Why the module list was cut short ("" when every module was imported)."""
         name = self.report.get("stopped_at")
-        if not name:
-            return ""
-        why = self.report.get("error") or self.report.get("driver")
-        return f"{name} ({why})"
+        return f"importing {name} started the device driver ({self.report.get('driver')})" if name else ""
 
     def alive(self) -> bool:
         return self._proc.poll() is None
 
-    def close(self) -> None:
+    def close(self, *, wait: bool = True) -> None:
+        """End the zygote: it takes no new cell and exits once its running cells have.
+        ``wait=False`` leaves it to finish them (a thread reaps it)."""
         if self._proc.poll() is None:
             self._proc.terminate()
-            try:
-                self._proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
+            if not wait:
+                threading.Thread(target=self._proc.wait, daemon=True).start()
+            else:
+                try:
+                    self._proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    self._proc.kill()
+                    self._proc.wait()
         if self._proc.stdout is not None:
             self._proc.stdout.close()
         self._log.close()
@@ -158,20 +146,24 @@ def zygote_for(python: str, plan: WarmPlan, env: Mapping[str, str]) -> Zygote:
     """The running zygote for these modules and this environment, started if needed.
 
     A module that starts the device driver cannot stay: a zygote that stopped at one is
-    replaced by one that imports only the modules before it (:attr:`Zygote.stopped`
-    keeps saying which)."""
+    replaced by one that imports the others (:func:`left_out` says which and why)."""
     key = (python, plan.modules, tuple(sorted(env.items())))
     with _lock:
-        zygote = _zygotes.get(key)
+        zygote = _zygotes.pop(key, None)
         if zygote is not None and zygote.alive():
+            _zygotes[key] = zygote  # the most recently used last
             return zygote
-        zygote = Zygote(python, plan.modules, env, plan.driver_libraries)
-        if zygote.stopped:
-            note = zygote.stopped
+        modules, notes = list(plan.modules), []
+        zygote = Zygote(python, tuple(modules), env)
+        while zygote.stopped:  # each restart drops one module, so this ends
+            notes.append(zygote.stopped)
+            modules.remove(zygote.report["stopped_at"])
             zygote.close()
-            zygote = Zygote(python, zygote.imported, env, plan.driver_libraries)
-            _notes[key] = note
+            zygote = Zygote(python, tuple(modules), env)
+        _notes[key] = "; ".join(notes)
         _zygotes[key] = zygote
+        while len(_zygotes) > MAX_ZYGOTES:
+            _zygotes.pop(next(iter(_zygotes))).close(wait=False)
         return zygote
 
 
@@ -182,13 +174,28 @@ def left_out(python: str, plan: WarmPlan, env: Mapping[str, str]) -> str:
 
 def cold_reason(zygote: Zygote, argv: tuple[str, ...] | list[str], cell_env: Mapping[str, str]) -> str:
     """Why this cell cannot start from ``zygote`` ("" when it can)."""
-    if len(argv) < 3 or argv[1] != "-m" or argv[0] != zygote.python:
-        return "its command is not '<the zygote's python> -m <module>'"
+    runs = len(argv) >= 3 and argv[1] == "-m" or len(argv) >= 2 and not argv[1].startswith("-")
+    if not runs or argv[0] != zygote.python:
+        return "its command is not '<the interpreter> -m <module> ...' or '<the interpreter> <script> ...'"
     differ = sorted(key for key in zygote.env_read if cell_env.get(key) != zygote.env.get(key))
     if differ:
         return ("importing " + ", ".join(zygote.imported) + " reads " + ", ".join(differ)
                 + ", which the cells do not share")
     return ""
+
+
+def for_cell(plan: WarmPlan | None, provider: str, python: str, argv, cell_env: Mapping[str, str],
+             side_env: Mapping[str, str]) -> tuple[Zygote | None, str]:
+    """The zygote this cell forks from, or None and why it starts cold."""
+    if plan is None:
+        return None, f"the {provider} provider's cells start cold only"
+    why = supported()
+    if why:
+        return None, why
+    base = base_environment(cell_env, plan, side_env)
+    zygote = zygote_for(python, plan, base)
+    reason = cold_reason(zygote, argv, cell_env)
+    return (None, reason) if reason else (zygote, left_out(python, plan, base))
 
 
 def close_all() -> None:

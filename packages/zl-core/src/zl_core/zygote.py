@@ -7,17 +7,19 @@ in the parent does not survive a fork). It then prints one JSON line (the readin
 report) and serves requests on a Unix socket, one connection per cell:
 
 * the guard of a cell (:mod:`zl_core.cellguard`) sends the cell's ``argv`` (which must be
-  ``[this interpreter, "-m", module, ...]``), its working directory and its whole
-  environment, and passes its output and device-lock descriptors along;
+  ``[this interpreter, "-m", module, ...]`` or ``[this interpreter, script, ...]``), its
+  working directory and its whole environment, and passes its output and device-lock
+  descriptors along;
 * the zygote forks. The child starts a session of its own, takes those descriptors as
   its stdin/stdout/stderr, replaces its environment with the cell's, moves to the cell's
-  directory and runs the module as ``-m`` would. It ends itself when the guard's end of
+  directory and runs the module (or script) as the interpreter would. It ends itself when the guard's end of
   the connection closes, so no warm cell outlives its guard;
 * the zygote sends ``{"pid": N}``, then ``{"exit": code}`` once it has reaped the child.
 
 Single-threaded on purpose: forking a process with threads can leave the child a lock
 some other thread held. The zygote ends when the orchestrator does (the watchdog pipe
-of :mod:`zl_core.cellguard` reaches end-of-file) or on SIGTERM.
+of :mod:`zl_core.cellguard` reaches end-of-file), or after SIGTERM once the cells it
+forked have ended (it takes no new one).
 """
 
 from __future__ import annotations
@@ -52,27 +54,25 @@ class _RecordingEnviron(type(os.environ)):  # type: ignore[misc]
         return super().__contains__(key)
 
 
-def _driver_state(libraries: list[str]) -> str:
-    """"untouched", or what shows the driver was started by the imports."""
+def _driver_state() -> str:
+    """"untouched", or which of torch's device modules the imports initialised.
+
+    torch's own flag, not the loaded libraries: importing torch maps libcuda without
+    starting it (docs/validation/2026-12-04-h200-throughput.md)."""
     torch = sys.modules.get("torch")
     for name in ("cuda", "musa", "npu", "xpu"):
         module = getattr(torch, name, None) if torch is not None else None
         started = getattr(module, "is_initialized", None)
         if callable(started) and started():
             return f"torch.{name} initialised"
-    if libraries:
-        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
-            mapped = maps.read()
-        for library in libraries:
-            if library in mapped:
-                return f"{library} loaded"
     return "untouched"
 
 
-def preload(modules: list[str], libraries: list[str]) -> dict:
-    """Import ``modules`` in order; stop at the first that fails or starts the driver."""
-    report: dict = {"imported": [], "seconds": {}, "env_read": [], "driver": "untouched",
-                    "stopped_at": None, "error": None}
+def preload(modules: list[str]) -> dict:
+    """Import ``modules`` in order. One that fails is left out (the cell imports it itself,
+    as a cold one would); the first that starts the device driver ends the list."""
+    report: dict = {"imported": [], "seconds": {}, "left_out": {}, "env_read": [],
+                    "stopped_at": None, "driver": "untouched"}
     original = os.environ.__class__
     os.environ.__class__ = _RecordingEnviron
     try:
@@ -80,11 +80,11 @@ def preload(modules: list[str], libraries: list[str]) -> dict:
             start = time.perf_counter()
             try:
                 __import__(name)
-            except BaseException as exc:  # noqa: BLE001 - reported; the zygote is not used
-                report.update(stopped_at=name, error=f"{type(exc).__name__}: {exc}")
-                break
+            except Exception as exc:  # noqa: BLE001 - reported; the cells import it themselves
+                report["left_out"][name] = f"{type(exc).__name__}: {exc}"
+                continue
             report["seconds"][name] = round(time.perf_counter() - start, 3)
-            state = _driver_state(libraries)
+            state = _driver_state()
             if state != "untouched":
                 report.update(stopped_at=name, driver=state)
                 break
@@ -113,13 +113,20 @@ def _watch_guard(conn: socket.socket) -> None:
     threading.Thread(target=watch, name="zl-guard-watch", daemon=True).start()
 
 
-def _run_module(argv: list[str]) -> int:
+def _run(argv: list[str]) -> int:
+    """Run ``argv`` (``[python, "-m", module, ...]`` or ``[python, script, ...]``) as the
+    interpreter would have, in this process; its exit code."""
     import runpy
 
-    module = argv[2]
-    sys.argv = [module, *argv[3:]]  # runpy puts the module's path in argv[0]
     try:
-        runpy.run_module(module, run_name="__main__", alter_sys=True)
+        if argv[1] == "-m":
+            sys.argv = [argv[2], *argv[3:]]  # runpy puts the module's path in argv[0]
+            sys.path[0] = os.getcwd()  # as ``python -m`` sets it
+            runpy.run_module(argv[2], run_name="__main__", alter_sys=True)
+        else:
+            sys.argv = list(argv[1:])
+            sys.path[0] = os.path.dirname(os.path.realpath(argv[1]))  # as ``python script`` does
+            runpy.run_path(argv[1], run_name="__main__")
     except SystemExit as exc:
         code = exc.code
         if code is None:
@@ -154,9 +161,8 @@ def _child(conn: socket.socket, listener: socket.socket, request: dict, fds: lis
         os.environ.clear()
         os.environ.update(request["env"])
         os.chdir(request["cwd"])
-        sys.path[0] = os.getcwd()  # as ``python -m`` sets it, in the cell's directory
         _watch_guard(conn)
-        code = _run_module(request["argv"])
+        code = _run(request["argv"])
     finally:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):  # a closed pipe: nothing left to say
@@ -188,19 +194,34 @@ def _send(conn: socket.socket, payload: dict) -> None:
         pass  # the guard is gone; the child ends itself
 
 
+class _Drain(Exception):
+    """SIGTERM: take no new cell, end once the running ones have."""
+
+
+def _drain(_signum, _frame) -> None:
+    raise _Drain
+
+
 def serve(listener: socket.socket, watch_fd: int) -> None:
     children: dict[int, tuple[int, socket.socket]] = {}  # pidfd -> (pid, connection)
-    while True:
-        ready, _, _ = select.select([listener, watch_fd, *children], [], [])
+    accepting = True
+    signal.signal(signal.SIGTERM, _drain)
+    while accepting or children:
+        try:
+            ready, _, _ = select.select([listener] * accepting + [watch_fd, *children], [], [])
+        except _Drain:
+            accepting = False
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            continue
         if watch_fd in ready and not os.read(watch_fd, 1):
-            return  # the orchestrator is gone
+            return  # the orchestrator is gone (and with it every guard and so every cell)
         for pidfd in [fd for fd in ready if fd in children]:
             pid, conn = children.pop(pidfd)
             _, status = os.waitpid(pid, 0)
             os.close(pidfd)
             _send(conn, {"exit": os.waitstatus_to_exitcode(status)})
             conn.close()
-        if listener in ready:
+        if accepting and listener in ready:
             conn, _ = listener.accept()
             try:
                 request, fds = _read_request(conn)
@@ -218,12 +239,10 @@ def serve(listener: socket.socket, watch_fd: int) -> None:
 
 
 def main(argv: list[str]) -> None:
-    # argv: socket path, watchdog fd, then --driver-lib NAME ... -- module ...
+    # argv: socket path, watchdog descriptor, the modules to import
     path, watch_fd = argv[0], int(argv[1])
-    split = argv.index("--")
-    libraries = [argv[i + 1] for i in range(2, split) if argv[i] == "--driver-lib"]
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
-    report = preload(argv[split + 1:], libraries)
+    report = preload(argv[2:])
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(64)

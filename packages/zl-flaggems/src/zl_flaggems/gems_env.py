@@ -1,6 +1,6 @@
 """FlagGems' own environment: the vendor it runs as and where its tuner cache lives.
 
-One rule each. The providers apply them when they build a cell's command (the
+One rule each (and the modules a warm cell shares). The providers apply them when they build a cell's command (the
 cell's environment and the identity's ``tuner_cache``); the vendor plugin applies
 the same vendor rule inside a cell started by hand. Nothing here imports torch,
 triton or flag_gems.
@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from zl_core import contract
+from zl_core.provider import WarmPlan
 
 #: The variables FlagGems reads to pick its vendor, in its own order.
 VENDOR_ENV_KEYS = ("GEMS_VENDOR", "FLAGGEMS_VENDOR", "GEMS_BACKEND", "FLAGGEMS_BACKEND")
@@ -71,3 +72,15 @@ def running_vendor(environ: Mapping[str, str], backend: Callable[[], Any] = lamb
     gems = sys.modules.get("flag_gems")
     name = getattr(gems, "vendor_name", None) if gems is not None else None
     return str(name) if name else vendor(backend(), environ)
+
+
+#: What a FlagGems cell imports once before it forks (``--start warm``): the heavy
+#: modules flag_gems imports, but not flag_gems itself, whose import starts CUDA (it asks
+#: torch for the device's properties) and reads FLAGGEMS_CACHE_DIR, a per-cell folder
+#: (docs/validation/2026-12-04-h200-throughput.md).
+WARM_MODULES = ("torch", "triton", "numpy", "yaml", "sqlalchemy", "sqlalchemy.orm", "pytest")
+
+
+def warm_plan() -> WarmPlan:
+    return WarmPlan(modules=WARM_MODULES, per_cell=(CACHE_DIR,))
+

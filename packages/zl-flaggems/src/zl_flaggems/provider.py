@@ -17,7 +17,7 @@ from pathlib import Path
 from zl_core import contract
 from zl_core.errors import PreflightError
 from zl_core.host import PluginHost
-from zl_core.provider import CellCommand, CellRequest, OpInfo, Provider
+from zl_core.provider import CellCommand, CellRequest, OpInfo, Provider, WarmPlan
 
 from zl_flaggems import gems_env, plugin_order, preflight
 from zl_flaggems.preflight import BENCH_DIR
@@ -291,6 +291,9 @@ class FlagGemsProvider(PrintedTableRows, Provider):
         # FlagGems' conftest renames --mode on kunlunxin (it clashes with a plugin there).
         vendor = gems_env.vendor(request.backend, {**os.environ, **request.env})
         return "--fg_mode" if vendor == "kunlunxin" else "--mode"
+
+    def warm_plan(self, request: CellRequest) -> WarmPlan:
+        return gems_env.warm_plan()
 
     def cell_command(self, request: CellRequest, host: PluginHost | None = None) -> CellCommand:
         root = self._root(request.source)

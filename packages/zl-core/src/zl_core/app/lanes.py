@@ -94,7 +94,8 @@ def resumed(options: O, kind: str) -> tuple[O, CampaignLayout]:
     recorded = attrs.evolve(recorded, lanes=Lanes(
         devices=lanes.devices if lanes.devices is not None else recorded.lanes.devices,
         scheduler=lanes.scheduler if lanes.scheduler is not None else recorded.lanes.scheduler,
-        resume=layout.root))
+        resume=layout.root,
+        per_device=lanes.per_device if lanes.per_device != 1 else recorded.lanes.per_device))
     return recorded, layout
 
 
@@ -115,12 +116,23 @@ def executor_for(host: PluginHost, got: Resolved, lanes: Lanes, *, kind: str,
                          "(give it to each 'zl worker')")
     if got.measure.compile_only and (lanes.devices or lanes.scheduler):
         raise UsageError("--compile-only cells use no device; drop --devices/--scheduler")
+    if lanes.per_device > 1:
+        if kind != "screen":
+            raise UsageError(f"--per-device {lanes.per_device}: A/B rounds time one cell per device "
+                             "at a time (cells sharing a device disturb each other's timing); "
+                             "it is for screens")
+        if got.measure.compile_only or lanes.scheduler:
+            raise UsageError("--per-device shares this host's devices between cells; it takes "
+                             "neither --compile-only nor --scheduler")
     if lanes.scheduler:
         import_distributed()
     devices = (resolve_devices(host, got.backend, lanes.devices, what=f"zl {kind}")
                if lanes.devices else None)
+    if devices is None and lanes.per_device > 1:
+        devices = [got.device if got.device is not None else "0"]
     executor = executors.choose(got.backend, devices=devices, scheduler=lanes.scheduler,
-                                expected_s=executors.expected_times(root, kind))
+                                expected_s=executors.expected_times(root, kind),
+                                per_device=lanes.per_device)
     # Lanes pin each task to its device; the plan names none (a resumed operator's
     # kept device excepted, see campaigns.state.pinned_to_kept_devices).
     return executor, (None if devices else got.device), devices

@@ -37,8 +37,10 @@ class Measurement:
     replay_ms: float = contract.DEFAULT_REPLAY_MS  # device time of one graph replay
     timing: str = "full"  # contract.TIMINGS
     shared_tuner_cache: bool = False
-    timeout_s: float = 2400.0
+    timeout_s: float = contract.DEFAULT_TIMEOUT_S
     stall_timeout_s: float = contract.DEFAULT_STALL_TIMEOUT_S  # 0: no stall window
+    start: str = "cold"  # contract.STARTS; a campaign recorded before --start was cold
+    lock_timeout_s: float = contract.DEFAULT_LOCK_TIMEOUT_S  # 0: wait for a busy device for ever
     compile_only: bool = False
     target: str | None = None  # compile-only target
 
@@ -66,6 +68,7 @@ class Lanes:
     devices: str | None = None  # "all" | "0,1,...": one lane per device of this host
     scheduler: str | None = None  # tcp://HOST:8786: the lanes of zl workers (Dask)
     resume: Path | None = None  # a campaign folder to continue with its own options
+    per_device: int = 1  # lanes per device: cells a screen runs on one device at once
 
 
 @attrs.frozen(kw_only=True)
@@ -74,7 +77,7 @@ class ScreenOptions:
     dismiss: Path | None = None  # "op  reason" lines: listed as SKIPPED, never run
     where: Where = Where()
     measure: Measurement = Measurement(replay_ms=contract.SCREEN_REPLAY_MS,
-                                       timing=contract.SCREEN_TIMING)
+                                       timing=contract.SCREEN_TIMING, start=contract.CAMPAIGN_START)
     switch: SwitchChoice = SwitchChoice()
     runs_root: Path | None = None
     lanes: Lanes = Lanes()
@@ -84,7 +87,7 @@ class ScreenOptions:
 class AbOptions:
     ops: tuple[str, ...] = ()  # () = the IR_CHANGED operators of the screen
     where: Where = Where()
-    measure: Measurement = Measurement()
+    measure: Measurement = Measurement(start=contract.CAMPAIGN_START)
     switch: SwitchChoice = SwitchChoice()
     runs_root: Path | None = None
     lanes: Lanes = Lanes()

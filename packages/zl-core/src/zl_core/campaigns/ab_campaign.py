@@ -23,6 +23,7 @@ from .judging import recorded_round_order
 from .layout import CampaignLayout
 from .progress import Progress
 from .settings import CellSettings
+from .start_check import settle_start
 from .state import prepare_resume, tracked
 from .telemetry_sampler import TelemetrySampler
 
@@ -54,6 +55,8 @@ def run_ab(host: PluginHost, provider: Provider, backend: Backend, device: str |
     executor = executor or SerialExecutor()
     lanes = concurrency(executor)
     settings = attrs.evolve(settings, concurrency=lanes)
+    settings = settle_start(host, provider, backend, device, sides, next(iter([*ops, *controls]), None),
+                            settings, print)
     layout = resume or CampaignLayout.create(runs_root, kind, sides.switch)
     if resume is not None:  # rounds still to run keep the order the first ones ran in
         plan = attrs.evolve(plan, round_order=recorded_round_order(record.read_campaign(layout.root)))

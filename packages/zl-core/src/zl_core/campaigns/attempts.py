@@ -49,7 +49,8 @@ def run_with_retries(host: PluginHost, provider: Provider, request: CellRequest,
     codes: list[int] = []
     notes: list[str] = []
     while True:
-        outcome = run_cell(host, provider, request)
+        label = f"{request.op.op} {request.side}"
+        outcome = run_cell(host, provider, request, say=lambda text, label=label: say(f"{label}: {text}"))
         codes.append(outcome.rc)
         attempt = len(codes)
         if outcome.ok:

@@ -22,14 +22,16 @@ HISTORY = 20
 
 
 def choose(backend: Backend, *, devices: Sequence[str] | None, scheduler: str | None,
-           expected_s: dict[str, float] | None = None) -> Executor:
-    """Dask with a scheduler, lanes over ``devices``, else one cell after the other."""
+           expected_s: dict[str, float] | None = None, per_device: int = 1) -> Executor:
+    """Dask with a scheduler, lanes over ``devices`` (``per_device`` each), else one cell
+    after the other."""
     if scheduler:
         from .dask_executor import DaskExecutor
 
         return DaskExecutor(scheduler)
     if devices:
-        return LanesExecutor(backend.name, list(devices), expected_s=expected_s)
+        return LanesExecutor(backend.name, list(devices), expected_s=expected_s,
+                             per_device=per_device)
     return SerialExecutor()
 
 

@@ -1,4 +1,5 @@
-"""The local lanes executor: one lane per device of this host, one thread per lane.
+"""The local lanes executor: one lane per device of this host (several per device in a
+screen, ``--per-device``), one thread per lane.
 
 Each lane takes the next task from one shared plan, pins it to its device
 (:func:`~zl_core.campaigns.retarget.on_device`) and runs it to the end, so all of
@@ -95,22 +96,55 @@ class _Plan:
         return None
 
 
+class _SharedHold:
+    """One device lock for every lane of that device (a second flock from this process
+    would wait for ourselves); released when its last lane leaves."""
+
+    def __init__(self, backend: str, device: str) -> None:
+        self.lock = DeviceLock(backend, device)
+        self._users = 0
+        self._mutex = threading.Lock()
+
+    def try_enter(self) -> bool:
+        with self._mutex:
+            if self.lock.held or self.lock.try_acquire():
+                self._users += 1
+                return True
+            return False
+
+    def leave(self) -> None:
+        with self._mutex:
+            self._users -= 1
+            if self._users == 0:
+                self.lock.release()
+
+
 class LanesExecutor:
-    """Runs tasks on the given devices of one backend, one task per device at a time."""
+    """Runs tasks on the given devices of one backend, ``per_device`` tasks per device at a
+    time (more than one only in screens, whose verdict is the IR: zl_core.app.lanes)."""
 
     def __init__(self, backend: str, devices: Sequence[str], *,
-                 expected_s: Mapping[str, float] | None = None) -> None:
+                 expected_s: Mapping[str, float] | None = None, per_device: int = 1) -> None:
         if not devices:
             raise ValueError("a lanes executor needs at least one device")
+        if per_device < 1:
+            raise ValueError("a device needs at least one lane")
         self.backend = backend
         self.devices = [str(d) for d in devices]
+        self.per_device = per_device
         self.expected_s = dict(expected_s or {})
-        #: device -> (operator, start time) of what each lane runs now.
+        #: lane -> (operator, start time) of what each lane runs now.
         self.running: dict[str, tuple[str, float]] = {}
 
     @property
     def concurrency(self) -> int:
-        return len(self.devices)
+        return len(self.devices) * self.per_device
+
+    def _lanes(self) -> list[tuple[str, str]]:
+        """(lane name, device): the device alone, or device/slot when it has several."""
+        if self.per_device == 1:
+            return [(d, d) for d in self.devices]
+        return [(f"{d}/{slot + 1}", d) for d in self.devices for slot in range(self.per_device)]
 
     def run(self, fn: Callable[[T, Any], R], tasks: Iterable[T], runtime: Any) -> Iterator[R]:
         todo = _Plan(longest_first(list(tasks), self.expected_s), self.devices)
@@ -118,9 +152,11 @@ class LanesExecutor:
         results: queue.Queue = queue.Queue()
         stop = threading.Event()
         lane_runtime = attrs.evolve(runtime, sink=_SerialSink(runtime.sink))
-        threads = [threading.Thread(target=self._lane, name=f"zl-lane-{d}", daemon=True,
-                                    args=(d, fn, todo, results, stop, lane_runtime))
-                   for d in self.devices]
+        holds = {d: _SharedHold(self.backend, d) for d in self.devices}
+        threads = [threading.Thread(target=self._lane, name=f"zl-lane-{lane}", daemon=True,
+                                    args=(lane, device, holds[device], fn, todo, results, stop,
+                                          lane_runtime))
+                   for lane, device in self._lanes()]
         for thread in threads:
             thread.start()
         try:
@@ -141,29 +177,28 @@ class LanesExecutor:
             for thread in threads:
                 thread.join()
 
-    def _others(self, device: str) -> str:
-        return ", ".join(f"{d}:{op}" for d, (op, _) in sorted(self.running.items()) if d != device)
+    def _others(self, lane: str) -> str:
+        return ", ".join(f"{d}:{op}" for d, (op, _) in sorted(self.running.items()) if d != lane)
 
-    def _lane(self, device: str, fn: Callable, todo: _Plan, results: queue.Queue,
-              stop: threading.Event, runtime: Any) -> None:
-        lock = DeviceLock(self.backend, device)
+    def _lane(self, lane: str, device: str, hold: _SharedHold, fn: Callable, todo: _Plan,
+              results: queue.Queue, stop: threading.Event, runtime: Any) -> None:
         told = False
+        while not hold.try_enter():
+            if stop.is_set() or not len(todo):
+                return
+            if not told:
+                runtime.sink.line(f"lane {self.backend}:{lane}: device busy "
+                                  f"({hold.lock.holder()}); waiting, other lanes go on")
+                told = True
+            time.sleep(_POLL_S)
         try:
-            while not lock.try_acquire():
-                if stop.is_set() or not len(todo):
-                    return
-                if not told:
-                    runtime.sink.line(f"lane {self.backend}:{device}: device busy "
-                                      f"({lock.holder()}); waiting, other lanes go on")
-                    told = True
-                time.sleep(_POLL_S)
             while not stop.is_set() and interrupts.requested() is None:
                 task = todo.take(device)
                 if task is None:
                     return
-                self.running[device] = (task_op(task), time.time())
-                runtime.sink.line(f"lane {self.backend}:{device}: {task_op(task)}"
-                                  + (f" (also running: {self._others(device)})" if len(self.running) > 1 else ""))
+                self.running[lane] = (task_op(task), time.time())
+                runtime.sink.line(f"lane {self.backend}:{lane}: {task_op(task)}"
+                                  + (f" (also running: {self._others(lane)})" if len(self.running) > 1 else ""))
                 try:
                     results.put(fn(on_device(task, device), runtime))
                 except BaseException as exc:  # noqa: BLE001 - handed to the campaign's thread
@@ -171,6 +206,6 @@ class LanesExecutor:
                     stop.set()
                     return
                 finally:
-                    self.running.pop(device, None)
+                    self.running.pop(lane, None)
         finally:
-            lock.release()
+            hold.leave()

@@ -23,6 +23,7 @@ from .layout import CampaignLayout
 from .progress import Progress
 from .screen_task import COLUMNS, ScreenTask, run_screen_task
 from .settings import CellSettings
+from .start_check import settle_start
 from .state import (
     incomplete,
     prepare_resume,
@@ -59,6 +60,8 @@ def run_screen(host: PluginHost, provider: Provider, backend: Backend, device: s
     skipped = skipped or {}
     executor = executor or SerialExecutor()
     settings = attrs.evolve(settings, concurrency=concurrency(executor))
+    settings = settle_start(host, provider, backend, device, sides,
+                            next((o for o in ops if o.op not in skipped), None), settings, print)
     layout = resume or CampaignLayout.create(runs_root, record.SCREEN, sides.switch)
     if resume is None:
         record.write_campaign(layout, kind=record.SCREEN, **sides.to_json(), backend=backend.name,

@@ -30,13 +30,15 @@ class CellSettings:
     replay_ms: float = contract.DEFAULT_REPLAY_MS
     timing: str = "full"
     stall_timeout_s: float = contract.DEFAULT_STALL_TIMEOUT_S
+    start: str = "cold"  # contract.STARTS; zl_core.campaigns.start_check settles it
+    lock_timeout_s: float = contract.DEFAULT_LOCK_TIMEOUT_S
     #: Lanes measuring at the same time (set from the executor; a caliber field).
     concurrency: int = 1
 
     def to_json(self) -> dict:
         """The fields campaign.json records (the rest are in every cell's identity)."""
         return {"source": self.source, "compile_only": self.compile_only, "target": self.target,
-                "level": self.level, "timer": self.timer}
+                "level": self.level, "timer": self.timer, "start": self.start}
 
     def request(self, *, op: OpSpec, backend: Backend, device: str | None, out_dir: Path,
                 env: dict[str, str], side: str, autotune_mode: str,
@@ -52,4 +54,5 @@ class CellSettings:
                            isolate_tuner_cache=self.isolate_tuner_cache, env=env,
                            timeout_s=self.timeout_s, stall_timeout_s=self.stall_timeout_s,
                            compile_only=self.compile_only,
-                           target=self.target, side=side, concurrency=self.concurrency)
+                           target=self.target, side=side, concurrency=self.concurrency,
+                           start=self.start, lock_timeout_s=self.lock_timeout_s)

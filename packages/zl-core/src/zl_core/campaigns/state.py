@@ -34,7 +34,7 @@ from .record import read_campaign
 RUNNING, INTERRUPTED, COMPLETE = "running", "interrupted", "complete"
 ASIDE_DIR = ".aside"
 #: Options a resumed campaign may change: where its cells run, not what they measure.
-MAY_CHANGE = ("resume", "devices", "scheduler")
+MAY_CHANGE = ("resume", "devices", "scheduler", "lock_timeout_s")
 
 
 def _stamp() -> str:
@@ -99,7 +99,7 @@ def check_resumable(path: Path, kind: str) -> dict:
 
 
 #: Option fields whose command-line spelling is not their name.
-_SPELLED = {"timeout_s": "timeout", "stall_timeout_s": "stall-timeout", "threshold_pct": "threshold", "a_value": "a", "b_value": "b",
+_SPELLED = {"timeout_s": "timeout", "stall_timeout_s": "stall-timeout", "lock_timeout_s": "lock-timeout", "threshold_pct": "threshold", "a_value": "a", "b_value": "b",
             "source": "flaggems-dir", "force": "force-switch"}
 
 

@@ -47,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
         # command with one line and 128 + the signal's number (zl_core.interrupts).
         with interrupts.handling_signals():
             return int(args.handler(args) or 0)
+    except interrupts.Interrupted as exc:
+        print(f"zl {args.command}: {exc}", file=sys.stderr)
+        return exc.exit_code
     except ZlError as exc:
         print(f"zl {args.command}: {exc}", file=sys.stderr)
         for line in getattr(exc, "problems", ()):

@@ -92,7 +92,7 @@ def add_suite_args(p: argparse.ArgumentParser) -> None:
 
 def add_measure_args(p: argparse.ArgumentParser, *, default_timeout: float,
                      default_replay_ms: float = contract.DEFAULT_REPLAY_MS,
-                     default_timing: str = "full") -> None:
+                     default_timing: str = "full", default_start: str = "cold") -> None:
     g = p.add_argument_group("measurement")
     g.add_argument("--shape-file", type=Path, help="YAML of shapes keyed by op name")
     g.add_argument("--shapes", choices=("file", "upstream"), default="file",
@@ -117,6 +117,15 @@ def add_measure_args(p: argparse.ArgumentParser, *, default_timeout: float,
                    help="end a cell as STALLED after this long without output or progress, "
                    "with its Python stacks in stacks.txt "
                    f"(default {contract.DEFAULT_STALL_TIMEOUT_S:g}; 0: never)")
+    g.add_argument("--lock-timeout", type=non_negative_float,
+                   default=contract.DEFAULT_LOCK_TIMEOUT_S, metavar="SECONDS",
+                   help="how long a cell waits for a device another zl process holds, saying so "
+                   f"every minute, before the command ends with exit 7 (default "
+                   f"{contract.DEFAULT_LOCK_TIMEOUT_S:g}; 0: for ever)")
+    g.add_argument("--start", choices=contract.STARTS, default=default_start,
+                   help="cold: each cell a new interpreter; warm: each cell forked from one that "
+                   "imported the suite's heavy modules (torch, triton) once, where nothing those "
+                   f"imports read differs between cells (default {default_start}; see the README)")
     g.add_argument("--python", default=sys.executable,
                    help="interpreter that runs the cells (default: this one)")
     g.add_argument("--compile-only", action="store_true",
@@ -127,14 +136,14 @@ def add_measure_args(p: argparse.ArgumentParser, *, default_timeout: float,
 
 def add_campaign_args(p: argparse.ArgumentParser, *, default_timeout: float,
                       default_replay_ms: float = contract.DEFAULT_REPLAY_MS,
-                      default_timing: str = "full") -> None:
+                      default_timing: str = "full", default_start: str = "cold") -> None:
     """What a campaign of switch-flipped cell pairs takes (zl screen, zl ab): the switch,
     the suite, the backend, the measurement and where the campaign goes."""
     add_switch_args(p)
     add_suite_args(p)
     add_backend_args(p)
     add_measure_args(p, default_timeout=default_timeout, default_replay_ms=default_replay_ms,
-                     default_timing=default_timing)
+                     default_timing=default_timing, default_start=default_start)
     p.add_argument("--runs-root", type=Path, help="where campaigns go (default: $ZL_RUNS_ROOT or ./runs)")
     g = p.add_argument_group("lanes, hosts and resuming")
     g.add_argument("--devices", metavar="all|0,1,...",
@@ -147,7 +156,8 @@ def add_campaign_args(p: argparse.ArgumentParser, *, default_timeout: float,
 
 
 def lanes_from(args: argparse.Namespace) -> Lanes:
-    return Lanes(devices=args.devices, scheduler=args.scheduler, resume=args.resume)
+    return Lanes(devices=args.devices, scheduler=args.scheduler, resume=args.resume,
+                 per_device=getattr(args, "per_device", 1))
 
 
 def failed_exit(failed: tuple[str, ...] | list[str], command: str) -> int:
@@ -172,7 +182,8 @@ def measurement_from(args: argparse.Namespace) -> Measurement:
                        level=args.level, timer=args.timer, direct_repeat=args.direct_repeat,
                        replay_ms=args.replay_ms, timing=args.timing,
                        shared_tuner_cache=args.shared_tuner_cache, timeout_s=args.timeout,
-                       stall_timeout_s=args.stall_timeout,
+                       stall_timeout_s=args.stall_timeout, start=args.start,
+                       lock_timeout_s=args.lock_timeout,
                        compile_only=args.compile_only, target=args.target)
 
 

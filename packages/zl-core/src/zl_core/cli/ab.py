@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from zl_core import app
+from zl_core import app, contract
 from zl_core.cli import _common
 from zl_core.host import plugin_host
 
@@ -39,7 +39,10 @@ def add_parser(sub) -> None:
                    help="practical effect threshold in percent (default 1)")
     p.add_argument("--telemetry-interval", type=_common.non_negative_float, default=1.0, metavar="S",
                    help="telemetry sampling interval in seconds; 0 turns it off (default 1)")
-    _common.add_campaign_args(p, default_timeout=2400.0)
+    _common.add_campaign_args(p, default_timeout=contract.DEFAULT_TIMEOUT_S,
+                              default_start=contract.CAMPAIGN_START)
+    # Screens only; taken here so that zl ab can say why it refuses it.
+    p.add_argument("--per-device", type=_common.positive_int, default=1, help=argparse.SUPPRESS)
     p.set_defaults(handler=run)
 
 

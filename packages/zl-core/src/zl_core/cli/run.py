@@ -6,6 +6,7 @@ import argparse
 from datetime import datetime
 from pathlib import Path
 
+from zl_core import contract
 from zl_core.app.resolve import resolve, runs_root
 from zl_core.cell import run_cell
 from zl_core.cli import _common
@@ -24,7 +25,7 @@ def add_parser(sub) -> None:
     p.add_argument("--dtypes", nargs="+", default=None, metavar="D")
     _common.add_suite_args(p)
     _common.add_backend_args(p)
-    _common.add_measure_args(p, default_timeout=2400.0)
+    _common.add_measure_args(p, default_timeout=contract.DEFAULT_TIMEOUT_S)
     p.add_argument("--replay-from", type=Path, metavar="RUN_DIR",
                    help="replay the autotune configs recorded by that cell (default: record)")
     p.add_argument("--no-record", action="store_true", help="neither record nor replay configs")
@@ -63,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         timing=args.timing,
         direct_repeat=args.direct_repeat, replay_ms=args.replay_ms, isolate_tuner_cache=not args.shared_tuner_cache,
         env=dict(args.env), timeout_s=args.timeout, stall_timeout_s=args.stall_timeout,
-        compile_only=args.compile_only,
+        start=args.start, lock_timeout_s=args.lock_timeout, compile_only=args.compile_only,
         target=got.measure.target)
     echo = None if args.quiet else print
     try:

@@ -21,8 +21,13 @@ def add_parser(sub) -> None:
     p.add_argument("--plan", action="store_true",
                    help="list the operators the screen would run and estimate its time from "
                    "this host's earlier screens; run nothing, write nothing")
-    _common.add_campaign_args(p, default_timeout=2400.0, default_replay_ms=contract.SCREEN_REPLAY_MS,
-                              default_timing=contract.SCREEN_TIMING)
+    _common.add_campaign_args(p, default_timeout=contract.DEFAULT_TIMEOUT_S, default_replay_ms=contract.SCREEN_REPLAY_MS,
+                              default_timing=contract.SCREEN_TIMING,
+                              default_start=contract.CAMPAIGN_START)
+    p.add_argument("--per-device", type=_common.positive_int, default=1, metavar="N",
+                   help="cells run at once on each device: their imports, compilation and IR dump "
+                   "overlap; their latency deltas are then indicative only (recorded as "
+                   "concurrency; default 1; A/B rounds always run one)")
     p.set_defaults(handler=run)
 
 

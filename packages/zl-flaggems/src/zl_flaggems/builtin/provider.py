@@ -20,7 +20,7 @@ from pathlib import Path
 from zl_core import contract
 from zl_core.errors import PreflightError
 from zl_core.host import PluginHost
-from zl_core.provider import CellCommand, CellRequest, OpInfo, Provider
+from zl_core.provider import CellCommand, CellRequest, OpInfo, Provider, WarmPlan
 from zl_flaggems import gems_env, preflight
 from zl_flaggems.preflight import BENCH_DIR
 from zl_flaggems.table import PrintedTableRows
@@ -242,6 +242,9 @@ class BuiltinSuiteProvider(PrintedTableRows, Provider):
     def _shape_mode(self, request: CellRequest) -> str:
         path = self._shape_file(request)
         return f"file:{path}" if path is not None and not request.compile_only else "builtin"
+
+    def warm_plan(self, request: CellRequest) -> WarmPlan:
+        return gems_env.warm_plan()
 
     def cell_command(self, request: CellRequest, host: PluginHost | None = None) -> CellCommand:
         root = self.root(request.source)

@@ -1,0 +1,58 @@
+"""Every cell of a campaign starts the same way: warm for all of them, or cold for all.
+
+A warm start is refused for a cell whose environment differs from the zygote's in a
+variable the warm imports read (:mod:`zl_core.warmstart`). What differs between cells
+of one campaign is the same for all its operators (their folders, caches, ops) and
+per side (the switch), so one cell of each side, asked before any runs, answers for
+the campaign. A refusal makes the whole campaign cold, and zl says why; the report
+refuses a campaign that mixes the two anyway (``start`` is a caliber field).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import attrs
+
+from zl_core import warmstart
+from zl_core.backend import Backend
+from zl_core.cell import cell_environment
+from zl_core.errors import PreflightError
+from zl_core.host import PluginHost
+from zl_core.opspec import OpSpec
+from zl_core.provider import Provider
+from zl_core.switches import Sides
+
+from .settings import CellSettings
+
+
+def settle_start(host: PluginHost, provider: Provider, backend: Backend, device: str | None,
+                 sides: Sides, op: OpSpec | None, settings: CellSettings,
+                 say: Callable[[str], None]) -> CellSettings:
+    """``settings``, made cold when a warm start cannot hold for every cell."""
+    if settings.start != "warm" or op is None:
+        return settings
+    probe_root = Path(tempfile.gettempdir()) / "zl-start-probe"  # named, never created
+    notes: list[str] = []
+    for side in ("A", "B"):
+        request = settings.request(op=op, backend=backend, device=device, out_dir=probe_root / side,
+                                   env=sides.env(side), side=side, autotune_mode="record",
+                                   replay_from=None)
+        try:
+            command = provider.cell_command(request, host)
+        except PreflightError:
+            return settings  # every cell fails its own preflight, saying why
+        env = cell_environment(host, request, extra=dict(command.env), unset=command.unset)
+        zygote, note = warmstart.for_cell(provider.warm_plan(request), provider.name, request.python,
+                                          command.argv, env, request.env)
+        if zygote is None:
+            say(f"warm start off for this campaign (side {side}): {note}; every cell starts cold")
+            return attrs.evolve(settings, start="cold")
+        if note and note not in notes:
+            notes.append(note)
+    imported = ", ".join(zygote.imported) or "nothing"
+    say(f"warm start: each cell forks from an interpreter that imported {imported}"
+        + "".join(f"; {note}, so the cells import it themselves" for note in notes))
+    return settings
