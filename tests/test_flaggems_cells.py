@@ -67,7 +67,8 @@ def test_graph_rows_match_the_printed_table(fg, tmp_path):
     assert doc["rows"][0]["shape_label"] == "float16_64x64_64x64_alpha_1"
     assert doc["complete"] is True and doc["exitstatus"] == 0
     assert doc["markers"] == {"AUTOTUNE_REPLAY_FALLBACK": 0, "BENCHMARK_DIRECT_NO_CUDAGRAPH": 0,
-                              "BENCHMARK_CAPTURE_POISONED": 0, "FOREIGN_VENDOR_MODULE": 0}
+                              "BENCHMARK_CAPTURE_POISONED": 0, "FOREIGN_VENDOR_MODULE": 0,
+                              "PARALLEL_COMPILE_FALLBACK": 0}
     # vendor plugin set GEMS_VENDOR from the backend before flag_gems was imported
     assert identity["flaggems_vendor"] == "fakevendor"
     assert identity["flag_gems_version"] == "0.0.fake"

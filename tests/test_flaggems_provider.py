@@ -187,7 +187,7 @@ def test_cell_command_argv_is_a_list_in_plugin_order(fg):
     assert argv[:7] == [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-s", "-p"]
     plugins = [argv[i + 1] for i, a in enumerate(argv) if a == "-p"][1:]
     assert plugins == ["zl_flaggems.plugins." + n for n in
-                       ("phases", "vendor", "seed", "shapes", "autotune", "ttgir", "timing", "foreign",
+                       ("phases", "vendor", "seed", "shapes", "autotune", "compile_pool", "ttgir", "timing", "foreign",
                         "results")]
     node_at = argv.index("benchmark/test_fake.py::test_fakeadd")
     assert argv[node_at + 1:] == ["--level", "comprehensive", "--mode", "kernel",

@@ -151,4 +151,5 @@ def test_markers_include_the_autotune_plugins_count(collector, monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "zl_flaggems.plugins.autotune", fake)
     counts = collector.markers()
     assert counts == {"AUTOTUNE_REPLAY_FALLBACK": 3, "BENCHMARK_DIRECT_NO_CUDAGRAPH": 1,
-                      "BENCHMARK_CAPTURE_POISONED": 0, "FOREIGN_VENDOR_MODULE": 0}
+                      "BENCHMARK_CAPTURE_POISONED": 0, "FOREIGN_VENDOR_MODULE": 0,
+                      "PARALLEL_COMPILE_FALLBACK": 0}

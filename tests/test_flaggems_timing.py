@@ -424,6 +424,7 @@ def test_plan_order_and_capabilities(host):
     full = plan(GPU, host=host, autotune_mode="replay")
     assert full.modules == ("zl_flaggems.plugins.phases", "vendor_compat.mod", "zl_flaggems.plugins.vendor", "zl_flaggems.plugins.seed",
                             "zl_flaggems.plugins.shapes", "zl_flaggems.plugins.autotune",
+                            "zl_flaggems.plugins.compile_pool",
                             "zl_flaggems.plugins.ttgir", "zl_flaggems.plugins.timing",
                             "zl_flaggems.plugins.foreign", "zl_flaggems.plugins.results")
     no_hooks = Backend(name="x", triton_hooks=False)

@@ -68,9 +68,11 @@ STARTS = ("cold", "warm")
 CAMPAIGN_START = "warm"
 COMPILE_ONLY = "ZL_COMPILE_ONLY"
 TARGET = "ZL_TARGET"
+#: Threads that compile an autotune sweep's candidates before they are timed (1: none).
+COMPILE_WORKERS = "ZL_COMPILE_WORKERS"
 
 CORE_WRITES = (CELL_DIR, BACKEND, OP, DTYPES, AUTOTUNE_MODE, REPLAY_DIR, TIMER, DIRECT_REPEAT,
-               REPLAY_MS, COMPILE_ONLY, TARGET)
+               REPLAY_MS, COMPILE_ONLY, TARGET, COMPILE_WORKERS)
 
 # -- environment written by the provider (through its cell command) -------------------
 
@@ -96,9 +98,11 @@ BENCHMARK_DIRECT_NO_CUDAGRAPH = "BENCHMARK_DIRECT_NO_CUDAGRAPH"
 BENCHMARK_CAPTURE_POISONED = "BENCHMARK_CAPTURE_POISONED"
 #: Another vendor's FlagGems backend module was imported into the cell.
 FOREIGN_VENDOR_MODULE = "FOREIGN_VENDOR_MODULE"
+#: The parallel compile of an autotune sweep was given up; the sweep compiled serially.
+PARALLEL_COMPILE_FALLBACK = "PARALLEL_COMPILE_FALLBACK"
 
 MARKERS = (AUTOTUNE_REPLAY_FALLBACK, BENCHMARK_DIRECT_NO_CUDAGRAPH, BENCHMARK_CAPTURE_POISONED,
-           FOREIGN_VENDOR_MODULE)
+           FOREIGN_VENDOR_MODULE, PARALLEL_COMPILE_FALLBACK)
 
 # -- scratch folders of a cell (created by the cell, removed by the core afterwards) ------
 

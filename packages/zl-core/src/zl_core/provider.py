@@ -79,6 +79,8 @@ class CellRequest:
     #: contract.STARTS: a new interpreter ("cold") or a fork of one that already imported
     #: the provider's warm modules ("warm", :mod:`zl_core.warmstart`).
     start: str = "cold"
+    #: Threads compiling an autotune sweep's candidates before they are timed (1: none).
+    compile_workers: int = 1
 
 
 @attrs.frozen

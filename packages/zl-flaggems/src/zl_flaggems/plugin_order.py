@@ -2,8 +2,8 @@
 
 Order matters: phases first (its clock starts when it is imported, before the
 others), then compat plugins (they rewrite collection-time markers); then vendor (sets ``GEMS_VENDOR`` before FlagGems is imported), seed, shapes,
-autotune, ttgir, timing, foreign, and results last (it reads what the others
-recorded).
+autotune, compile_pool, ttgir, timing, foreign, and results last (it reads what the
+others recorded).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ VENDOR = f"{PACKAGE}.vendor"
 SEED = f"{PACKAGE}.seed"
 SHAPES = f"{PACKAGE}.shapes"
 AUTOTUNE = f"{PACKAGE}.autotune"
+COMPILE_POOL = f"{PACKAGE}.compile_pool"
 TTGIR = f"{PACKAGE}.ttgir"
 TIMING = f"{PACKAGE}.timing"
 FOREIGN = f"{PACKAGE}.foreign"
@@ -69,6 +70,7 @@ def plan(backend: Any, *, host: Any = None, autotune_mode: str = "uncontrolled",
     modules += [VENDOR, SEED, SHAPES]
     if (autotune_mode or "uncontrolled") in ("record", "replay"):
         modules.append(AUTOTUNE)
+    modules.append(COMPILE_POOL)  # inert unless the cell has compile workers
     if ttgir and bool(getattr(backend, "triton_hooks", True)):
         modules.append(TTGIR)
     elif ttgir:

@@ -186,6 +186,7 @@ def cell_settings(measure: Measurement, source: str | None) -> CellSettings:
                         isolate_tuner_cache=not measure.shared_tuner_cache,
                         timeout_s=measure.timeout_s, stall_timeout_s=measure.stall_timeout_s,
                         start=measure.start, lock_timeout_s=measure.lock_timeout_s,
+                        compile_workers=measure.compile_workers,
                         compile_only=measure.compile_only,
                         target=measure.target)
 

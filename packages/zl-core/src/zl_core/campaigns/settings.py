@@ -32,6 +32,7 @@ class CellSettings:
     stall_timeout_s: float = contract.DEFAULT_STALL_TIMEOUT_S
     start: str = "cold"  # contract.STARTS; zl_core.campaigns.start_check settles it
     lock_timeout_s: float = contract.DEFAULT_LOCK_TIMEOUT_S
+    compile_workers: int = 1
     #: Lanes measuring at the same time (set from the executor; a caliber field).
     concurrency: int = 1
 
@@ -55,4 +56,5 @@ class CellSettings:
                            timeout_s=self.timeout_s, stall_timeout_s=self.stall_timeout_s,
                            compile_only=self.compile_only,
                            target=self.target, side=side, concurrency=self.concurrency,
-                           start=self.start, lock_timeout_s=self.lock_timeout_s)
+                           start=self.start, lock_timeout_s=self.lock_timeout_s,
+                           compile_workers=self.compile_workers)

@@ -122,6 +122,9 @@ def add_measure_args(p: argparse.ArgumentParser, *, default_timeout: float,
                    help="how long a cell waits for a device another zl process holds, saying so "
                    f"every minute, before the command ends with exit 7 (default "
                    f"{contract.DEFAULT_LOCK_TIMEOUT_S:g}; 0: for ever)")
+    g.add_argument("--compile-workers", type=positive_int, default=1, metavar="N",
+                   help="threads that compile an autotune sweep's candidate configs before the "
+                   "sweep times them, one after the other as always (default 1: none)")
     g.add_argument("--start", choices=contract.STARTS, default=default_start,
                    help="cold: each cell a new interpreter; warm: each cell forked from one that "
                    "imported the suite's heavy modules (torch, triton) once, where nothing those "
@@ -183,7 +186,7 @@ def measurement_from(args: argparse.Namespace) -> Measurement:
                        replay_ms=args.replay_ms, timing=args.timing,
                        shared_tuner_cache=args.shared_tuner_cache, timeout_s=args.timeout,
                        stall_timeout_s=args.stall_timeout, start=args.start,
-                       lock_timeout_s=args.lock_timeout,
+                       lock_timeout_s=args.lock_timeout, compile_workers=args.compile_workers,
                        compile_only=args.compile_only, target=args.target)
 
 

@@ -64,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
         timing=args.timing,
         direct_repeat=args.direct_repeat, replay_ms=args.replay_ms, isolate_tuner_cache=not args.shared_tuner_cache,
         env=dict(args.env), timeout_s=args.timeout, stall_timeout_s=args.stall_timeout,
-        start=args.start, lock_timeout_s=args.lock_timeout, compile_only=args.compile_only,
+        start=args.start, lock_timeout_s=args.lock_timeout, compile_workers=args.compile_workers,
+        compile_only=args.compile_only,
         target=got.measure.target)
     echo = None if args.quiet else print
     try:
