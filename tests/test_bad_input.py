@@ -226,3 +226,26 @@ def test_a_disk_that_fills_mid_screen_ends_on_one_line_not_0(failing, tmp_path, 
     (line,) = [ln for ln in err.splitlines() if ln.strip()]
     assert line.startswith(f"zl screen: cannot write the campaign under {tmp_path}: No space left "
                            "on device; free space there or pass --runs-root elsewhere")
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["ab", "--rounds", "100000000000000000000"], "expected a number from 1 to 1000"),
+    (["ab", "--rounds", "auto", "--max-rounds", "5000"], "expected a number from 1 to 1000"),
+])
+def test_a_round_count_past_any_campaign_is_refused_before_anything_runs(installed, tmp_path,
+                                                                         capsys, argv, needle):
+    assert zl(*argv, "--runs-root", str(tmp_path / "runs")) == 2
+    assert needle in one_line(capsys)
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("content, needle", [
+    (b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe", "is not UTF-8 text (byte 0)"),
+    (b"abs " + b"x" * (1 << 20), "is over 1024 KiB"),
+])
+def test_a_dismiss_file_that_is_no_list_gets_one_line(installed, tmp_path, capsys, content, needle):
+    dismiss = tmp_path / "dismiss.txt"
+    dismiss.write_bytes(content)
+    assert zl_screen(tmp_path / "runs", "--ops", "add", "--dismiss", str(dismiss)) == 2
+    line = one_line(capsys)
+    assert needle in line and str(dismiss) in line

@@ -10,13 +10,22 @@ from zl_core.errors import BadInputError
 from zl_core.opspec import OpSpec
 from zl_core.provider import Provider
 
+#: A dismiss list names operators; anything this big is another file.
+MAX_DISMISS_BYTES = 1 << 20
+
 
 def read_dismiss(path: Path) -> dict[str, str]:
     """``op  reason...`` per line (``#`` comments, blank lines ignored); a reason is required."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        if Path(path).stat().st_size > MAX_DISMISS_BYTES:
+            raise BadInputError(f"--dismiss {path} is over {MAX_DISMISS_BYTES // 1024} KiB; it lists "
+                                "operators, one 'op  reason' a line")
+        text = Path(path).read_bytes().decode("utf-8")
     except OSError as exc:
         raise BadInputError(f"cannot read --dismiss {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise BadInputError(f"--dismiss {path} is not UTF-8 text (byte {exc.start}); it lists "
+                            "operators, one 'op  reason' a line") from None
     dismissed = {}
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.split("#", 1)[0].strip()

@@ -49,4 +49,35 @@ def read_campaign(path: Path) -> dict:
         raise BadInputError(f"corrupt {file}: {exc}") from None
     if not isinstance(data, dict) or "kind" not in data:
         raise BadInputError(f"corrupt {file}: no 'kind'")
+    for field, (ok, expected) in _FIELDS.items():
+        if field in data and data[field] is not None and not ok(data[field]):
+            raise BadInputError(f"corrupt {file}: '{field}' is {json.dumps(data[field])[:60]}, "
+                                f"expected {expected}; re-run the campaign or restore the file")
     return data
+
+
+def _names(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
+
+
+#: The fields zl reads back from campaign.json, and what each must be.
+_FIELDS = {
+    "kind": (lambda v: isinstance(v, str), "a campaign kind"),
+    "ops": (_names, "a list of operator specs"),
+    "controls": (_names, "a list of operator names"),
+    "rounds": (lambda v: _count(v) or v == "auto", "a number of rounds or 'auto'"),
+    "max_rounds": (_count, "a number of rounds"),
+    "threshold_pct": (_number, "a percentage"),
+    "switch": (lambda v: isinstance(v, str), "a switch name"),
+    "state": (lambda v: isinstance(v, str), "a campaign state"),
+    "options": (lambda v: isinstance(v, dict), "the recorded arguments"),
+    "round_order": (lambda v: isinstance(v, str), "a round order"),
+}

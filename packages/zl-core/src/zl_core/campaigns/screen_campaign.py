@@ -121,6 +121,12 @@ def latest_screen(runs_root: Path) -> Path | None:
 def read_screen(campaign: Path) -> list[dict]:
     path = CampaignLayout(campaign).screen_json
     try:
-        return list(json.loads(path.read_text(encoding="utf-8"))["ops"])
+        rows = list(json.loads(path.read_text(encoding="utf-8"))["ops"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise BadInputError(f"cannot read screen results {path}: {exc}; re-run the screen") from None
+    for number, row in enumerate(rows, start=1):
+        if not isinstance(row, dict) or not isinstance(row.get("op"), str) \
+                or not isinstance(row.get("verdict", ""), str):
+            raise BadInputError(f"corrupt screen results {path}: row {number} is not an operator's "
+                                "row (an object with 'op' and 'verdict'); re-run the screen")
+    return rows

@@ -197,6 +197,22 @@ def missing_ops(layout: CampaignLayout, meta: dict) -> list[str]:
     return missing
 
 
+def lost_cells(layout: CampaignLayout) -> list[str]:
+    """Cells status.tsv lists whose folder or identity is gone, or whose identity says it
+    was interrupted (identities from before the ``finished`` stamp count as ended)."""
+    from zl_core.status import latest_by_cell, read_status
+
+    lost = []
+    for row in latest_by_cell(read_status(layout.root)).values():
+        cell = str(row.get("cell") or "")
+        if not cell:
+            continue
+        identity = caliber.read_identity(layout.root / cell) if (layout.root / cell).is_dir() else None
+        if identity is None or identity.get("interrupted"):
+            lost.append(cell)
+    return sorted(lost)
+
+
 def check_complete(path: Path) -> None:
     """Refuse (exit 6) a report of a campaign that did not finish, naming what is missing."""
     from zl_core.errors import IncompleteCampaignError
@@ -208,6 +224,13 @@ def check_complete(path: Path) -> None:
         return  # not a campaign folder: the report says so itself
     current = state_of(meta)
     if current == COMPLETE:
+        lost = lost_cells(layout)
+        if lost:
+            shown = ", ".join(lost[:10]) + (f" and {len(lost) - 10} more" if len(lost) > 10 else "")
+            raise IncompleteCampaignError(
+                f"campaign {layout.root} says complete, but {len(lost)} cell(s) its status.tsv lists "
+                f"are missing or unfinished: {shown}. Its files changed after it ended, so no verdict "
+                "of it stands; run it again, or pass --allow-incomplete to report what is left")
         return
     missing = missing_ops(layout, meta)
     shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")

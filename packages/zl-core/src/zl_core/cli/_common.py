@@ -43,6 +43,17 @@ def positive_int(text: str) -> int:
     return _number(text, int, "a whole number", lambda v: v < 1, "a number >= 1")
 
 
+#: More rounds than this is a typo, not a campaign (1,000 rounds of one operator's two
+#: cells at 20 s each is 11 hours).
+MAX_ROUNDS = 1000
+
+
+def round_count(text: str) -> int:
+    """A number of rounds: a whole number from 1 to :data:`MAX_ROUNDS`."""
+    return _number(text, int, "a whole number", lambda v: not 1 <= v <= MAX_ROUNDS,
+                   f"a number from 1 to {MAX_ROUNDS}")
+
+
 def positive_float(text: str) -> float:
     return _number(text, float, "a number", lambda v: v <= 0, "a number > 0")
 

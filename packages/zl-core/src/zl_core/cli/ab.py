@@ -13,7 +13,7 @@ from zl_core.host import plugin_host
 def rounds_arg(text: str) -> int | None:
     if text == "auto":
         return None
-    return _common.positive_int(text)
+    return _common.round_count(text)
 
 
 def add_parser(sub) -> None:
@@ -26,7 +26,7 @@ def add_parser(sub) -> None:
     p.add_argument("--rounds", type=rounds_arg, default=8, metavar="N|auto",
                    help="paired rounds, at least 4 (default 8: see docs/statistics.md for the "
                    "power it gives); auto adds rounds until decided")
-    p.add_argument("--max-rounds", type=_common.positive_int, default=12, metavar="M",
+    p.add_argument("--max-rounds", type=_common.round_count, default=12, metavar="M",
                    help="budget for --rounds auto (default 12)")
     p.add_argument("--screen", type=Path, help="screen campaign to take ops and switch from "
                    "(default: the latest under the runs root)")

@@ -1,0 +1,78 @@
+"""Files zl reads back, damaged every way we could think of, never crash it: each of
+campaign.json, status.tsv, screen.json, run_identity.json, results.json and the TTGIR
+index of a real campaign is truncated, replaced by binary bytes, emptied, made valid JSON
+of the wrong type, and (for JSON objects) given each field of the wrong type; `zl report`
+(text and --json) must end with an exit code the README documents, never a traceback."""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from zl_core.cli import main
+
+#: Exit codes `zl report` may give (README): ok, usage/bad input, caliber, verdict, incomplete.
+DOCUMENTED = {0, 2, 4, 5, 6}
+FILES = {
+    "ab": ["campaign.json", "status.tsv", "gemm/r01/A/run_identity.json", "gemm/r01/A/results.json",
+           "gemm/r02/B/results.json"],
+    "screen": ["campaign.json", "status.tsv", "screen.json", "gemm/A/run_identity.json",
+               "gemm/B/results.json", "gemm/A/ttgir/index.tsv"],
+}
+
+
+def damaged(path: Path):
+    raw = path.read_bytes()
+    yield "truncated", raw[: len(raw) // 2]
+    yield "binary", b"\x00\xff\xfe\x89PNG\r\n" * 10
+    yield "empty", b""
+    if path.suffix != ".json":
+        yield "one column", b"op\n" + b"gemm\n" * 3
+        return
+    for value in ([], "x", 3, None):
+        yield f"a {type(value).__name__}", json.dumps(value).encode()
+    data = json.loads(raw)
+    if isinstance(data, dict):
+        for key in data:
+            for value in ([1], "x", -1, None, {"a": 1}):
+                changed = copy.deepcopy(data)
+                changed[key] = value
+                yield f"{key}={json.dumps(value)}", json.dumps(changed).encode()
+
+
+@pytest.mark.parametrize("kind", sorted(FILES))
+def test_no_damaged_file_crashes_the_report(fake_host, tmp_path, capsys, kind):
+    root = tmp_path / "runs"
+    if kind == "ab":
+        argv = ["ab", "--rounds", "4", "--suite", "fake", "--ops", "gemm", "--allow-no-ir-diff",
+                "--telemetry-interval", "0"]
+    else:
+        argv = ["screen", "--suite", "fake", "--ops", "gemm", "pointwise"]
+    assert main([*argv, "--runs-root", str(root)]) == 0
+    (base,) = root.glob(f"{kind}_*")
+    cases, crashes, codes = 0, [], set()
+    for rel in FILES[kind]:
+        for label, content in damaged(base / rel):
+            work = tmp_path / "work"
+            shutil.rmtree(work, ignore_errors=True)
+            shutil.copytree(base, work)
+            (work / rel).write_bytes(content)
+            for extra in ([], ["--json"]):
+                cases += 1
+                try:
+                    code = main(["report", str(work), *extra])
+                except SystemExit as exc:
+                    code = exc.code
+                except BaseException as exc:  # noqa: BLE001 - what this test looks for
+                    crashes.append(f"{rel} {label}: {type(exc).__name__}: {exc}"[:200])
+                    continue
+                _, err = capsys.readouterr()
+                codes.add(code)
+                if code not in DOCUMENTED or "Traceback" in err:
+                    crashes.append(f"{rel} {label}: exit {code}")
+    print(f"{kind}: {cases} damaged reads, {len(crashes)} crashed; exit codes {sorted(codes)}")
+    assert crashes == []
+    assert cases > 100 and 2 in codes  # most damage is refused as bad input
