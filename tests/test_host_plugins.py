@@ -268,3 +268,25 @@ def test_health_check_finds_a_hook_that_raises_before_any_command_needs_it(tmp_p
     problems = host.health()
     assert {r.status for r in host.plugins} == {"broken"}
     assert any("zl_enumerate_devices raised ZeroDivisionError" in p for p in problems)
+
+
+def test_a_plugin_that_hangs_in_its_import_or_a_hook_is_abandoned_named_and_skipped(tmp_path, monkeypatch):
+    import time
+
+    monkeypatch.setenv("ZL_PLUGIN_TIMEOUT", "0.5")
+    stuck_import = _module(tmp_path, monkeypatch, "import time\ntime.sleep(60)\n")
+    stuck_hooks = _module(tmp_path, monkeypatch, RAISING_HOOKS.replace("{raise_}", "time.sleep(60)")
+                          .replace("import sys", "import sys, time"))
+    good = _module(tmp_path, monkeypatch, ANSWERING)
+    started = time.monotonic()
+    host = PluginHost.load([_ep("good", good), _ep("stuck", stuck_hooks), _ep("frozen", stuck_import)])
+    records = {r.name: r for r in host.plugins}
+    assert records["frozen"].status == "failed"
+    assert records["frozen"].reason.startswith("its import did not finish within 0.5s")
+    good_backend = host.get_backend("goodacc")
+    assert host.enumerate_devices(good_backend) == ["0", "1"]  # the stuck plugin is asked first
+    assert time.monotonic() - started < 10
+    records = {r.name: r for r in host.plugins}
+    assert records["stuck"].status == "broken"
+    assert "zl_enumerate_devices did not finish within 0.5s" in records["stuck"].reason
+    assert any("plugin stuck: zl_enumerate_devices did not finish" in p for p in host.problems)

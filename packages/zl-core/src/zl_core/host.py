@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 import pluggy
 
-from zl_core import hookspecs, interrupts
+from zl_core import bounded, hookspecs, interrupts
 from zl_core._markers import ENTRY_POINT_GROUP, PROJECT
 from zl_core.backend import Backend
 from zl_core.errors import NoDeviceError, UnknownBackendError, UnknownProviderError
@@ -106,8 +106,12 @@ class PluginHost:
                                               status="disabled", reason=f"listed in {DISABLE_ENV}"))
             return
         try:
-            plugin = ep.load()
+            plugin = bounded.call_within(bounded.plugin_timeout(), ep.load, name=f"zl-import-{ep.name}")
             self._pm.register(plugin, name=ep.name)
+        except bounded.Hung as exc:
+            self._records.append(PluginRecord(name=ep.name, package=package, version=version,
+                                              status="failed", reason=f"its import {exc}"))
+            return
         except _ZL_OWN:
             raise  # zl's own interrupt (a signal) is never the plugin's failure
         except BaseException as exc:  # noqa: BLE001 - import code may even sys.exit(); it stays that plugin's failure
@@ -167,8 +171,14 @@ class PluginHost:
             if impl.hookwrapper or getattr(impl, "wrapper", False):
                 self._broken(impl.plugin_name, hook, "is a hook wrapper, which zl does not call")
                 continue
+            args = [kwargs[name] for name in impl.argnames]
             try:
-                answer = impl.function(*(kwargs[name] for name in impl.argnames))
+                answer = bounded.call_within(bounded.plugin_timeout(),
+                                             lambda impl=impl, args=args: impl.function(*args),
+                                             name=f"zl-hook-{impl.plugin_name}")
+            except bounded.Hung as exc:
+                self._broken(impl.plugin_name, hook, str(exc))
+                continue
             except _ZL_OWN:
                 raise
             except BaseException as exc:  # noqa: BLE001 - one plugin's failure must not take zl down
