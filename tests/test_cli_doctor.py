@@ -227,3 +227,39 @@ def test_a_machine_without_device_is_usable_for_the_ir_only_screen(tmp_path, mon
     assert "would add: latencies, A/B rounds and their verdicts" in out
     assert "no   telemetry       needs timed cells first" in out
     assert out.rstrip().endswith("usable: IR-only screen") and "not usable" not in out
+
+
+def test_a_sampler_that_fails_is_a_problem_named_with_its_own_words(tmp_path, monkeypatch, capsys):
+    _install(monkeypatch, Doc())
+    _site(tmp_path, monkeypatch, GOOD_TORCH)
+    bin_dir = tmp_path / "bin"
+    write_tool(bin_dir, "docdev-smi", rc=9, stderr="NVIDIA-SMI has failed because it couldn't "
+               "communicate with the NVIDIA driver.")
+    monkeypatch.setenv("PATH", path_with(bin_dir))
+    assert main(["doctor"]) == 0  # timed cells still run; the telemetry would not
+    out = capsys.readouterr().out
+    assert ("problem  sampler      docdev-smi exited 9: NVIDIA-SMI has failed because it couldn't "
+            "communicate with the NVIDIA driver.; campaigns would run without telemetry") in out
+    assert out.rstrip().endswith("usable: timed cells")
+
+
+def test_a_sampler_that_hangs_is_given_up_on_and_killed(tmp_path, monkeypatch, capsys):
+    import os
+    import time
+
+    from zl_core.cli import doctor
+
+    _install(monkeypatch, Doc())
+    _site(tmp_path, monkeypatch, GOOD_TORCH)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    tool = bin_dir / "docdev-smi"
+    tool.write_text("#!/bin/sh\nexec sleep 300\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", path_with(bin_dir))
+    monkeypatch.setattr(doctor, "SAMPLER_PROBE_S", 1.0)
+    started = time.monotonic()
+    assert main(["doctor"]) == 0
+    assert time.monotonic() - started < 30
+    assert "problem  sampler      docdev-smi did not answer within 1s" in capsys.readouterr().out
+    assert "sleep 300" not in os.popen("ps -eo args").read()  # killed, not left behind

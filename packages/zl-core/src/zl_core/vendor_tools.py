@@ -21,7 +21,7 @@ import shutil
 import subprocess
 from collections.abc import Sequence
 
-__all__ = ["classify_by_markers", "run_tool"]
+__all__ = ["check_tool", "classify_by_markers", "run_tool"]
 
 
 def run_tool(argv: Sequence[str], timeout_s: float) -> str | None:
@@ -39,6 +39,27 @@ def run_tool(argv: Sequence[str], timeout_s: float) -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return proc.stdout if proc.returncode == 0 else None
+
+
+def check_tool(argv: Sequence[str], timeout_s: float) -> str:
+    """"" when one call of ``argv`` answers (exit 0) within ``timeout_s``, else why not, in
+    one line: absent, cannot start, its exit code with the first line it wrote, or no
+    answer in time (the tool is killed then, so nothing of it stays behind)."""
+    argv = [str(a) for a in argv]
+    if not argv or shutil.which(argv[0]) is None:
+        return f"{argv[0] if argv else 'the tool'} is not on PATH"
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s,
+                              stdin=subprocess.DEVNULL, check=False, errors="replace")
+    except subprocess.TimeoutExpired:
+        return f"{argv[0]} did not answer within {timeout_s:g}s"
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"{argv[0]} cannot start: {exc}"
+    if proc.returncode == 0:
+        return ""
+    said = next((line.strip() for line in (proc.stderr + "\n" + proc.stdout).splitlines()
+                 if line.strip()), "")
+    return f"{argv[0]} exited {proc.returncode}" + (f": {said[:200]}" if said else "")
 
 
 def classify_by_markers(exc: BaseException, fatal: Sequence[str],

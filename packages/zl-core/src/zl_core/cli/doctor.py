@@ -27,8 +27,11 @@ from zl_core.app.resolve import BACKEND_ENV, resolve_backend
 from zl_core.backend import Backend
 from zl_core.errors import EXIT_OK, EXIT_USAGE, NoDeviceError, ZlError
 from zl_core.host import PluginHost, plugin_host
+from zl_core.vendor_tools import check_tool
 
 PROBE_TIMEOUT_S = 120.0
+#: How long the telemetry sampler gets to answer once (a healthy nvidia-smi: well under 1 s).
+SAMPLER_PROBE_S = 15.0
 PROBE_MARK = "ZL_DOCTOR_PROBE "
 # Runs in the child: import each module, report versions or the error, and count
 # the backend's devices through its torch namespace. Argv: extension, namespace.
@@ -256,7 +259,14 @@ def _device_checks(host: PluginHost, backend: Backend, probe: dict[str, Any]) ->
         checks.append(Check(name="sampler", status="note",
                             detail=f"{backend.name} declares no telemetry sampler; campaigns run without one"))
     elif shutil.which(argv[0]):
-        checks.append(Check(name="sampler", status="ok", detail=f"{argv[0]} at {shutil.which(argv[0])}"))
+        why = check_tool(argv, SAMPLER_PROBE_S)  # on PATH is not working: ask it once
+        if why:
+            checks.append(Check(name="sampler", status="problem",
+                                detail=f"{why}; campaigns would run without telemetry (clocks, "
+                                       "temperature, power)"))
+        else:
+            checks.append(Check(name="sampler", status="ok",
+                                detail=f"{argv[0]} at {shutil.which(argv[0])} answers"))
     else:
         checks.append(Check(name="sampler", status="note",
                             detail=f"{argv[0]} is not on PATH; campaigns run without telemetry"))
