@@ -15,6 +15,13 @@ from zl_core.provider import CellCommand, OpInfo, Provider, WarmPlan
 FAKE_CELL = Path(__file__).with_name("fake_cell.py")
 
 
+def pytest_terminal_summary(terminalreporter):
+    """The fault-injection suite's figures (tests/test_fault_injection.py), when it ran."""
+    faults = sys.modules.get("test_fault_injection")
+    if faults is not None and faults.TALLY["injected"]:
+        terminalreporter.write_line(faults.figures())
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "readme: runs the README's quick-start commands in a fresh "
                             "virtualenv (minutes; -m 'not readme' leaves it out)")

@@ -76,3 +76,23 @@ def test_no_damaged_file_crashes_the_report(fake_host, tmp_path, capsys, kind):
     print(f"{kind}: {cases} damaged reads, {len(crashes)} crashed; exit codes {sorted(codes)}")
     assert crashes == []
     assert cases > 100 and 2 in codes  # most damage is refused as bad input
+
+
+def test_a_status_row_cut_by_a_kill_is_dropped_before_the_next_is_appended(tmp_path):
+    from zl_core.cell import CellOutcome
+    from zl_core.status import append_status, read_status
+
+    def outcome(cell: Path) -> CellOutcome:
+        cell.mkdir(parents=True, exist_ok=True)
+        return CellOutcome(cell_dir=cell, rc=0, timed_out=False, elapsed_s=1.0, start=1.0, end=2.0,
+                           markers={}, success_rows=1, failed_rows=0)
+
+    append_status(tmp_path, round_no=0, op="abs", side="A", switch_value="0", outcome=outcome(tmp_path / "abs" / "A"))
+    status = tmp_path / "status.tsv"
+    status.write_text(status.read_text() + "0\tabs\tB\t1\t0\t1.")  # a row cut mid-line by SIGKILL
+    append_status(tmp_path, round_no=0, op="mul", side="A", switch_value="0", outcome=outcome(tmp_path / "mul" / "A"))
+    assert [(r["op"], r["side"], r["cell"]) for r in read_status(tmp_path)] == [("abs", "A", "abs/A"),
+                                                                               ("mul", "A", "mul/A")]
+    status.write_text("finished\tro")  # even the header cut: it is written again
+    append_status(tmp_path, round_no=0, op="sub", side="A", switch_value="0", outcome=outcome(tmp_path / "sub" / "A"))
+    assert [r["cell"] for r in read_status(tmp_path)] == ["sub/A"]

@@ -31,7 +31,9 @@ def append_status(campaign: Path, *, round_no: int, op: str, side: str, switch_v
                   outcome: CellOutcome, flags: str = "") -> dict[str, str]:
     layout = CampaignLayout(campaign)
     path = layout.status_file
-    new = not path.exists()
+    if path.exists():
+        _drop_cut_row(path)
+    new = not path.exists() or path.stat().st_size == 0
     row = {
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(outcome.end)),
         "round": str(round_no), "op": op, "side": side, "switch_value": switch_value,
@@ -53,6 +55,23 @@ def append_status(campaign: Path, *, round_no: int, op: str, side: str, switch_v
             writer.writeheader()
         writer.writerow(row)
     return row
+
+
+def _drop_cut_row(path: Path) -> None:
+    """A writer killed mid-row leaves a last line without its newline; the next row would
+    be glued to it. Cut that partial row off first (the resume restores the rows of finished
+    cells that have none: zl_core.campaigns.state.restore_status)."""
+    with open(path, "rb+") as fh:
+        size = fh.seek(0, 2)
+        if size == 0:
+            return
+        fh.seek(size - 1)
+        if fh.read(1) == b"\n":
+            return
+        fh.seek(max(0, size - 65536))
+        tail = fh.read()
+        keep = size - len(tail) + tail.rfind(b"\n") + 1 if b"\n" in tail else 0
+        fh.truncate(keep)
 
 
 def read_status(campaign: Path) -> list[dict[str, str]]:
