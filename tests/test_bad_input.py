@@ -249,3 +249,13 @@ def test_a_dismiss_file_that_is_no_list_gets_one_line(installed, tmp_path, capsy
     assert zl_screen(tmp_path / "runs", "--ops", "add", "--dismiss", str(dismiss)) == 2
     line = one_line(capsys)
     assert needle in line and str(dismiss) in line
+
+
+def test_a_disabled_backend_is_not_called_missing(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("ZL_DISABLE_PLUGINS", "cuda")
+    monkeypatch.delenv("ZL_RUNS_ROOT", raising=False)
+    monkeypatch.setattr(host_module, "_HOST", PluginHost.load())
+    assert zl_screen(tmp_path / "runs") == 2
+    line = one_line(capsys)
+    assert "backend 'cuda' is installed (zl-backend-cuda) but disabled by ZL_DISABLE_PLUGINS" in line
+    assert "Install" not in line

@@ -25,7 +25,7 @@ import pluggy
 from zl_core import bounded, hookspecs, interrupts
 from zl_core._markers import ENTRY_POINT_GROUP, PROJECT
 from zl_core.backend import Backend
-from zl_core.errors import NoDeviceError, UnknownBackendError, UnknownProviderError
+from zl_core.errors import NoDeviceError, UnknownBackendError, UnknownProviderError, UsageError
 from zl_core.provider import Provider
 
 #: What a plugin's isolation never catches: zl's own interrupt. (While zl handles signals
@@ -267,6 +267,14 @@ class PluginHost:
         for reg in registry.values():
             if wanted in (a.lower() for a in reg.backend.aliases):
                 return reg.backend
+        for record in self._records:  # installed, but not loaded: say so, not "install it"
+            if wanted and (record.name.lower() == wanted or record.package.lower() == f"zl-backend-{wanted}"):
+                if record.status == "disabled":
+                    raise UsageError(f"backend {name!r} is installed ({record.package}) but disabled by "
+                                     f"{DISABLE_ENV}; take {record.name} out of that variable to use it")
+                if record.status == "failed":
+                    raise UsageError(f"backend {name!r}: its package {record.package} failed to load "
+                                     f"({record.reason}); 'zl backends' shows every plugin's state")
         raise UnknownBackendError(name, self.known_names())
 
     # -- devices -----------------------------------------------------------------
