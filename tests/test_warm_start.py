@@ -8,6 +8,7 @@ Triton), killed the ways campaigns end.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import signal
@@ -178,6 +179,10 @@ def test_warm_and_cold_screens_of_the_builtin_suite_compile_the_same_ttgir(tmp_p
                               capture_output=True, text=True, check=False, cwd=tmp_path,
                               env={k: v for k, v in os.environ.items() if k != "DISABLE_MMA_V3"})
         assert proc.returncode == 0, proc.stdout + proc.stderr
+        if start == "warm":
+            assert "warm start: each cell forks from an interpreter that imported triton" in proc.stdout
+            if importlib.util.find_spec("torch") is None:  # named, not silently dropped
+                assert "not importable here, left to the cells:" in proc.stdout and "torch" in proc.stdout
         (campaign,) = (tmp_path / start).glob("screen_*")
         rows = json.loads((campaign / "screen.json").read_text())["ops"]
         runs[start] = (campaign, {r["op"]: r["verdict"] for r in rows})

@@ -53,6 +53,8 @@ def settle_start(host: PluginHost, provider: Provider, backend: Backend, device:
         if note and note not in notes:
             notes.append(note)
     imported = ", ".join(zygote.imported) or "nothing"
+    missing = sorted(zygote.report.get("left_out") or {})
     say(f"warm start: each cell forks from an interpreter that imported {imported}"
-        + "".join(f"; {note}, so the cells import it themselves" for note in notes))
+        + "".join(f"; {note}, so the cells import it themselves" for note in notes)
+        + (f"; not importable here, left to the cells: {', '.join(missing)}" if missing else ""))
     return settings
