@@ -192,3 +192,16 @@ def test_warm_and_cold_screens_of_the_builtin_suite_compile_the_same_ttgir(tmp_p
     assert _ttgir(cold) == _ttgir(hot) and len(_ttgir(cold)) >= 6
     ident = caliber.read_identity(hot / "mm" / "B")
     assert ident["start"] == "warm" and "triton" in ident["warm_modules"]
+
+
+def test_a_warm_cell_interrupted_by_ctrl_c_ends_as_a_cold_one_would(tmp_path):
+    script = tmp_path / "ctrl_c.py"
+    script.write_text("raise KeyboardInterrupt\n")
+    cold = subprocess.run([sys.executable, str(script)], capture_output=True, check=False)
+    zygote = warmstart.zygote_for(sys.executable, WarmPlan(modules=("json",)), dict(os.environ))
+    guard = cellguard.spawn([sys.executable, str(script)], cwd=tmp_path, env=dict(os.environ),
+                            stdout=subprocess.PIPE, zygote=zygote.socket_path)
+    out = guard.stdout.read()
+    guard.stdout.close()
+    assert guard.wait(timeout=20) == cold.returncode == -signal.SIGINT
+    assert b"KeyboardInterrupt" in out

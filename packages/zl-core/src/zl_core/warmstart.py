@@ -37,7 +37,6 @@ from zl_core import cellguard, contract
 from zl_core.errors import UsageError
 from zl_core.provider import WarmPlan
 
-STARTS = contract.STARTS
 #: Variables that differ per cell whatever the provider (the core writes them).
 PER_CELL = ("TRITON_CACHE_DIR", *contract.CORE_WRITES, *contract.PROVIDER_WRITES)
 READY_TIMEOUT_S = 300.0

@@ -135,6 +135,11 @@ def _run(argv: list[str]) -> int:
             return code
         print(code, file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # the interpreter prints it, then ends by SIGINT itself
+        import traceback
+
+        traceback.print_exc()
+        return -signal.SIGINT
     except BaseException:  # noqa: BLE001 - printed as the interpreter would, then exit 1
         import traceback
 
@@ -167,6 +172,9 @@ def _child(conn: socket.socket, listener: socket.socket, request: dict, fds: lis
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):  # a closed pipe: nothing left to say
                 stream.flush()
+        if code < 0:  # end by that signal, as a cold interpreter does
+            signal.signal(-code, signal.SIG_DFL)
+            os.kill(os.getpid(), -code)
         os._exit(code)
 
 
