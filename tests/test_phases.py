@@ -5,12 +5,14 @@ runs on the fake checkout with zl's plugins)."""
 from __future__ import annotations
 
 import json
+import os
+import threading
 
 import pytest
 from test_campaign_engine import settings, setup
-from zl_core import caliber, phases
+from zl_core import caliber, contract, phases
 from zl_core.campaigns.screen_campaign import run_screen
-from zl_core.cell import run_cell
+from zl_core.cell import compile_workers, run_cell
 from zl_core.opspec import OpSpec
 from zl_core.report import build_screen
 from zl_report import render
@@ -39,6 +41,22 @@ def test_nested_phases_are_counted_once():
     assert clock.seconds == {phases.START: 3.0, phases.COLLECTION: 1.5, phases.COMPILATION: 0.5}
     clock.move(phases.COLLECTION, phases.REFERENCE, 9.0)  # never more than the source had
     assert clock.seconds[phases.COLLECTION] == 0.0 and clock.seconds[phases.REFERENCE] == 1.5
+
+
+def test_credits_from_other_threads_are_kept_apart():
+    # The compile pool's workers report compiles that overlap each other and the owner's
+    # own wait for them: counted as phases, they would add up to more than the wall time.
+    now = Ticks()
+    clock = phases.PhaseClock(now=now)
+    with clock.phase(phases.COMPILATION):
+        workers = [threading.Thread(target=clock.credit, args=(phases.COMPILATION, 3.0)) for _ in range(4)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        now.t = 4.0
+    assert clock.seconds == {phases.COMPILATION: 4.0}
+    assert clock.off_thread == {phases.COMPILATION: 12.0}
 
 
 def test_assembled_phases_add_up_to_the_wall_time():
@@ -76,6 +94,7 @@ def test_every_cell_of_a_screen_records_its_phases_and_the_report_sums_them(fake
             assert known == pytest.approx(record["wall_s"], abs=0.01)
             assert record["seconds"][phases.START] > 0  # the interpreter's start is never free
             walls += record["wall_s"]
+            assert ident["compile_workers"] == compile_workers(0)  # the default, resolved
     model = build_screen(campaign)
     spent = model["summary"]["time_spent"]
     assert spent["cells"] == 4 and spent["cells_without_phases"] == 0
@@ -85,6 +104,14 @@ def test_every_cell_of_a_screen_records_its_phases_and_the_report_sums_them(fake
     assert "Where the time went" in text and "interpreter start and imports" in text
     assert "Where the time went" in render(model, "html")
     assert "Where the time went" not in render(model, "md")  # the pull-request form
+
+
+def test_the_compile_pools_default_is_the_hosts_cores_up_to_the_cap(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(32)), raising=False)
+    assert compile_workers(0) == contract.COMPILE_WORKERS_CAP
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert compile_workers(0) == 1  # one core: no pool
+    assert compile_workers(3) == 3  # asked for: as asked, cap or not
 
 
 def test_a_cell_without_phases_is_counted_apart_not_guessed(fake_host, tmp_path):

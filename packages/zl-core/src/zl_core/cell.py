@@ -95,6 +95,19 @@ def prepare_cell_dir(path: Path, *, fresh: bool = True) -> Path:
     return path
 
 
+def compile_workers(asked: int) -> int:
+    """The compile pool's threads for a cell on this host: ``asked``, or with 0 (the
+    default) the cores this process may use, at most ``contract.COMPILE_WORKERS_CAP``.
+    Resolved where the cell runs, so a Dask worker's host counts its own cores."""
+    if asked > 0:
+        return asked
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(contract.COMPILE_WORKERS_CAP, cores))
+
+
 def cell_environment(host: PluginHost, request: CellRequest, base: dict[str, str] | None = None,
                      extra: dict[str, str] | None = None, unset: tuple[str, ...] = ()) -> dict[str, str]:
     """The cell's environment: caller's env, the provider's ``extra``, side overrides,
@@ -123,7 +136,7 @@ def cell_environment(host: PluginHost, request: CellRequest, base: dict[str, str
         contract.TIMER: request.timer,
         contract.DIRECT_REPEAT: str(request.direct_repeat),
         contract.REPLAY_MS: f"{request.replay_ms:g}",
-        contract.COMPILE_WORKERS: str(request.compile_workers),
+        contract.COMPILE_WORKERS: str(compile_workers(request.compile_workers)),
         contract.SEED: env.get(contract.SEED, contract.DEFAULT_SEED),
         "PYTHONUNBUFFERED": "1",
     })
@@ -161,7 +174,7 @@ def initial_identity(host: PluginHost, request: CellRequest, provider: Provider,
         "compile_only": request.compile_only,
         "concurrency": request.concurrency,
         "start": request.start,
-        "compile_workers": request.compile_workers,
+        "compile_workers": compile_workers(request.compile_workers),
         "target": request.target if request.compile_only else None,
         "triton_version": None,
         "torch_version": None,

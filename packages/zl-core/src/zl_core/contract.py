@@ -125,6 +125,11 @@ DEFAULT_STALL_TIMEOUT_S = 300.0
 #: measured (a GEMM's side A with its autotune sweep, 280 s); the stall window ends a
 #: hung cell long before.
 DEFAULT_TIMEOUT_S = 1200.0
+#: The compile pool's threads when none are given (``--compile-workers``): the cores of
+#: the host that runs the cell, at most this many. On the H200's 16-core host a GEMM's
+#: side A took 245 s on one thread, 80 s on 8 and 86 s on 16 (its 1,944 candidate
+#: compiles; docs/validation/2026-12-04-h200-compile-pool.md), so more buys nothing.
+COMPILE_WORKERS_CAP = 8
 #: How long a cell waits for a device another zl process holds (``--lock-timeout``; 0:
 #: for ever) before its campaign ends with exit 7, naming the holder.
 DEFAULT_LOCK_TIMEOUT_S = 1800.0

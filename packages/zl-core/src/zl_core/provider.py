@@ -79,8 +79,9 @@ class CellRequest:
     #: contract.STARTS: a new interpreter ("cold") or a fork of one that already imported
     #: the provider's warm modules ("warm", :mod:`zl_core.warmstart`).
     start: str = "cold"
-    #: Threads compiling an autotune sweep's candidates before they are timed (1: none).
-    compile_workers: int = 1
+    #: Threads compiling an autotune sweep's candidates before they are timed (1: none;
+    #: 0: :func:`zl_core.cell.compile_workers`, the host's cores up to a cap).
+    compile_workers: int = 0
 
 
 @attrs.frozen

@@ -41,7 +41,7 @@ class Measurement:
     stall_timeout_s: float = contract.DEFAULT_STALL_TIMEOUT_S  # 0: no stall window
     start: str = "cold"  # contract.STARTS; a campaign recorded before --start was cold
     lock_timeout_s: float = contract.DEFAULT_LOCK_TIMEOUT_S  # 0: wait for a busy device for ever
-    compile_workers: int = 1  # threads compiling a sweep's candidates before they are timed
+    compile_workers: int = 0  # threads compiling a sweep's candidates before they are timed (0: auto)
     compile_only: bool = False
     target: str | None = None  # compile-only target
 

@@ -32,7 +32,7 @@ class CellSettings:
     stall_timeout_s: float = contract.DEFAULT_STALL_TIMEOUT_S
     start: str = "cold"  # contract.STARTS; zl_core.campaigns.start_check settles it
     lock_timeout_s: float = contract.DEFAULT_LOCK_TIMEOUT_S
-    compile_workers: int = 1
+    compile_workers: int = 0  # 0: the cell's host's cores, up to contract.COMPILE_WORKERS_CAP
     #: Lanes measuring at the same time (set from the executor; a caliber field).
     concurrency: int = 1
 

@@ -133,9 +133,10 @@ def add_measure_args(p: argparse.ArgumentParser, *, default_timeout: float,
                    help="how long a cell waits for a device another zl process holds, saying so "
                    f"every minute, before the command ends with exit 7 (default "
                    f"{contract.DEFAULT_LOCK_TIMEOUT_S:g}; 0: for ever)")
-    g.add_argument("--compile-workers", type=positive_int, default=1, metavar="N",
+    g.add_argument("--compile-workers", type=positive_int, default=0, metavar="N",
                    help="threads that compile an autotune sweep's candidate configs before the "
-                   "sweep times them, one after the other as always (default 1: none)")
+                   "sweep times them, one after the other as always (default: the host's cores, "
+                   f"at most {contract.COMPILE_WORKERS_CAP}; 1: no pool)")
     g.add_argument("--start", choices=contract.STARTS, default=default_start,
                    help="cold: each cell a new interpreter; warm: each cell forked from one that "
                    "imported the suite's heavy modules (torch, triton) once, where nothing those "

@@ -133,6 +133,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         cellenv.merge_identity(PLUGIN, {"compile_workers": _state["workers"],
                                         "parallel_compiles": _state["compiled"],
                                         "parallel_compile_batches": _state["batches"],
+                                        # compile seconds the workers did, overlapped; the
+                                        # cell's compilation phase holds the wall time
+                                        "parallel_compile_work_s": round(
+                                            phase_clock.CLOCK.off_thread.get(phases.COMPILATION, 0.0), 3),
                                         **({"parallel_compile_off": _state["off"]} if _state["off"] else {})})
     while _undo:
         _undo.pop()()
