@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from zl_core import Backend, PluginHost, hookimpl
 from zl_core.errors import PreflightError
-from zl_core.provider import CellCommand, OpInfo, Provider, WarmPlan
+from zl_core.provider import CellCommand, OpInfo, Provider, ShardMerge, WarmPlan
 
 FAKE_CELL = Path(__file__).with_name("fake_cell.py")
 
@@ -37,8 +37,26 @@ class FakeProvider(Provider):
     def warm_plan(self, request):
         return WarmPlan(modules=self.warm_modules)
 
+    supports_sweep_shards = True
+
     def list_ops(self, source):
         return [OpInfo(op=o, op_file=o) for o in ("gemm", "pointwise")]
+
+    def merge_sweep_shards(self, shard_cells, into):
+        """The fake cells' records: every shard must say it was one; the first's picks
+        are the merge ("shardhole" merges none, so its replay misses a key)."""
+        import json
+        import shutil
+
+        for i, cell in enumerate(shard_cells):
+            ident = json.loads((Path(cell) / "run_identity.json").read_text())
+            if "sweep_shard" not in ident:
+                return ShardMerge(problem=f"shard {i} recorded no shape slice")
+        target = Path(into) / "autotune_records"
+        shutil.copytree(Path(shard_cells[0]) / "autotune_records", target)
+        if ident.get("op") == "shardhole":
+            (target / "kernel.json").unlink()
+        return ShardMerge(entries=1, conflicts=("kernel key (64,): shard 0 picked 64, shard 1 32",))
 
     def preflight(self, request, host=None):
         if request.op.op == "missing":

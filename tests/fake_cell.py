@@ -4,7 +4,8 @@ the way the real pytest plugins do, without a device.
 Behaviour by op name: "gemm" changes its TTGIR and latency with FAKE_SWITCH;
 "pointwise" keeps identical TTGIR; "aten" measures rows but compiles nothing;
 "norows" prints and measures nothing; "hang" sleeps (with a child) forever, silent;
-"quietwork" prints nothing for 3 s but beats its progress file, as compiling cells do.
+"quietwork" prints nothing for 3 s but beats its progress file, as compiling cells do;
+as a sweep shard (ZL_SWEEP_SHARD), "shardfail"'s second shard fails.
 A cell that gets to its end writes its phase record as the real plugins do.
 """
 
@@ -37,6 +38,14 @@ if op == "quietwork":
         time.sleep(0.2)
         liveness.beat()
 
+shard = os.environ.get("ZL_SWEEP_SHARD", "")
+if shard:
+    index, count = (int(x) for x in shard.split("/"))
+    if op == "shardfail" and index == 1:
+        print("fake shard failing")
+        sys.exit(3)
+    caliber.merge_identity(cell, {"sweep_shard": {"index": index, "count": count}})
+
 records = cell / "autotune_records"
 if mode == "record":
     records.mkdir(parents=True, exist_ok=True)
@@ -51,7 +60,7 @@ CLOCK.leave(phases.START)
 if op == "norows":
     sys.exit(1)
 
-if op in ("gemm", "pointwise"):
+if op in ("gemm", "pointwise", "shardfail", "shardhole"):
     body = "tt.dot mma_v3" if (op == "gemm" and switch == "0") else "tt.dot mma_v2" if op == "gemm" else "tt.add"
     d = cell / "ttgir" / "64" / f"{op}_kernel"
     d.mkdir(parents=True, exist_ok=True)

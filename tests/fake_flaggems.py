@@ -420,6 +420,9 @@ def binary_input(shape, dtype):
 '''
 
 FILES["benchmark/core_shapes.yaml"] = """
+faketuned:
+  shapes: [[1024], [2048], [3072], [4096], [5120]]
+  shape_desc: "N"
 fakeadd:
   shapes: [[64, 64], [1024]]
   shape_desc: "M, N"
@@ -429,6 +432,62 @@ BlasBenchmark:
 Benchmark:
   shapes: [[256]]
 """
+
+FILES["benchmark/test_fake_tuned.py"] = '''
+"""An operator behind a real Triton Autotuner (its kernel a stand-in that launches on the
+fake device): BLOCK=64 wins where n is a multiple of 2048, BLOCK=32 elsewhere."""
+import pytest
+import triton
+import triton.language as tl
+from triton.runtime.autotuner import Autotuner, Config
+
+import fakedevice
+
+from . import base
+
+
+@triton.jit
+def tuned_kernel(x, n, BLOCK: tl.constexpr):
+    tl.store(x + tl.arange(0, BLOCK), tl.zeros([BLOCK], tl.float32))
+
+
+class StandIn:
+    """What the tuner launches: remembers the config, costs device time when not a warmup."""
+
+    block = None
+
+    def run(self, *args, grid=None, warmup=False, **kwargs):
+        self.block = kwargs["BLOCK"]
+        if not warmup:
+            fakedevice.launch(0.001 * self.block)
+
+
+KERNEL = StandIn()
+LAST = {}
+
+
+def bench(kernel_call, quantiles=None):
+    kernel_call()
+    best = 64 if LAST["n"] % 2048 == 0 else 32
+    return [0.5 if KERNEL.block == best else 1.0] * 3
+
+
+TUNER = Autotuner(tuned_kernel, tuned_kernel.arg_names, [Config({"BLOCK": 32}), Config({"BLOCK": 64})],
+                  ["n"], None, None, do_bench=bench)
+TUNER.fn = KERNEL
+
+
+def tuned_op(x):
+    n = x.shape[0]
+    LAST["n"] = n
+    TUNER.run(x, n, grid=(1,))
+
+
+@pytest.mark.fake
+def test_faketuned():
+    base.GenericBenchmark(op_name="faketuned", torch_op=base.op_cost(0.02), gems_op=tuned_op,
+                          input_fn=base.unary_input).run()
+'''
 
 FILES["benchmark/test_fake.py"] = '''
 import pytest

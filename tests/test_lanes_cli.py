@@ -408,3 +408,34 @@ def test_a_campaign_from_before_warm_starts_resumes_cold(zl, tmp_path, capsys):
     assert {identity(c)["start"] for c in campaign.glob("abs/r0[34]/[AB]")} == {"cold"}
     capsys.readouterr()
     assert zl(["report", str(campaign)]) == 0  # every cell cold: nothing mixed
+
+
+def test_a_sweep_sharded_over_four_devices_then_measured_alone_on_one(zl, tmp_path, monkeypatch):
+    monkeypatch.setenv("ZL_FAKE_SLEEP", "1.5")  # longer than four cells take to start here
+    assert zl([*screen_args("--ops", "abs", "--device", "2", "--sweep-devices", "all")]) == 0
+    [campaign] = campaigns(tmp_path)
+    rows = ledger(tmp_path)
+    shards = [r for r in rows if r[3].startswith("shard")]
+    assert sorted((r[1], r[3]) for r in shards if r[0] == "start") == [
+        ("0", "shard0"), ("1", "shard1"), ("2", "shard2"), ("3", "shard3")]
+    # The shards overlap (four devices at once); the measuring cell starts after the last ends.
+    starts = [float(r[5]) for r in shards if r[0] == "start"]
+    ends = [float(r[5]) for r in shards if r[0] == "end"]
+    assert max(starts) < min(ends)
+    (a_start,) = [float(r[5]) for r in rows if r[0] == "start" and r[3] == "A"]
+    assert a_start > max(ends) and [r[1] for r in rows if r[3] == "A"] == ["2", "2"]
+    a = identity(campaign / "abs" / "A")
+    assert a["sweep"]["mode"] == "sharded" and a["sweep"]["devices"] == ["0", "1", "2", "3"]
+    assert a["autotune_mode"] == "record" and a["device"] == "2"
+    assert zl(["report", str(campaign)]) == 0
+
+
+def test_sweep_devices_are_refused_beside_lanes_and_must_exist(zl, capsys):
+    assert zl([*screen_args("--ops", "abs", "--devices", "all", "--sweep-devices", "all")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--sweep-devices lends this host's devices" in err[0]
+    assert zl([*screen_args("--ops", "abs", "--sweep-devices", "0,7")]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "7" in err[0]
+    assert zl([*screen_args("--ops", "abs", "--sweep-devices", "1")]) == 2
+    assert "needs two devices or more" in capsys.readouterr().err

@@ -11,7 +11,7 @@ from pathlib import Path
 import attrs
 from zl_core import hookimpl
 from zl_core.opspec import OpSpec
-from zl_core.provider import CellCommand, CellRequest, OpInfo, Provider, WarmPlan
+from zl_core.provider import CellCommand, CellRequest, OpInfo, Provider, ShardMerge, WarmPlan
 
 HERE = Path(__file__).resolve().parent
 BIN = HERE / "bin"
@@ -21,6 +21,17 @@ DEFAULT_OPS = ("abs", "add", "mul", "sub", "exp", "log", "sin", "cos")
 class SleepyProvider(Provider):
     name = "sleepy"
     description = "cells that sleep (tests)"
+    supports_sweep_shards = True
+
+    def merge_sweep_shards(self, shard_cells, into):
+        """Every shard must have measured; the first one's record is the merge."""
+        import shutil
+
+        for i, cell in enumerate(shard_cells):
+            if not (Path(cell) / "results.json").is_file():
+                return ShardMerge(problem=f"shard {i} left no results")
+        shutil.copytree(Path(shard_cells[0]) / "autotune_records", Path(into) / "autotune_records")
+        return ShardMerge(entries=1)
 
     def list_ops(self, source):
         names = os.environ.get("ZL_FAKE_OPS", "").split() or DEFAULT_OPS

@@ -140,6 +140,8 @@ def cell_environment(host: PluginHost, request: CellRequest, base: dict[str, str
         contract.SEED: env.get(contract.SEED, contract.DEFAULT_SEED),
         "PYTHONUNBUFFERED": "1",
     })
+    if request.sweep_shard:
+        env[contract.SWEEP_SHARD] = request.sweep_shard
     if request.replay_from is not None:
         env[contract.REPLAY_DIR] = str((Path(request.replay_from) / "autotune_records").resolve())
     if request.compile_only:

@@ -70,9 +70,12 @@ COMPILE_ONLY = "ZL_COMPILE_ONLY"
 TARGET = "ZL_TARGET"
 #: Threads that compile an autotune sweep's candidates before they are timed (1: none).
 COMPILE_WORKERS = "ZL_COMPILE_WORKERS"
+#: ``index/count``: this cell is one shard of a sharded sweep (zl_core.sweep_shards) and
+#: sweeps only its slice of every benchmark's shapes.
+SWEEP_SHARD = "ZL_SWEEP_SHARD"
 
 CORE_WRITES = (CELL_DIR, BACKEND, OP, DTYPES, AUTOTUNE_MODE, REPLAY_DIR, TIMER, DIRECT_REPEAT,
-               REPLAY_MS, COMPILE_ONLY, TARGET, COMPILE_WORKERS)
+               REPLAY_MS, COMPILE_ONLY, TARGET, COMPILE_WORKERS, SWEEP_SHARD)
 
 # -- environment written by the provider (through its cell command) -------------------
 
@@ -100,6 +103,9 @@ BENCHMARK_CAPTURE_POISONED = "BENCHMARK_CAPTURE_POISONED"
 FOREIGN_VENDOR_MODULE = "FOREIGN_VENDOR_MODULE"
 #: The parallel compile of an autotune sweep was given up; the sweep compiled serially.
 PARALLEL_COMPILE_FALLBACK = "PARALLEL_COMPILE_FALLBACK"
+
+#: A sharded sweep was given up; the cell swept serially (printed by the campaign, not a cell).
+SWEEP_SHARD_FALLBACK = "SWEEP_SHARD_FALLBACK"
 
 MARKERS = (AUTOTUNE_REPLAY_FALLBACK, BENCHMARK_DIRECT_NO_CUDAGRAPH, BENCHMARK_CAPTURE_POISONED,
            FOREIGN_VENDOR_MODULE, PARALLEL_COMPILE_FALLBACK)

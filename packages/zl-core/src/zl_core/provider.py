@@ -82,6 +82,22 @@ class CellRequest:
     #: Threads compiling an autotune sweep's candidates before they are timed (1: none;
     #: 0: :func:`zl_core.cell.compile_workers`, the host's cores up to a cap).
     compile_workers: int = 0
+    #: Devices to shard a recording cell's autotune sweep over (zl_core.sweep_shards);
+    #: fewer than two: the cell sweeps itself, serially.
+    sweep_devices: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    #: ``index/count`` when this cell is one shard of such a sweep ("" otherwise).
+    sweep_shard: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class ShardMerge:
+    """What a provider made of a sharded sweep's finished shard cells."""
+
+    #: Why the shards cannot stand in for the serial sweep ("" when they can).
+    problem: str = ""
+    entries: int = 0  # picks in the merged record
+    #: Keys two shards tuned differently, one line each (the lowest shard's pick kept).
+    conflicts: tuple[str, ...] = attrs.field(default=(), converter=tuple)
 
 
 @attrs.frozen
@@ -156,6 +172,16 @@ class Provider(abc.ABC):
         which variables of its cell environment differ per cell; None (the default):
         its cells always start cold."""
         return None
+
+    #: Whether this provider's cells can sweep a slice of their shapes
+    #: (``contract.SWEEP_SHARD``) and their picks be merged (:meth:`merge_sweep_shards`).
+    supports_sweep_shards: bool = False
+
+    def merge_sweep_shards(self, shard_cells: Sequence[Path], into: Path) -> ShardMerge:
+        """Check that the finished shard cells covered the whole shape set between them
+        and write their picks, merged, under ``into`` as a recording cell writes its own
+        (what ``replay_from`` reads). The default: the sweep cannot be sharded."""
+        return ShardMerge(problem=f"suite {self.name} cannot merge sweep shards")
 
     def check_source(self, source: str | None) -> None:
         """Check the provider's checkout once, before any cell runs (a campaign's

@@ -316,6 +316,10 @@ class AutotuneRecorder:
         self._dirty.clear()
         return written
 
+    def recorded(self, tuner: str, key_json: str) -> dict | None:
+        """The config noted for ``key_json`` of ``tuner`` (its id string), or None."""
+        return self._entries.get(tuner, {}).get(key_json)
+
     @property
     def keys_recorded(self) -> int:
         return sum(len(e) for e in self._entries.values())

@@ -12,12 +12,13 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 from zl_core import contract
 from zl_core.errors import PreflightError
 from zl_core.host import PluginHost
-from zl_core.provider import CellCommand, CellRequest, OpInfo, Provider, WarmPlan
+from zl_core.provider import CellCommand, CellRequest, OpInfo, Provider, ShardMerge, WarmPlan
 
 from zl_flaggems import gems_env, plugin_order, preflight
 from zl_flaggems.preflight import BENCH_DIR
@@ -126,6 +127,8 @@ class FlagGemsProvider(PrintedTableRows, Provider):
     description = "FlagGems benchmark suite from a checkout (benchmark/test_*.py)"
     interpreter_timeout_s = 300.0
     commit_timeout_s = 10.0
+    #: The shapes plugin slices every benchmark's settled shapes (ZL_SWEEP_SHARD).
+    supports_sweep_shards = True
 
     def __init__(self) -> None:
         self._probe_cache: dict[tuple, dict] = {}
@@ -291,6 +294,11 @@ class FlagGemsProvider(PrintedTableRows, Provider):
         # FlagGems' conftest renames --mode on kunlunxin (it clashes with a plugin there).
         vendor = gems_env.vendor(request.backend, {**os.environ, **request.env})
         return "--fg_mode" if vendor == "kunlunxin" else "--mode"
+
+    def merge_sweep_shards(self, shard_cells: Sequence[Path], into: Path) -> ShardMerge:
+        from zl_flaggems.sweep_merge import merge_shards
+
+        return merge_shards(shard_cells, into)
 
     def warm_plan(self, request: CellRequest) -> WarmPlan:
         return gems_env.warm_plan()

@@ -42,6 +42,9 @@ class Measurement:
     start: str = "cold"  # contract.STARTS; a campaign recorded before --start was cold
     lock_timeout_s: float = contract.DEFAULT_LOCK_TIMEOUT_S  # 0: wait for a busy device for ever
     compile_workers: int = 0  # threads compiling a sweep's candidates before they are timed (0: auto)
+    #: Devices to shard recording cells' sweeps over: "" none, "all", or "0,1,..."
+    #: (zl_core.sweep_shards); resolve() turns it into ids.
+    sweep_devices: str = ""
     compile_only: bool = False
     target: str | None = None  # compile-only target
 

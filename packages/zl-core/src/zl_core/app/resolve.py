@@ -66,8 +66,36 @@ def resolve(host: PluginHost, where: Where, measure: Measurement, *, what: str,
                         note=f"{why}: running the IR-only screen instead (TTGIR compiled for "
                              f"{measure.target}, no latencies); timed cells need a device "
                              "('zl doctor' says what is missing)")
+    if measure.sweep_devices:
+        measure = attrs.evolve(measure, sweep_devices=",".join(
+            resolve_sweep_devices(host, backend, provider, measure)))
     return Resolved(provider=provider, source=source, backend=backend, device=device,
                     measure=measure)
+
+
+def resolve_sweep_devices(host: PluginHost, backend: Backend, provider: Provider,
+                          measure: Measurement) -> list[str]:
+    """``--sweep-devices``: ``all`` or ``0,1,...`` as physical ids; a device named twice
+    takes two shards, one after the other."""
+    spec = measure.sweep_devices.strip()
+    if measure.compile_only:
+        raise UsageError("--sweep-devices shards an autotune sweep; compile-only cells tune nothing")
+    if not provider.supports_sweep_shards:
+        raise UsageError(f"suite {provider.name} cannot shard a sweep; drop --sweep-devices")
+    if spec.lower() == "all":
+        devices = host.enumerate_devices(backend)
+    else:
+        devices = [d.strip() for d in spec.split(",") if d.strip()]
+        mask = host.visibility_mask(backend)
+        outside = [d for d in devices if mask is not None and d not in mask]
+        if outside:
+            raise UsageError(f"--sweep-devices: device(s) {', '.join(outside)} are hidden by the "
+                             f"visibility mask ({', '.join(mask or [])}); pick among those")
+        host.enumerate_devices(backend, list(dict.fromkeys(devices)))  # refuses one not there
+    if len(devices) < 2:
+        raise UsageError(f"--sweep-devices {spec}: a sharded sweep needs two devices or more "
+                         f"(found {len(devices)}); drop it to sweep on the cell's own device")
+    return devices
 
 
 def resolve_backend(host: PluginHost, name: str | None, *, compile_target: str | None = None) -> Backend:
@@ -187,6 +215,7 @@ def cell_settings(measure: Measurement, source: str | None) -> CellSettings:
                         timeout_s=measure.timeout_s, stall_timeout_s=measure.stall_timeout_s,
                         start=measure.start, lock_timeout_s=measure.lock_timeout_s,
                         compile_workers=measure.compile_workers,
+                        sweep_devices=tuple(d for d in measure.sweep_devices.split(",") if d),
                         compile_only=measure.compile_only,
                         target=measure.target)
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from zl_core import sweep_shards
 from zl_core.cell import CellOutcome
 from zl_core.errors import PreflightError
 from zl_core.ir_verdict import SideResult
@@ -43,7 +44,12 @@ def run_side(runtime: TaskRuntime, suite: str, request: CellRequest, *, round_no
     check_kept_here(op_dir_of(request.out_dir), request.device)
     runtime.sink.cell_started(op=op, round_no=round_no, side=side, switch_value=switch_value)
     try:
-        outcome = run_with_retries(runtime.host, provider, request, say=runtime.sink.line)
+        if sweep_shards.wanted(request):
+            outcome = sweep_shards.run_sharded(
+                runtime.host, provider, request, say=runtime.sink.line,
+                run=lambda req: run_with_retries(runtime.host, provider, req, say=runtime.sink.line))
+        else:
+            outcome = run_with_retries(runtime.host, provider, request, say=runtime.sink.line)
     except PreflightError as exc:
         now = time.time()
         outcome = CellOutcome(cell_dir=Path(request.out_dir), rc=exc.exit_code, timed_out=False,

@@ -33,6 +33,8 @@ class CellSettings:
     start: str = "cold"  # contract.STARTS; zl_core.campaigns.start_check settles it
     lock_timeout_s: float = contract.DEFAULT_LOCK_TIMEOUT_S
     compile_workers: int = 0  # 0: the cell's host's cores, up to contract.COMPILE_WORKERS_CAP
+    #: Devices a recording cell's sweep is sharded over (zl_core.sweep_shards); () none.
+    sweep_devices: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     #: Lanes measuring at the same time (set from the executor; a caliber field).
     concurrency: int = 1
 
@@ -57,4 +59,5 @@ class CellSettings:
                            compile_only=self.compile_only,
                            target=self.target, side=side, concurrency=self.concurrency,
                            start=self.start, lock_timeout_s=self.lock_timeout_s,
-                           compile_workers=self.compile_workers)
+                           compile_workers=self.compile_workers,
+                           sweep_devices=self.sweep_devices if autotune_mode == "record" else ())

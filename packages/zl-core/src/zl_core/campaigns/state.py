@@ -34,7 +34,7 @@ from .record import read_campaign
 RUNNING, INTERRUPTED, COMPLETE = "running", "interrupted", "complete"
 ASIDE_DIR = ".aside"
 #: Options a resumed campaign may change: where its cells run, not what they measure.
-MAY_CHANGE = ("resume", "devices", "scheduler", "lock_timeout_s")
+MAY_CHANGE = ("resume", "devices", "scheduler", "lock_timeout_s", "sweep_devices")
 
 
 def _stamp() -> str:

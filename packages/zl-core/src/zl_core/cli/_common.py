@@ -137,6 +137,10 @@ def add_measure_args(p: argparse.ArgumentParser, *, default_timeout: float,
                    help="threads that compile an autotune sweep's candidate configs before the "
                    "sweep times them, one after the other as always (default: the host's cores, "
                    f"at most {contract.COMPILE_WORKERS_CAP}; 1: no pool)")
+    g.add_argument("--sweep-devices", default="", metavar="LIST",
+                   help="shard each recording cell's autotune sweep over these devices (all, or "
+                   "0,1,...), then measure on the cell's own device, alone; if a shard fails the "
+                   "cell sweeps serially and says SWEEP_SHARD_FALLBACK (default: none)")
     g.add_argument("--start", choices=contract.STARTS, default=default_start,
                    help="cold: each cell a new interpreter; warm: each cell forked from one that "
                    "imported the suite's heavy modules (torch, triton) once, where nothing those "
@@ -199,7 +203,7 @@ def measurement_from(args: argparse.Namespace) -> Measurement:
                        shared_tuner_cache=args.shared_tuner_cache, timeout_s=args.timeout,
                        stall_timeout_s=args.stall_timeout, start=args.start,
                        lock_timeout_s=args.lock_timeout, compile_workers=args.compile_workers,
-                       compile_only=args.compile_only, target=args.target)
+                       sweep_devices=args.sweep_devices, compile_only=args.compile_only, target=args.target)
 
 
 def switch_from(args: argparse.Namespace) -> SwitchChoice:

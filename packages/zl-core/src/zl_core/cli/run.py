@@ -6,7 +6,7 @@ import argparse
 from datetime import datetime
 from pathlib import Path
 
-from zl_core import contract
+from zl_core import contract, sweep_shards
 from zl_core.app.resolve import resolve, runs_root
 from zl_core.cell import run_cell
 from zl_core.cli import _common
@@ -65,11 +65,16 @@ def run(args: argparse.Namespace) -> int:
         direct_repeat=args.direct_repeat, replay_ms=args.replay_ms, isolate_tuner_cache=not args.shared_tuner_cache,
         env=dict(args.env), timeout_s=args.timeout, stall_timeout_s=args.stall_timeout,
         start=args.start, lock_timeout_s=args.lock_timeout, compile_workers=args.compile_workers,
+        sweep_devices=tuple(d for d in got.measure.sweep_devices.split(",") if d) if mode == "record" else (),
         compile_only=args.compile_only,
         target=got.measure.target)
     echo = None if args.quiet else print
     try:
-        outcome = run_cell(host, provider, request, echo=echo)
+        if sweep_shards.wanted(request):
+            outcome = sweep_shards.run_sharded(host, provider, request, say=print,
+                                               run=lambda req: run_cell(host, provider, req, echo=echo))
+        else:
+            outcome = run_cell(host, provider, request, echo=echo)
     except PreflightError as exc:
         print(str(exc))
         return exc.exit_code

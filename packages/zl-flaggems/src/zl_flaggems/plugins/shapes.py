@@ -17,6 +17,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,7 @@ SHAPES_NAME = "shapes.yaml"
 
 _file_cache: dict[str, dict] = {}
 _used: dict[str, dict] = {}
+_shards: dict[str, dict] = {}  # benchmark -> what this sweep shard saw of its shapes
 _set_depth = 0
 _iter_depth = 0
 _recorder: Any = None
@@ -110,6 +113,39 @@ def apply_shape_file(bench: Any, path: Path | None) -> str:
     return f"file:{path} key={key}"
 
 
+def sweep_shard() -> tuple[int, int] | None:
+    """``(index, count)`` of ``ZL_SWEEP_SHARD``, or None (not a shard, or unreadable)."""
+    value = cellenv.env(contract.SWEEP_SHARD)
+    try:
+        index, count = (int(part) for part in value.split("/"))
+    except (AttributeError, ValueError):
+        return None
+    return (index, count) if 0 <= index < count else None
+
+
+def take_shard(bench: Any) -> None:
+    """A sweep shard keeps every ``count``-th shape from ``index`` on, of the shapes the
+    benchmark settled (whatever their source), and writes what it saw to its identity
+    (:mod:`zl_flaggems.sweep_merge` checks the shards covered the set)."""
+    shard = sweep_shard()
+    if shard is None:
+        return
+    index, count = shard
+    name = str(getattr(bench, "op_name", None) or type(bench).__name__)
+    shapes = getattr(bench, "shapes", None)
+    if not isinstance(shapes, (list, tuple)):
+        _shards[name] = {"total": None, "digest": None, "mine": 0}
+    else:
+        whole = list(shapes)
+        digest = hashlib.sha256(json.dumps(_plain(whole), sort_keys=True).encode()).hexdigest()[:16]
+        bench.shapes = whole[index::count]
+        _shards[name] = {"total": len(whole), "digest": digest, "mine": len(bench.shapes)}
+        cellenv.note(PLUGIN, f"sweep shard {index + 1} of {count}: {len(bench.shapes)} of "
+                     f"{len(whole)} shapes of {name}")
+    cellenv.merge_identity(PLUGIN, {"sweep_shard": {"index": index, "count": count,
+                                                    "ops": dict(_shards)}})
+
+
 def record_used(bench: Any, source: str) -> None:
     op_name = str(getattr(bench, "op_name", None) or type(bench).__name__)
     _used[op_name] = {
@@ -145,7 +181,9 @@ def _wrap_set_shapes(original: Any) -> Any:
         finally:
             _set_depth -= 1
         if _set_depth == 0:  # outermost call only: a subclass calling super() applies once
-            record_used(self, apply_shape_file(self, shape_file()))
+            source = apply_shape_file(self, shape_file())
+            take_shard(self)
+            record_used(self, source)
         return result
 
     return set_shapes
