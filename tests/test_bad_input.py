@@ -225,7 +225,9 @@ def test_a_disk_that_fills_mid_screen_ends_on_one_line_not_0(failing, tmp_path, 
     assert rc == 6 and "Traceback" not in out + err
     (line,) = [ln for ln in err.splitlines() if ln.strip()]
     assert line.startswith(f"zl screen: cannot write the campaign under {tmp_path}: No space left "
-                           "on device; free space there or pass --runs-root elsewhere")
+                           "on device; free space there, then continue it with zl screen --resume "
+                           f"{tmp_path}/screen_")  # the campaign it wrote, not "run it again"
+    assert line.endswith("(its finished cells are kept), or pass --runs-root elsewhere")
 
 
 @pytest.mark.parametrize("argv, needle", [

@@ -6,8 +6,12 @@ Faults: the orchestrator SIGKILLed or SIGTERMed, a running cell SIGKILLed, statu
 mid-line, a stale lock file left by a dead process. After each, every cell finished before
 the fault must be there unchanged (its results.json byte for byte, its identity's finish
 stamp), every operator must end with both sides finished, the campaign complete and
-`zl report` exit 0. The figures (faults injected, survived, results lost or changed) are
-printed (`-s`)."""
+`zl report` exit 0. Then: the runs root's disk filling up (a small tmpfs; exit 6, one line
+naming the resume command, nothing lost once it grows), the vendor tool failing or hanging
+mid-campaign (every cell after it refused by name, exit 6, none run without its device's
+identity), a third-party plugin raising in every hook a screen calls or hanging in one (one
+line each, every cell finished). The figures (faults injected, survived, results lost or
+changed) are printed at the end of the run (tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -111,3 +115,136 @@ def figures() -> str:
     """The line tests/conftest.py prints at the end of the run."""
     return (f"fault injection: {TALLY['injected']} faults injected, {TALLY['survived']} survived, "
             f"{TALLY['lost']} finished results lost, {TALLY['changed']} changed")
+
+
+def _mount_tmpfs(path: Path, size_k: int) -> bool:
+    path.mkdir(parents=True, exist_ok=True)
+    try:
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_k}k", "tmpfs", str(path)],
+                              capture_output=True, check=False, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+@pytest.mark.parametrize("draw", [0, 1])
+def test_a_full_disk_ends_the_campaign_in_one_line_and_resume_loses_nothing(tmp_path, draw):
+    """The runs root on a small tmpfs that fills at a seeded random moment, then grows."""
+    rng = random.Random(f"{SEED}-disk full-{draw}")
+    runs = tmp_path / "runs"
+    if not _mount_tmpfs(runs, rng.randint(120, 240)):
+        pytest.skip("cannot mount a tmpfs here (it needs root) to fill a disk")
+    try:
+        full = zl(tmp_path, "screen", "--suite", "sleepy", "--switch", "FAKE_SWITCH", "--ops", *OPS,
+                  "--devices", "all")
+        TALLY["injected"] += 1
+        (campaign,) = runs.glob("screen_*")
+        assert full.returncode == 6, full.stdout + full.stderr
+        err = [ln for ln in full.stderr.splitlines() if ln.strip()]
+        assert len(err) == 1 and "Traceback" not in full.stdout + full.stderr, full.stderr
+        assert "No space left on device" in err[0]
+        assert f"zl screen --resume {campaign}" in err[0]  # the hint names the way on, truly
+        before = finished_cells(campaign)
+        subprocess.run(["mount", "-o", "remount,size=64m", str(runs)], check=True, timeout=10)
+        for _ in range(3):
+            resumed = zl(tmp_path, "screen", "--resume", str(campaign), "--devices", "all")
+            if json.loads((campaign / "campaign.json").read_text())["state"] == "complete":
+                break
+        assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+        after = finished_cells(campaign)
+        lost = [cell for cell in before if cell not in after]
+        changed = [cell for cell in before if cell in after and after[cell] != before[cell]]
+        TALLY["lost"] += len(lost)
+        TALLY["changed"] += len(changed)
+        assert lost == [] and changed == []
+        assert {f"{op}/{side}" for op in OPS for side in "AB"} <= set(after)
+        assert zl(tmp_path, "report", str(campaign)).returncode == 0
+        TALLY["survived"] += 1
+    finally:
+        subprocess.run(["umount", "-l", str(runs)], capture_output=True, check=False, timeout=10)
+
+
+def _tool_wrapper(bin_dir: Path, flag: Path) -> None:
+    """nvidia-smi as the fake host's until ``flag`` exists, then failing or hanging as it says."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    real = Path(LAUNCHER).parent / "bin" / "nvidia-smi"
+    tool = bin_dir / "nvidia-smi"
+    tool.write_text(f"""#!{sys.executable}
+import os, sys, time
+flag = {str(flag)!r}
+if os.path.exists(flag):
+    if open(flag).read() == "hang":
+        time.sleep(120)
+    sys.stderr.write("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\\n")
+    sys.exit(9)
+os.execv(sys.executable, [sys.executable, {str(real)!r}, *sys.argv[1:]])
+""")
+    tool.chmod(0o755)
+
+
+@pytest.mark.parametrize("draw", [0, 1])
+@pytest.mark.parametrize("how", ["fails", "hangs"])
+def test_a_vendor_tool_that_breaks_mid_campaign_fails_the_cells_after_it_by_name(tmp_path, how, draw):
+    rng = random.Random(f"{SEED}-vendor tool {how}-{draw}")
+    flag = tmp_path / "smi-broken"
+    _tool_wrapper(tmp_path / "bin", flag)
+    env = fake_env(tmp_path, ZL_FAKE_SLEEP="0.3", ZL_PLUGIN_TIMEOUT="1")
+    env["PATH"] = f"{tmp_path / 'bin'}{os.pathsep}{env['PATH']}"
+    proc = subprocess.Popen([sys.executable, str(LAUNCHER), "screen", "--suite", "sleepy", "--switch",
+                             "FAKE_SWITCH", "--ops", *OPS, "--devices", "all"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wanted = rng.randint(2, 10)
+    assert wait_for(lambda: sum(1 for r in ledger(tmp_path) if r[0] == "end") >= wanted, timeout=60)
+    (campaign,) = (tmp_path / "runs").glob("screen_*")
+    before = finished_cells(campaign)
+    TALLY["injected"] += 1
+    flag.write_text("hang" if how == "hangs" else "fail")
+    out, err = proc.communicate(timeout=300)
+    after = finished_cells(campaign)
+    lost = [cell for cell in before if cell not in after]
+    changed = [cell for cell in before if cell in after and after[cell] != before[cell]]
+    TALLY["lost"] += len(lost)
+    TALLY["changed"] += len(changed)
+    assert lost == [] and changed == []
+    rows = {r["op"]: r for r in json.loads((campaign / "screen.json").read_text())["ops"]}
+    failed = sorted(op for op, r in rows.items() if "check=vendor_tool" in r["notes"])
+    assert "Traceback" not in out + err
+    if failed:  # every cell after the break refused by name, none run without its device's identity
+        assert proc.returncode == 6 and f"operator(s) failed: {', '.join(failed)}" in out + err, out + err
+        # A hang is named where it was met: the tool itself, or the backend's hook that ran it.
+        words = (("did not answer within 1s", "zl_device_identity did not finish within 1s") if how == "hangs"
+                 else ("exited 9: NVIDIA-SMI has failed",))
+        assert all(any(w in rows[op]["notes"] for w in words) for op in failed), [rows[op]["notes"] for op in failed]
+    for cell in after:
+        ident = json.loads((campaign / cell / "run_identity.json").read_text())
+        assert ident.get("device_uuid", "").startswith("GPU-"), cell
+    assert set(failed) | {op for op in OPS if {f"{op}/A", f"{op}/B"} <= set(after)} == set(OPS)
+    TALLY["survived"] += 1
+
+
+SCREEN_HOOKS = ("zl_providers", "zl_backends", "zl_enumerate_devices", "zl_device_identity")
+
+
+@pytest.mark.parametrize("broken", ["raise", *(f"hang:{hook}" for hook in SCREEN_HOOKS)])
+def test_a_plugin_that_raises_or_hangs_in_a_hook_is_named_and_the_campaign_goes_on(tmp_path, broken):
+    """A third-party plugin breaking in every hook a screen calls (or hanging in one): each
+    failure is one line naming the plugin and the hook, and every cell still finishes."""
+    TALLY["injected"] += 1
+    env = fake_env(tmp_path, ZL_FAKE_SLEEP="0.2", ZL_PLUGIN_TIMEOUT="1", ZL_FAKE_BROKEN_PLUGIN=broken)
+    done = subprocess.run([sys.executable, str(LAUNCHER), "screen", "--suite", "sleepy", "--switch",
+                           "FAKE_SWITCH", "--ops", *OPS, "--devices", "all"], env=env,
+                          capture_output=True, text=True, check=False, timeout=180)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    said = [ln for ln in done.stderr.splitlines() if "plugin brokenvendor:" in ln]
+    if broken == "raise":
+        assert sorted(ln.split("brokenvendor: ")[1].split()[0] for ln in said) == sorted(SCREEN_HOOKS)
+        assert all("raised RuntimeError" in ln for ln in said)
+    else:
+        hook = broken.split(":")[1]
+        assert said == [(f"zl screen: plugin brokenvendor: {hook} did not finish within 1s (abandoned; "
+                        "ZL_PLUGIN_TIMEOUT sets the bound); not asked again (its answer is skipped)")]
+    (campaign,) = (tmp_path / "runs").glob("screen_*")
+    assert {f"{op}/{side}" for op in OPS for side in "AB"} <= set(finished_cells(campaign))
+    assert zl(tmp_path, "report", str(campaign)).returncode == 0
+    TALLY["survived"] += 1

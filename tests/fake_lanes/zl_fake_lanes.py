@@ -86,8 +86,40 @@ def run_pair(task: PairTask, runtime: Runtime) -> list:
     return outcomes
 
 
+HOOKS = ("zl_backends", "zl_enumerate_devices", "zl_device_identity", "zl_classify_capture_error",
+         "zl_telemetry_command", "zl_parse_telemetry", "zl_compat_plugins", "zl_providers")
+
+
+def broken_plugin(how: str, hooks: tuple[str, ...]) -> object:
+    """A third-party plugin whose ``hooks`` raise or hang (``how``) every time they are called."""
+    import inspect
+    import time
+
+    from zl_core import hookspecs
+
+    def make(name):
+        params = list(inspect.signature(getattr(hookspecs, name)).parameters)
+
+        def impl(*args):
+            if how == "hang":
+                time.sleep(600)
+            raise RuntimeError(f"brokenvendor's {name} is broken")
+
+        impl.__signature__ = inspect.Signature(
+            [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params])
+        impl.__name__ = name
+        return hookimpl(impl)
+
+    return type("BrokenVendor", (), {name: staticmethod(make(name)) for name in hooks})()
+
+
 def register(host) -> None:
     host.register(SleepySuite(), name="sleepy", package="tests", version="0")
+    broken = os.environ.get("ZL_FAKE_BROKEN_PLUGIN", "")  # "raise" or "hang", [":" hook,hook]
+    if broken:
+        how, _, which = broken.partition(":")
+        host.register(broken_plugin(how, tuple(which.split(",")) if which else HOOKS),
+                      name="brokenvendor", package="zl-backend-broken", version="0")
 
 
 if __name__ == "__main__":

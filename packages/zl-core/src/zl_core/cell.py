@@ -25,7 +25,18 @@ from pathlib import Path
 
 import attrs
 
-from zl_core import caliber, cellguard, contract, devicelock, interrupts, liveness, phases, warmstart
+from zl_core import (
+    bounded,
+    caliber,
+    cellguard,
+    contract,
+    devicelock,
+    interrupts,
+    liveness,
+    phases,
+    vendor_tools,
+    warmstart,
+)
 from zl_core.errors import PreflightError, UsageError
 from zl_core.host import PluginHost
 from zl_core.provider import CellRequest, Provider
@@ -41,6 +52,8 @@ STACKS_GRACE_S = 3.0
 POLL_S = 0.5
 KILL_GRACE_S = 5.0
 TRITON_CACHE = contract.TRITON_CACHE
+#: How long the vendor's tool gets to explain a device it could not identify.
+DEVICE_TOOL_CHECK_S = 15.0
 TUNER_CACHE = contract.TUNER_CACHE
 STACKS_FILE = contract.STACKS_FILE
 PROGRESS_FILE = contract.PROGRESS_FILE
@@ -150,8 +163,31 @@ def cell_environment(host: PluginHost, request: CellRequest, base: dict[str, str
     return env
 
 
+def identify_device(host: PluginHost, request: CellRequest) -> dict[str, str]:
+    """What the vendor's tool says of the cell's device. An empty answer from a tool that
+    is on PATH but fails (a driver gone mid-campaign) refuses the cell: without the
+    device's identity its cells could not be compared, and the cell would run on a
+    device in trouble."""
+    found = host.device_identity(request.backend, request.device)
+    if found:
+        return found
+    stopped = host.stopped_answering(request.backend)
+    if stopped:
+        raise PreflightError("vendor_tool", f"{stopped}; device {request.device}'s identity cannot "
+                             "be read, so its cells could not be compared; fix the driver or the "
+                             "tool (zl doctor) and run the operator again")
+    argv = host.telemetry_command(request.backend, None)
+    if argv and shutil.which(argv[0]):
+        why = vendor_tools.check_tool(argv, min(DEVICE_TOOL_CHECK_S, bounded.plugin_timeout()))
+        if why:
+            raise PreflightError("vendor_tool", f"{why}; device {request.device}'s identity cannot "
+                                 "be read, so its cells could not be compared; fix the driver or "
+                                 "the tool (zl doctor) and run the operator again")
+    return found
+
+
 def initial_identity(host: PluginHost, request: CellRequest, provider: Provider,
-                     provider_identity: dict) -> dict:
+                     provider_identity: dict, device_identity: dict | None = None) -> dict:
     backend = request.backend
     identity = {
         "schema": 1,
@@ -191,7 +227,8 @@ def initial_identity(host: PluginHost, request: CellRequest, provider: Provider,
     if not request.compile_only:
         # The vendor's tool names the device (device_name, and e.g. its uuid and driver);
         # the cell adds torch's name for it only when no tool answered.
-        identity.update(host.device_identity(backend, request.device))
+        identity.update(host.device_identity(backend, request.device) if device_identity is None
+                        else device_identity)
     else:
         identity["device_name"] = f"none (compile-only {request.target})"
     identity.update(provider_identity)
@@ -228,6 +265,7 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
     start = time.time()
     try:
         provider.preflight(request, host)
+        device_identity = {} if request.compile_only else identify_device(host, request)
     except PreflightError as exc:
         log_path.write_text(str(exc) + "\n", encoding="utf-8")
         spent = time.time() - start
@@ -240,7 +278,7 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
     preflight_s = time.time() - start
     command = provider.cell_command(request, host)
     env = cell_environment(host, request, extra=dict(command.env), unset=command.unset)
-    identity = initial_identity(host, request, provider, dict(command.identity))
+    identity = initial_identity(host, request, provider, dict(command.identity), device_identity)
     zygote = None
     if request.start == "warm":
         zygote, note = warmstart.for_cell(provider.warm_plan(request), provider.name, request.python,

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from zl_core.errors import DeviceBusyError
+from zl_core.errors import DeviceBusyError, UsageError
 from zl_core.ttgir_layout import safe_component
 
 LOCK_DIR_ENV = "ZL_LOCK_DIR"
@@ -44,6 +44,24 @@ def lock_dir() -> Path:
     if runtime and os.path.isdir(runtime) and os.access(runtime, os.W_OK):
         return Path(runtime) / "zl-locks"
     return Path(tempfile.gettempdir()) / f"zl-locks-{os.getuid()}"
+
+
+def check_lock_dir() -> Path:
+    """The lock folder, made if missing; a :class:`~zl_core.errors.UsageError` naming it
+    when it cannot hold locks (a file in its place, no permission), before any cell runs
+    (a full disk is not the cause, so the runs root's hint would send the user astray)."""
+    path = lock_dir()
+    where = f"the device-lock folder {path}" + (f" (${LOCK_DIR_ENV})" if os.environ.get(LOCK_DIR_ENV) else "")
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{where} is a file, not a folder; remove it or set ${LOCK_DIR_ENV} to a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:
+        raise UsageError(f"{where} cannot be made: {exc.strerror or exc}; set ${LOCK_DIR_ENV} to a "
+                         "folder this user can write") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise UsageError(f"{where} is not writable by this user; set ${LOCK_DIR_ENV} to one that is")
+    return path
 
 
 def lock_path(backend: str, device: str) -> Path:

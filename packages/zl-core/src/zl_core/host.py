@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata as md
 import os
-from collections.abc import Iterable, Iterator, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
 from typing import Any
 
 import attrs
@@ -67,6 +67,10 @@ def _disabled_names() -> set[str]:
     return {n.strip().lower() for n in raw.split(",") if n.strip()}
 
 
+#: Called with each new plugin problem (one line naming the plugin and the hook) as it
+#: happens, so a long campaign says so at once; the command line adds a printer.
+PROBLEM_LISTENERS: list[Callable[[str], None]] = []
+
 class PluginHost:
     """Typed facade over the ``zl`` plugin manager."""
 
@@ -79,6 +83,7 @@ class PluginHost:
         self._problems: list[str] = []
         self._problems_at_load: list[str] = []
         self._hook_problems: list[str] = []
+        self._hung: set[str] = set()  # plugins with a hook that did not return in time
 
     # -- loading -----------------------------------------------------------------
 
@@ -151,10 +156,13 @@ class PluginHost:
     # -- calling hooks, one plugin at a time ---------------------------------------
 
     def _broken(self, plugin: str, hook: str, why: str) -> None:
-        """Record that ``plugin`` failed in ``hook``; its record turns "broken"."""
+        """Record that ``plugin`` failed in ``hook``; its record turns "broken"; the
+        first time, :data:`PROBLEM_LISTENERS` hear of it (the command line prints it)."""
         problem = f"plugin {plugin}: {hook} {why}"
         if problem not in self._hook_problems:
             self._hook_problems.append(problem)
+            for listener in PROBLEM_LISTENERS:
+                listener(problem)
         for i, record in enumerate(self._records):
             if record.name == plugin and record.status == "loaded":
                 self._records[i] = attrs.evolve(record, status="broken", reason=f"{hook} {why}")
@@ -168,6 +176,8 @@ class PluginHost:
         Hook wrappers are not called: zl's hooks are plain answers.
         """
         for impl in reversed(getattr(self._pm.hook, hook).get_hookimpls()):
+            if impl.plugin_name in self._hung:
+                continue
             if impl.hookwrapper or getattr(impl, "wrapper", False):
                 self._broken(impl.plugin_name, hook, "is a hook wrapper, which zl does not call")
                 continue
@@ -177,7 +187,9 @@ class PluginHost:
                                              lambda impl=impl, args=args: impl.function(*args),
                                              name=f"zl-hook-{impl.plugin_name}")
             except bounded.Hung as exc:
-                self._broken(impl.plugin_name, hook, str(exc))
+                # Its thread may never return: the plugin is not asked again.
+                self._hung.add(impl.plugin_name)
+                self._broken(impl.plugin_name, hook, f"{exc}; not asked again")
                 continue
             except _ZL_OWN:
                 raise
@@ -257,6 +269,15 @@ class PluginHost:
 
     def known_names(self) -> dict[str, tuple[str, ...]]:
         return {name: r.backend.aliases for name, r in self._registry().items()}
+
+    def stopped_answering(self, backend: Backend) -> str:
+        """Why the plugin that declared ``backend`` is no longer asked ("" when it is): one
+        of its hooks hung, so none of its answers (device identity, the tool to ask) come."""
+        reg = self._registry().get(backend.name)
+        if reg is None or reg.plugin not in self._hung:
+            return ""
+        return next((p for p in self._hook_problems if p.startswith(f"plugin {reg.plugin}: ")),
+                    f"plugin {reg.plugin} hung")
 
     def get_backend(self, name: str) -> Backend:
         """Resolve a name or alias; unknown names fail closed with the known list."""

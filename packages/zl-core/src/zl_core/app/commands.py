@@ -79,7 +79,7 @@ def screen(host: PluginHost, options: ScreenOptions, *, echo: Echo = print,
          f"{got.provider.name}, {len(ops)} operator(s)"
          + (f", IR-only for {got.measure.target}" if got.measure.compile_only else "")
          + (f"; resuming {resume.root}" if resume else ""))
-    with results_written_under(root):
+    with results_written_under(root, "zl screen"):
         campaign, rows = run_screen(host, got.provider, got.backend, got.device, sides, ops,
                                     cell_settings(got.measure, got.source), root,
                                     executor=executor or chosen, resume=resume,
@@ -158,15 +158,16 @@ class ScreenInput:
 def read_screen_input(screen: Path | None, root: Path, echo: Echo = print) -> ScreenInput:
     path = screen or latest_screen(root)
     for other in ([] if screen else state.incomplete(root, "screen"))[:3]:
-        echo(f"zl ab: note: not taking screen {other}: it is "
-             f"{state.state_of(read_campaign(other))}; finish it with zl screen --resume {other}")
+        other_meta = read_campaign(other)
+        echo(f"zl ab: note: not taking screen {other}: it is {state.state_of(other_meta)}; "
+             f"{state.finish_hint(other, other_meta, 'zl screen')}")
     if path is None:
         raise UsageError(f"no complete screen found under {root}; run 'zl screen --ops ...' first "
                          "(or resume one) or name operators with --ops")
     meta = read_campaign(path)
     if state.state_of(meta) != state.COMPLETE:
         echo(f"zl ab: note: screen {path} is {state.state_of(meta)}; only its finished operators "
-             f"are taken (finish it with zl screen --resume {path})")
+             f"are taken ({state.finish_hint(path, meta, 'zl screen')})")
     if meta.get("compile_only"):
         raise UsageError(f"screen {path} was IR-only (--compile-only); A/B rounds need a device screen")
     rows = read_screen(path)
@@ -229,7 +230,7 @@ def ab(host: PluginHost, options: AbOptions, *, echo: Echo = print,
     plan = RoundsPlan(rounds=options.rounds, max_rounds=max(options.max_rounds, MIN_LOOK_ROUNDS),
                       allow_no_ir_diff=options.allow_no_ir_diff, threshold_pct=options.threshold_pct,
                       campaign_ops=len(ops) + len(controls))
-    with results_written_under(root):
+    with results_written_under(root, "zl ab"):
         campaign, runs = run_ab(host, got.provider, got.backend, got.device, sides, ops, controls,
                                 cell_settings(got.measure, got.source), plan, root,
                                 telemetry_interval=options.telemetry_interval, aa=options.aa,

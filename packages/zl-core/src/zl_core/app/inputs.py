@@ -115,10 +115,24 @@ def _unknown(provider: Provider, op: OpSpec, offered, names: list[str]) -> str:
             f"{len(names)} it offers")
 
 
+def _own_campaign(root: Path) -> Path | None:
+    """The campaign under ``root`` this process was running (its campaign.json says so)."""
+    import json
+
+    for path in sorted(Path(root).glob("*_*/campaign.json")):
+        try:
+            meta = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(meta, dict) and meta.get("pid") == os.getpid():
+            return path.parent
+    return None
+
+
 @contextlib.contextmanager
-def results_written_under(root: Path) -> Iterator[None]:
+def results_written_under(root: Path, command: str) -> Iterator[None]:
     """A campaign's own writes failing (a full disk, a folder removed under it) end
-    it on one line naming the runs root, exit 1; what was written stays."""
+    it on one line naming the runs root and how to go on, exit 6; what was written stays."""
     try:
         yield
     except BrokenPipeError:
@@ -126,6 +140,9 @@ def results_written_under(root: Path) -> Iterator[None]:
     except OSError as exc:
         what = exc.strerror or type(exc).__name__
         where = f" ({exc.filename})" if exc.filename else ""
+        campaign = _own_campaign(root)
+        then = (f"then continue it with {command} --resume {campaign} (its finished cells are kept)"
+                if campaign is not None else f"then run {command} again")
         raise ResultsUnwritableError(
-            f"cannot write the campaign under {root}: {what}{where}; free space there or pass "
-            "--runs-root elsewhere, then run it again (cells finished so far are kept)") from None
+            f"cannot write the campaign under {root}: {what}{where}; free space there, {then}, "
+            "or pass --runs-root elsewhere") from None

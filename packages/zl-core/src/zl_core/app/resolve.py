@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import attrs
 
-from zl_core import targets
+from zl_core import devicelock, targets
 from zl_core.backend import Backend
 from zl_core.campaigns.settings import CellSettings
 from zl_core.errors import NoDeviceError, UsageError
 from zl_core.host import PluginHost
 from zl_core.opspec import OpSpec
 from zl_core.provider import Provider
+from zl_core.vendor_tools import check_tool
 
 from .inputs import check_ops_offered, check_runs_root, check_timeout
 from .options import Measurement, Where
@@ -46,6 +48,8 @@ def resolve(host: PluginHost, where: Where, measure: Measurement, *, what: str,
     found and none was named, and ``note`` says so.
     """
     check_timeout(measure.timeout_s)
+    if not measure.compile_only:
+        devicelock.check_lock_dir()  # a cell that cannot lock its device must not start
     provider, source = resolve_suite(host, where.suite, where.source)
     provider.check_source(source)  # a broken checkout: exit 3 before any cell
     measure = check_compile_only(measure, provider, host, where.backend)
@@ -54,6 +58,11 @@ def resolve(host: PluginHost, where: Where, measure: Measurement, *, what: str,
         device = resolve_device(host, backend, where.device, compile_only=measure.compile_only,
                                 what=what) if local_device else None
     except NoDeviceError as exc:
+        broken = failing_tools(host, where.backend or os.environ.get(BACKEND_ENV))
+        if broken:  # a device machine whose driver or tool is broken is not a CPU machine
+            raise NoDeviceError(f"{str(exc).split(';')[0]}, and the vendor's tool is installed but "
+                                f"failing ({'; '.join(broken)}); fix the driver or the tool "
+                                "(zl doctor), or compare generated code only with --compile-only") from None
         if not (ir_only_without_device and local_device and where.device is None
                 and not measure.compile_only and getattr(provider, "supports_compile_only", False)):
             raise
@@ -96,6 +105,29 @@ def resolve_sweep_devices(host: PluginHost, backend: Backend, provider: Provider
         raise UsageError(f"--sweep-devices {spec}: a sharded sweep needs two devices or more "
                          f"(found {len(devices)}); drop it to sweep on the cell's own device")
     return devices
+
+
+#: How long a vendor's tool gets to say why no device was found (a healthy nvidia-smi
+#: answers in well under a second).
+TOOL_CHECK_S = 15.0
+
+
+def failing_tools(host: PluginHost, name: str | None) -> list[str]:
+    """``<backend>: why`` for each backend (the named one, else every installed one)
+    whose vendor tool is on PATH but does not answer: a failing tool means a machine
+    whose devices zl cannot see, which must never pass for a machine without any."""
+    try:
+        backends = [host.get_backend(name)] if name else host.backends()
+    except UsageError:
+        return []
+    found = []
+    for backend in backends:
+        argv = host.telemetry_command(backend, None)
+        if argv and shutil.which(argv[0]):
+            why = check_tool(argv, TOOL_CHECK_S)
+            if why:
+                found.append(f"{backend.name}: {why}")
+    return found
 
 
 def resolve_backend(host: PluginHost, name: str | None, *, compile_target: str | None = None) -> Backend:

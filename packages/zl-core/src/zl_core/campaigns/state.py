@@ -79,6 +79,20 @@ def _pid_alive(pid: object) -> bool:
     return True
 
 
+def is_live(meta: dict) -> bool:
+    """Whether a process on this host is running the campaign now (resume would be refused)."""
+    return (state_of(meta) == RUNNING and meta.get("host") == socket.gethostname()
+            and _pid_alive(meta.get("pid")) and int(meta.get("pid", -1)) != os.getpid())
+
+
+def finish_hint(path: Path, meta: dict, command: str) -> str:
+    """How to get an unfinished campaign finished, true for its state: resume it, or wait
+    for the process that runs it now."""
+    if is_live(meta):
+        return f"it is still running (pid {meta.get('pid')}); wait for it to end"
+    return f"finish it with {command} --resume {path}"
+
+
 def check_resumable(path: Path, kind: str) -> dict:
     """campaign.json of a campaign ``--resume`` may continue, or a one-line refusal."""
     meta = read_campaign(path)
@@ -88,8 +102,7 @@ def check_resumable(path: Path, kind: str) -> dict:
     state = state_of(meta)
     if state == COMPLETE:
         raise UsageError(f"campaign {path} is complete; nothing to resume (zl report {path})")
-    if state == RUNNING and meta.get("host") == socket.gethostname() and _pid_alive(meta.get("pid")) \
-            and int(meta.get("pid", -1)) != os.getpid():
+    if is_live(meta):
         raise UsageError(f"campaign {path} is still running (pid {meta.get('pid')}); "
                          "stop it first or wait for it")
     if not meta.get("options"):
@@ -235,9 +248,10 @@ def check_complete(path: Path) -> None:
     missing = missing_ops(layout, meta)
     shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
     command = "zl screen" if meta.get("kind") == record.SCREEN else "zl ab"
+    hint = finish_hint(layout.root, meta, command)
     raise IncompleteCampaignError(
         f"campaign {layout.root} is {current}; {len(missing)} operator(s) unfinished"
-        + (f": {shown}" if missing else "") + f". Finish it with {command} --resume {layout.root}, "
+        + (f": {shown}" if missing else "") + f". {hint[0].upper()}{hint[1:]}, "
         "or pass --allow-incomplete to report what finished")
 
 

@@ -13,6 +13,7 @@ import os
 import sys
 
 from zl_core import __version__, interrupts
+from zl_core import host as host_module
 from zl_core.errors import EXIT_FAILED, EXIT_USAGE, ZlError
 
 COMMANDS = ("backends", "doctor", "telemetry", "ops", "run", "screen", "ab", "report", "worker", "diff")
@@ -42,6 +43,18 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+
+    def say_problem(problem: str) -> None:
+        print(f"zl {args.command}: {problem} (its answer is skipped)", file=sys.stderr, flush=True)
+
+    host_module.PROBLEM_LISTENERS.append(say_problem)
+    try:
+        return _run(args)
+    finally:
+        host_module.PROBLEM_LISTENERS.remove(say_problem)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         # SIGINT/SIGTERM/SIGHUP kill the running cells' process groups and end the
         # command with one line and 128 + the signal's number (zl_core.interrupts).
@@ -70,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         # A full disk or a folder gone mid-campaign: what is written so far stays.
         where = f" ({exc.filename})" if exc.filename else ""
         print(f"zl {args.command}: cannot go on: {exc.strerror or exc}{where}; free space or fix "
-              "that folder, then run it again (cells finished so far are kept)", file=sys.stderr)
+              "that folder, then continue with --resume <campaign> (cells finished so far are kept)", file=sys.stderr)
         return EXIT_FAILED
 
 

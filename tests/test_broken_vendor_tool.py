@@ -1,0 +1,64 @@
+"""A vendor tool that is installed but failing means a device machine zl cannot see, not a
+machine without devices: the campaign names the tool and its failure and runs nothing,
+instead of turning silently into an IR-only screen. Through the CLI, with the real
+backend plugins and a fake nvidia-smi on PATH."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+
+import pytest
+from fake_tools import write_tool
+from zl_core.app import resolve
+from zl_core.cli import main
+
+DRIVER_GONE = ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+               "Make sure that the latest NVIDIA driver is installed and running.\n")
+
+
+@pytest.fixture
+def machine(tmp_path, monkeypatch):
+    """PATH with only a tools folder in front (and the interpreter's own); no mask."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", os.pathsep.join([str(bin_dir), os.path.dirname(sys.executable), "/usr/bin", "/bin"]))
+    for key in ("CUDA_VISIBLE_DEVICES", "ZL_BACKEND", "FLAGGEMS_DIR"):
+        monkeypatch.delenv(key, raising=False)
+    return bin_dir
+
+
+def screen(tmp_path) -> int:
+    try:
+        return main(["screen", "--suite", "builtin", "--switch", "DISABLE_MMA_V3", "--ops", "add",
+                     "--runs-root", str(tmp_path / "runs")])
+    except SystemExit as exc:
+        return int(exc.code)
+
+
+def test_an_nvidia_smi_that_cannot_reach_the_driver_stops_the_screen(machine, tmp_path, capsys):
+    write_tool(machine, "nvidia-smi", stderr=DRIVER_GONE, rc=9)
+    assert screen(tmp_path) == 2
+    out, err = capsys.readouterr()
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "Traceback" not in out + err, err
+    assert "cuda: nvidia-smi exited 9: NVIDIA-SMI has failed because it couldn't communicate" in lines[0]
+    assert "IR-only" not in out and "--compile-only" in lines[0]
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+def test_a_hung_nvidia_smi_is_named_and_ended(machine, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(resolve, "TOOL_CHECK_S", 1.0)
+    tool = machine / "nvidia-smi"
+    tool.write_text(f"#!{sys.executable}\nimport time\ntime.sleep(60)\n")
+    tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
+    assert screen(tmp_path) == 2
+    err = capsys.readouterr().err
+    assert "cuda: nvidia-smi did not answer within 1s" in err
+
+
+def test_without_any_vendor_tool_the_screen_says_it_runs_ir_only(machine, tmp_path, capsys):
+    assert screen(tmp_path) == 0
+    out = capsys.readouterr().out
+    assert "running the IR-only screen instead" in out  # said, not silent
