@@ -9,8 +9,8 @@ stamp), every operator must end with both sides finished, the campaign complete 
 `zl report` exit 0. Then: the runs root's disk filling up (a small tmpfs; exit 6, one line
 naming the resume command, nothing lost once it grows), the vendor tool failing or hanging
 mid-campaign (every cell after it refused by name, exit 6, none run without its device's
-identity), a third-party plugin raising in every hook a screen calls or hanging in one (one
-line each, every cell finished). The figures (faults injected, survived, results lost or
+identity), a third-party plugin raising in every hook a screen or an A/B campaign calls, or hanging in
+one (one line each, every cell finished). The figures (faults injected, survived, results lost or
 changed) are printed at the end of the run (tests/conftest.py)."""
 
 from __future__ import annotations
@@ -246,5 +246,24 @@ def test_a_plugin_that_raises_or_hangs_in_a_hook_is_named_and_the_campaign_goes_
                         "ZL_PLUGIN_TIMEOUT sets the bound); not asked again (its answer is skipped)")]
     (campaign,) = (tmp_path / "runs").glob("screen_*")
     assert {f"{op}/{side}" for op in OPS for side in "AB"} <= set(finished_cells(campaign))
+    assert zl(tmp_path, "report", str(campaign)).returncode == 0
+    TALLY["survived"] += 1
+
+
+def test_a_plugin_raising_in_every_hook_an_ab_campaign_calls_is_named_and_the_rounds_go_on(tmp_path):
+    """The telemetry hooks too (an A/B campaign samples the devices between cells)."""
+    TALLY["injected"] += 1
+    env = fake_env(tmp_path, ZL_FAKE_SLEEP="0.1", ZL_FAKE_BROKEN_PLUGIN="raise", ZL_FAKE_OPS="abschanged")
+    done = subprocess.run([sys.executable, str(LAUNCHER), "ab", "--suite", "sleepy", "--switch", "FAKE_SWITCH",
+                           "--ops", "abschanged", "--rounds", "4", "--telemetry-interval", "0.2"], env=env,
+                          capture_output=True, text=True, check=False, timeout=180)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    hooks = sorted(ln.split("brokenvendor: ")[1].split()[0] for ln in done.stderr.splitlines()
+                   if "plugin brokenvendor:" in ln)
+    assert hooks == sorted([*SCREEN_HOOKS, "zl_telemetry_command", "zl_parse_telemetry"])
+    (campaign,) = (tmp_path / "runs").glob("ab_*")
+    cells = list(campaign.glob("abschanged/r*/[AB]/run_identity.json"))
+    assert len(cells) == 8 and all(json.loads(p.read_text()).get("finished") for p in cells)
     assert zl(tmp_path, "report", str(campaign)).returncode == 0
     TALLY["survived"] += 1
