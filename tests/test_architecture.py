@@ -87,3 +87,28 @@ def test_the_round_folder_is_spelled_in_the_layout_only():
     spelled = [p.relative_to(ROOT) for p in ROOT.rglob("*.py")
                if ":02d}" in p.read_text(encoding="utf-8") and p.name != "layout.py"]
     assert spelled == []
+
+
+STORE = "zl_core.store"
+#: What the store may import of zl_core: it is below everything that reads or runs campaigns.
+STORE_BASE = ("zl_core.atomic", "zl_core.errors", "zl_core.caliber", "zl_core.ttgir_layout")
+
+
+def test_the_store_imports_nothing_above_it():
+    for mod, imports in MODULES.items():
+        if mod == STORE or mod.startswith(STORE + "."):
+            above = [i for i, _ in imports if i.startswith("zl_core") and i != "zl_core"
+                     and not i.startswith((STORE, *STORE_BASE))]
+            assert not above, f"{mod} imports {above}"
+
+
+def test_readers_of_the_run_folder_read_it_through_the_store_not_the_engine():
+    # The report, the IR readers, series and status take files and records from
+    # zl_core.store; of the engine they may use only campaigns.judging (the statistics'
+    # input, which the rounds report shares with the adaptive stop).
+    readers = ("zl_core.report", "zl_core.ir", "zl_core.series", "zl_core.status")
+    for mod, imports in MODULES.items():
+        if mod.startswith(readers):
+            engine = [i for i, _ in imports if i.startswith("zl_core.campaigns")
+                      and not i.startswith("zl_core.campaigns.judging")]
+            assert not engine, f"{mod} imports the engine: {engine}"

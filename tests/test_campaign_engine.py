@@ -11,13 +11,14 @@ import pytest
 from zl_core import caliber, hookimpl
 from zl_core.campaigns.ab_campaign import run_ab
 from zl_core.campaigns.ab_task import RoundsPlan, side_order
-from zl_core.campaigns.record import read_campaign
-from zl_core.campaigns.screen_campaign import latest_screen, read_screen, run_screen
+from zl_core.campaigns.screen_campaign import latest_screen, run_screen
 from zl_core.campaigns.settings import CellSettings
 from zl_core.cell import run_cell
 from zl_core.errors import PreflightError
 from zl_core.opspec import OpSpec
 from zl_core.status import read_status
+from zl_core.store.record import read_campaign
+from zl_core.store.screen_table import read_screen
 from zl_core.switches import resolve_sides
 
 

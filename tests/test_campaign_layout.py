@@ -6,9 +6,9 @@ import os
 
 import pytest
 from zl_core.atomic import write_json_atomic, write_text_atomic
-from zl_core.campaigns.layout import CampaignLayout, cell_label, parse_round, round_name
-from zl_core.campaigns.record import is_aa, read_campaign, write_campaign
 from zl_core.errors import BadInputError
+from zl_core.store.layout import CampaignLayout, cell_label, parse_round, round_name
+from zl_core.store.record import is_aa, read_campaign, write_campaign
 
 
 def test_cells_of_a_screen_and_of_rounds_live_where_the_layout_says(tmp_path):

@@ -9,13 +9,14 @@ import attrs
 from zl_core.campaigns.ab_campaign import run_ab
 from zl_core.campaigns.ab_task import AbTask, RoundsPlan
 from zl_core.campaigns.executor import SerialExecutor
-from zl_core.campaigns.record import read_campaign
-from zl_core.campaigns.screen_campaign import read_screen, run_screen
+from zl_core.campaigns.screen_campaign import run_screen
 from zl_core.campaigns.screen_task import ScreenTask
 from zl_core.campaigns.settings import CellSettings
 from zl_core.opspec import OpSpec
 from zl_core.report import build
 from zl_core.status import read_status
+from zl_core.store.record import read_campaign
+from zl_core.store.screen_table import read_screen
 from zl_core.switches import resolve_sides
 
 

@@ -51,6 +51,15 @@ def finished_cells(campaign: Path) -> dict[str, tuple[str, str]]:
     return out
 
 
+def assert_kept(before: dict, after: dict) -> None:
+    """Every cell finished before the fault is still there, unchanged; counted in TALLY."""
+    lost = [cell for cell in before if cell not in after]
+    changed = [cell for cell in before if cell in after and after[cell] != before[cell]]
+    TALLY["lost"] += len(lost)
+    TALLY["changed"] += len(changed)
+    assert lost == [] and changed == []
+
+
 def inject(fault: str, proc: subprocess.Popen, tmp_path: Path, campaign: Path, rng: random.Random) -> None:
     if fault == "orchestrator SIGKILL":
         proc.kill()
@@ -97,11 +106,7 @@ def test_a_campaign_survives_each_fault_and_loses_no_finished_result(tmp_path, f
         resumed = zl(tmp_path, "screen", "--resume", str(campaign), "--devices", "all")
         assert resumed.returncode in (0, 6), resumed.stdout + resumed.stderr
     after = finished_cells(campaign)
-    lost = [cell for cell in before if cell not in after]
-    changed = [cell for cell in before if cell in after and after[cell] != before[cell]]
-    TALLY["lost"] += len(lost)
-    TALLY["changed"] += len(changed)
-    assert lost == [] and changed == []
+    assert_kept(before, after)
     assert {f"{op}/{side}" for op in OPS for side in "AB"} <= set(after)
     assert json.loads((campaign / "campaign.json").read_text())["state"] == "complete"
     report = zl(tmp_path, "report", str(campaign))
@@ -152,11 +157,7 @@ def test_a_full_disk_ends_the_campaign_in_one_line_and_resume_loses_nothing(tmp_
                 break
         assert resumed.returncode == 0, resumed.stdout + resumed.stderr
         after = finished_cells(campaign)
-        lost = [cell for cell in before if cell not in after]
-        changed = [cell for cell in before if cell in after and after[cell] != before[cell]]
-        TALLY["lost"] += len(lost)
-        TALLY["changed"] += len(changed)
-        assert lost == [] and changed == []
+        assert_kept(before, after)
         assert {f"{op}/{side}" for op in OPS for side in "AB"} <= set(after)
         assert zl(tmp_path, "report", str(campaign)).returncode == 0
         TALLY["survived"] += 1
@@ -201,11 +202,7 @@ def test_a_vendor_tool_that_breaks_mid_campaign_fails_the_cells_after_it_by_name
     flag.write_text("hang" if how == "hangs" else "fail")
     out, err = proc.communicate(timeout=300)
     after = finished_cells(campaign)
-    lost = [cell for cell in before if cell not in after]
-    changed = [cell for cell in before if cell in after and after[cell] != before[cell]]
-    TALLY["lost"] += len(lost)
-    TALLY["changed"] += len(changed)
-    assert lost == [] and changed == []
+    assert_kept(before, after)
     rows = {r["op"]: r for r in json.loads((campaign / "screen.json").read_text())["ops"]}
     failed = sorted(op for op, r in rows.items() if "check=vendor_tool" in r["notes"])
     assert "Traceback" not in out + err

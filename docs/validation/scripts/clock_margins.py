@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 from zl_core import drift
-from zl_core.campaigns.layout import CampaignLayout
 from zl_core.status import latest_by_cell, read_status
+from zl_core.store.layout import CampaignLayout
 
 
 def clock_flags(windows, samples, fraction: float) -> dict[str, str]:

@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from zl_core.campaigns.layout import round_name
 from zl_core.pairing import FALLBACK, OK, Key, Pair
+from zl_core.store.layout import round_name
 
 MAIN = "main"
 FALLBACK_SEGMENT = "fallback"

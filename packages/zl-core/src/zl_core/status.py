@@ -11,8 +11,8 @@ from pathlib import Path
 
 from zl_core import contract, drift
 from zl_core.atomic import write_text_atomic
-from zl_core.campaigns.layout import STATUS_FILE, CampaignLayout
 from zl_core.cell import CellOutcome
+from zl_core.store.layout import STATUS_FILE, CampaignLayout
 
 STATUS_NAME = STATUS_FILE
 COLUMNS = ("finished", "round", "op", "side", "switch_value", "rc", "elapsed_s", "timed_out",

@@ -18,13 +18,14 @@ from zl_core.campaigns.ab_task import OpRun, RoundsPlan
 from zl_core.campaigns.estimate import Estimate, estimate, history
 from zl_core.campaigns.executor import Executor
 from zl_core.campaigns.judging import MIN_LOOK_ROUNDS
-from zl_core.campaigns.layout import CampaignLayout
-from zl_core.campaigns.record import read_campaign
-from zl_core.campaigns.screen_campaign import latest_screen, read_screen, run_screen
+from zl_core.campaigns.screen_campaign import latest_screen, run_screen
 from zl_core.errors import UsageError
 from zl_core.host import PluginHost
 from zl_core.ir_verdict import IR_CHANGED, NO_IR_DIFF
 from zl_core.opspec import OpSpec
+from zl_core.store.layout import CampaignLayout
+from zl_core.store.record import read_campaign
+from zl_core.store.screen_table import read_screen
 from zl_core.switch_check import check_campaign_switch
 from zl_core.switches import Sides, resolve_sides
 

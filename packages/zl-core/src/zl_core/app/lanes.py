@@ -16,9 +16,9 @@ import attrs
 from zl_core.campaigns import executors, state
 from zl_core.campaigns.dask_executor import import_distributed
 from zl_core.campaigns.executor import Executor
-from zl_core.campaigns.layout import CampaignLayout
 from zl_core.errors import UsageError
 from zl_core.host import PluginHost
+from zl_core.store.layout import CampaignLayout
 
 from .options import Lanes, Measurement, SwitchChoice, Where
 from .resolve import Resolved, resolve_devices, runs_root

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from zl_core import report
 from zl_core.atomic import write_json_atomic
-from zl_core.campaigns.layout import CampaignLayout
+from zl_core.store.layout import CampaignLayout
 
 
 def campaign_report(campaign: Path, *, threshold_pct: float | None = None,

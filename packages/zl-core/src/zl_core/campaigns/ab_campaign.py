@@ -13,14 +13,14 @@ from zl_core.ir_verdict import SWITCH_NO_IR_DIFF
 from zl_core.opspec import OpSpec
 from zl_core.provider import Provider
 from zl_core.status import rewrite_flags, telemetry_flags
+from zl_core.store import record
+from zl_core.store.layout import CampaignLayout
 from zl_core.switches import Sides
 
-from . import record
 from .ab_task import AbTask, OpRun, RoundsPlan, run_ab_task
 from .executor import CampaignSink, Executor, SerialExecutor, TaskRuntime
 from .executors import concurrency
 from .judging import recorded_round_order
-from .layout import CampaignLayout
 from .progress import Progress
 from .settings import CellSettings
 from .start_check import settle_start

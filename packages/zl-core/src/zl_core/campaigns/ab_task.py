@@ -20,12 +20,12 @@ from zl_core.pairing import pair_rows
 from zl_core.rows import read_rows
 from zl_core.series import shape_series
 from zl_core.stats.order import a_first
+from zl_core.store.layout import CampaignLayout
 from zl_core.switches import Sides
 
 from .cell_run import run_side, whole_on_one_card
 from .executor import TaskRuntime
 from .judging import judge, series_latencies, stats_plan
-from .layout import CampaignLayout
 from .settings import CellSettings
 
 # Adaptive campaigns are planned up to their first look (more rounds are added as needed).

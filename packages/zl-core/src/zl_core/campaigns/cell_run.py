@@ -12,11 +12,11 @@ from zl_core.cell import CellOutcome
 from zl_core.errors import PreflightError
 from zl_core.ir_verdict import SideResult
 from zl_core.provider import CellRequest
+from zl_core.store.layout import op_dir_of
 from zl_core.ttgir_layout import TTGIR_DIR, IrSummary, summarize
 
 from .attempts import run_with_retries
 from .executor import TaskRuntime
-from .layout import op_dir_of
 from .state import OperatorMoved, check_kept_here, kept_outcome, set_aside_moved
 
 T = TypeVar("T")

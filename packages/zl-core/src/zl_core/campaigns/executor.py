@@ -22,8 +22,8 @@ import attrs
 from zl_core.cell import CellOutcome
 from zl_core.host import PluginHost
 from zl_core.status import append_status
+from zl_core.store.layout import CampaignLayout, round_name
 
-from .layout import CampaignLayout, round_name
 from .progress import Progress
 
 T = TypeVar("T")

@@ -2,24 +2,22 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import attrs
 
 from zl_core.atomic import write_json_atomic, write_text_atomic
 from zl_core.backend import Backend
-from zl_core.errors import BadInputError
 from zl_core.host import PluginHost
 from zl_core.ir_verdict import SKIPPED
 from zl_core.opspec import OpSpec
 from zl_core.provider import Provider
+from zl_core.store import record
+from zl_core.store.layout import CampaignLayout
 from zl_core.switches import Sides
 
-from . import record
 from .executor import CampaignSink, Executor, SerialExecutor, TaskRuntime
 from .executors import concurrency
-from .layout import CampaignLayout
 from .progress import Progress
 from .screen_task import COLUMNS, ScreenTask, run_screen_task
 from .settings import CellSettings
@@ -116,17 +114,3 @@ def latest_screen(runs_root: Path) -> Path | None:
     if not done:
         return None
     return max(done, key=lambda lay: (lay.campaign_file.stat().st_mtime, lay.name)).root
-
-
-def read_screen(campaign: Path) -> list[dict]:
-    path = CampaignLayout(campaign).screen_json
-    try:
-        rows = list(json.loads(path.read_text(encoding="utf-8"))["ops"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise BadInputError(f"cannot read screen results {path}: {exc}; re-run the screen") from None
-    for number, row in enumerate(rows, start=1):
-        if not isinstance(row, dict) or not isinstance(row.get("op"), str) \
-                or not isinstance(row.get("verdict", ""), str):
-            raise BadInputError(f"corrupt screen results {path}: row {number} is not an operator's "
-                                "row (an object with 'op' and 'verdict'); re-run the screen")
-    return rows

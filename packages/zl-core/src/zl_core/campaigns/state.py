@@ -26,10 +26,9 @@ from zl_core import caliber, interrupts
 from zl_core.atomic import write_json_atomic
 from zl_core.cell import CellOutcome
 from zl_core.errors import UsageError
-
-from . import record
-from .layout import CampaignLayout
-from .record import read_campaign
+from zl_core.store import record
+from zl_core.store.layout import CampaignLayout
+from zl_core.store.record import read_campaign
 
 RUNNING, INTERRUPTED, COMPLETE = "running", "interrupted", "complete"
 ASIDE_DIR = ".aside"
@@ -259,8 +258,7 @@ def restore_status(layout: CampaignLayout, meta: dict) -> int:
     """Append the status row of every finished cell that has none (the orchestrator was
     killed between the cell's last stamp and its row); returns how many were added."""
     from zl_core.status import append_status, read_status
-
-    from .layout import SIDES, parse_round
+    from zl_core.store.layout import SIDES, parse_round
 
     listed = {row["cell"] for row in read_status(layout.root)}
     added = 0

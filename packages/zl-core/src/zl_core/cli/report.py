@@ -16,10 +16,10 @@ from pathlib import Path
 
 from zl_core import report as model_builder
 from zl_core.campaigns import state
-from zl_core.campaigns.layout import CampaignLayout
 from zl_core.cli import _common
 from zl_core.errors import UsageError, VerdictGateError
 from zl_core.report.render import FORMATS
+from zl_core.store.layout import CampaignLayout
 
 FAIL_ON = ("slower", "faster", "inconclusive", "any", "failed")
 

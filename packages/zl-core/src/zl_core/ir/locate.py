@@ -3,16 +3,16 @@
 A screen keeps ``<op>/A`` and ``<op>/B``; an A/B (or A/A) campaign ``<op>/rNN/A|B``,
 of which round 1 is compared: every round replays round 1's configs, so its code
 is the code that was timed. Folder names come from
-:class:`zl_core.campaigns.layout.CampaignLayout`.
+:class:`zl_core.store.layout.CampaignLayout`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from zl_core.campaigns.layout import CAMPAIGN_FILE, SIDES, CampaignLayout
-from zl_core.campaigns.record import KINDS, SCREEN, read_campaign
 from zl_core.errors import BadInputError
+from zl_core.store.layout import CAMPAIGN_FILE, SIDES, CampaignLayout
+from zl_core.store.record import KINDS, SCREEN, read_campaign
 
 FIRST_ROUND = 1
 

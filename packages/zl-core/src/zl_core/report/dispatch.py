@@ -14,8 +14,8 @@ from .screen_report import build_screen
 
 def build(path: Path, *, allow_mismatch: bool = False, threshold_pct: float | None = None) -> dict:
     """The report of a campaign folder, its kind read from campaign.json."""
-    from zl_core.campaigns.layout import CAMPAIGN_FILE as CAMPAIGN_NAME
-    from zl_core.campaigns.record import ROUNDS_KINDS, SCREEN, read_campaign
+    from zl_core.store.layout import CAMPAIGN_FILE as CAMPAIGN_NAME
+    from zl_core.store.record import ROUNDS_KINDS, SCREEN, read_campaign
 
     path = Path(path)
     if not path.exists():

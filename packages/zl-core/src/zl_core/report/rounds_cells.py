@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import attrs
 
-from zl_core.campaigns.layout import SIDES, CampaignLayout, round_name
-from zl_core.campaigns.record import is_aa
 from zl_core.ir_verdict import SWITCH_NO_IR_DIFF, switch_no_ir_diff
 from zl_core.status import CellKey
+from zl_core.store.layout import SIDES, CampaignLayout, round_name
+from zl_core.store.record import is_aa
 from zl_core.ttgir_layout import TTGIR_DIR, summarize
 
 SKIPPED_NO_IR_DIFF = f"{SWITCH_NO_IR_DIFF}: identical TTGIR after round 1"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from zl_core.campaigns.layout import CampaignLayout, cell_label
 from zl_core.ir_verdict import SWITCH_NO_IR_DIFF
 from zl_core.status import UNJUDGED_FLAGS, CellKey, judge_cells
+from zl_core.store.layout import CampaignLayout, cell_label
 
 DRIFT_RULE = ("a verdict depends on drift when dropping the rounds with a flagged cell (either side) "
               "changes it, or leaves fewer than 2 rounds to decide it")

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from zl_core import caliber, phases
-from zl_core.campaigns.layout import CampaignLayout
 from zl_core.status import latest_by_cell, read_status
+from zl_core.store.layout import CampaignLayout
 
 SLOWEST = 5
 
