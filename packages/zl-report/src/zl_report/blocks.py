@@ -44,7 +44,7 @@ class PlotItem:
     points: tuple[float, ...] = ()  # individual observations (per-round deltas)
     low: float | None = None  # interval drawn as a bar
     high: float | None = None
-    mid: float | None = None  # the summary mark (median)
+    mid: float | None = None  # the summary mark (the estimate the interval is built around)
     tone: str | None = None
     hollow: bool = False  # kept apart (fallback, mixed timer)
 

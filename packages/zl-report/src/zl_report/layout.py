@@ -48,6 +48,14 @@ def span(low: object, high: object) -> str:
     return f"{pct(low)} .. {pct(high)}"
 
 
+def interval_estimate(stats: dict) -> float | None:
+    """The estimate a shape's interval is built around (the order-adjusted one), so the
+    table, the plot's marker and the verdict line agree; the median of the per-round
+    deltas for a model written before estimates were recorded."""
+    value = stats.get("estimate_pct")
+    return value if isinstance(value, int | float) else stats.get("median_delta_pct")
+
+
 def _finite(values: Sequence[object]) -> tuple[float, ...]:
     return tuple(float(v) for v in values
                  if isinstance(v, (int, float)) and math.isfinite(float(v)))
@@ -220,7 +228,7 @@ def _rounds_op(model: Mapping, op: Mapping) -> list[Block]:
     for r in (x for x in model["rows"] if x["op"] == name):
         st = r.get("stats") or {}
         rows.append((r["shape"], r["segment"], str(r.get("timer") or "-"),
-                     pct(st.get("median_delta_pct")),
+                     pct(interval_estimate(st)),
                      span(st.get("ci_low_pct"), st.get("ci_high_pct")),
                      span(st.get("min_delta_pct"), st.get("max_delta_pct")),
                      f"{st['sign_agree']}/{st['n']}" if st else "-",
@@ -231,13 +239,13 @@ def _rounds_op(model: Mapping, op: Mapping) -> list[Block]:
                      r.get("verdict") or r.get("reason") or "-"))
         tones.append(VERDICT_TONES.get(r.get("verdict")) if r["segment"] == "main" else "muted")
         if st:
-            items.append(PlotItem(label=r["shape"], points=_finite(st.get("deltas") or ()),
+            items.append(PlotItem(label=r["shape"], points=_finite(st.get("deltas_pct") or ()),
                                   low=st.get("ci_low_pct"), high=st.get("ci_high_pct"),
-                                  mid=st.get("median_delta_pct"),
+                                  mid=interval_estimate(st),
                                   tone=VERDICT_TONES.get(r.get("verdict")),
                                   hollow=r["segment"] != "main"))
     if rows:
-        blocks.append(Table(headers=("shape", "segment", "timer", "median", "CI", "per-round range",
+        blocks.append(Table(headers=("shape", "segment", "timer", "estimate", "CI", "per-round range",
                                      "sign agree", "spread A / B", "within cell A / B",
                                      "verdict"),
                             rows=tuple(rows), align="lllrrrrrrl", tones=tuple(tones)))

@@ -41,7 +41,7 @@ def _domain(plot: Plot) -> tuple[float, float]:
 
 
 def forest(plot: Plot) -> str:
-    """One row per item: observations as dots, the interval as a bar, the median as a diamond."""
+    """One row per item: observations as dots, the interval as a bar, its estimate as a diamond."""
     lo, hi = _domain(plot)
     x0, x1 = LABEL_W, WIDTH - RIGHT_PAD
     height = TOP + ROW_H * max(1, len(plot.items)) + AXIS_H

@@ -1,0 +1,46 @@
+"""The reports of the real H200 campaigns kept in docs/validation/data, rendered as a user
+gets them: every per-round delta drawn as a dot, and the table, the plot's marker and the
+interval built around one estimate. A key the model renames fails here, not only in the
+synthetic fixture."""
+
+from __future__ import annotations
+
+import math
+import re
+import tarfile
+from pathlib import Path
+
+import pytest
+from zl_core.report.dispatch import build
+from zl_core.report.render import render
+
+DATA = Path(__file__).resolve().parents[1] / "docs" / "validation" / "data"
+ARCHIVES = sorted(DATA.glob("2026-12-03-a[ab]-*.tgz"))
+
+pytest.importorskip("zl_report")
+
+
+def campaign_of(archive: Path, tmp_path: Path) -> Path:
+    with tarfile.open(archive) as tar:
+        tar.extractall(tmp_path, filter="data")
+    (meta,) = [p for p in tmp_path.rglob("campaign.json") if p.parent.name.startswith(("ab_", "aa_"))]
+    return meta.parent
+
+
+@pytest.mark.parametrize("archive", ARCHIVES, ids=[a.stem for a in ARCHIVES])
+def test_every_round_is_a_dot_and_each_marker_is_its_intervals_estimate(archive, tmp_path):
+    model = build(campaign_of(archive, tmp_path), allow_mismatch=True)
+    rows = [r for r in model["rows"] if r.get("stats")]
+    assert rows, "a rounds campaign with judged shapes"
+    deltas = sum(1 for r in rows for d in r["stats"]["deltas_pct"]
+                 if isinstance(d, int | float) and math.isfinite(d))
+    html = render(model, "html")
+    dots = sum(len(re.findall(r"M[-\d.]+ [-\d.]+h0", d))
+               for d in re.findall(r'<path d="([^"]+)" stroke="[^"]+" stroke-width="5"', html))
+    assert dots == deltas > 0
+    text = render(model, "text")
+    for r in rows:
+        st = r["stats"]
+        if isinstance(st.get("estimate_pct"), float) and st.get("ci_low_pct") is not None:
+            assert st["ci_low_pct"] <= st["estimate_pct"] <= st["ci_high_pct"], r["shape"]
+            assert f"{st['estimate_pct']:+.2f}%" in text  # the table shows the interval's estimate
