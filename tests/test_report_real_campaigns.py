@@ -44,3 +44,15 @@ def test_every_round_is_a_dot_and_each_marker_is_its_intervals_estimate(archive,
         if isinstance(st.get("estimate_pct"), float) and st.get("ci_low_pct") is not None:
             assert st["ci_low_pct"] <= st["estimate_pct"] <= st["ci_high_pct"], r["shape"]
             assert f"{st['estimate_pct']:+.2f}%" in text  # the table shows the interval's estimate
+
+
+@pytest.mark.parametrize("archive", ARCHIVES, ids=[a.stem for a in ARCHIVES])
+def test_the_title_says_what_the_campaign_is_and_every_undecided_shape_says_why(archive, tmp_path):
+    campaign = campaign_of(archive, tmp_path)
+    model = build(campaign, allow_mismatch=True)
+    kind = "A/A rounds (both sides side A's environment" if campaign.name.startswith("aa_") else "A/B rounds of "
+    assert model["title"].startswith(kind) and "none" not in model["title"].split(":")[0]
+    undecided = [r for r in model["rows"] if r.get("verdict") == "INCONCLUSIVE"]
+    for fmt in ("text", "html"):  # the Markdown form lists operators, not shapes
+        out = render(model, fmt)
+        assert out.count("INCONCLUSIVE: ") >= len(undecided), fmt

@@ -48,6 +48,28 @@ def span(low: object, high: object) -> str:
     return f"{pct(low)} .. {pct(high)}"
 
 
+def undecided_reason(stats: dict, threshold_pct: object) -> str:
+    """Why a shape is INCONCLUSIVE, from its statistics: what withdrew the call, or what
+    its interval lacks."""
+    notes = [str(n) for n in stats.get("notes") or () if n]
+    if notes:
+        return notes[0]
+    lo, hi = stats.get("ci_low_pct"), stats.get("ci_high_pct")
+    if not all(isinstance(v, int | float) and math.isfinite(v) for v in (lo, hi)):
+        return "no interval yet: too few rounds for its first planned look"
+    if isinstance(threshold_pct, int | float):
+        return f"its interval {span(lo, hi)} crosses the ±{threshold_pct:g}% threshold"
+    return f"its interval {span(lo, hi)} decides nothing"
+
+
+def shape_verdict(row: dict, threshold_pct: object) -> str:
+    """A shape's verdict cell: the verdict, with the reason when it is undecided."""
+    verdict = row.get("verdict")
+    if verdict == "INCONCLUSIVE":
+        return f"INCONCLUSIVE: {row.get('reason') or undecided_reason(row.get('stats') or {}, threshold_pct)}"
+    return verdict or row.get("reason") or "-"
+
+
 def interval_estimate(stats: dict) -> float | None:
     """The estimate a shape's interval is built around (the order-adjusted one), so the
     table, the plot's marker and the verdict line agree; the median of the per-round
@@ -236,7 +258,7 @@ def _rounds_op(model: Mapping, op: Mapping) -> list[Block]:
                       f"{pct(st.get('b_spread_pct'), signed=False)}") if st else "-",
                      (f"{pct(r.get('a_within_pct'), signed=False)} / "
                       f"{pct(r.get('b_within_pct'), signed=False)}"),
-                     r.get("verdict") or r.get("reason") or "-"))
+                     shape_verdict(r, model["summary"].get("threshold_pct"))))
         tones.append(VERDICT_TONES.get(r.get("verdict")) if r["segment"] == "main" else "muted")
         if st:
             items.append(PlotItem(label=r["shape"], points=_finite(st.get("deltas_pct") or ()),

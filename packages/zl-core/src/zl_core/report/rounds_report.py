@@ -123,7 +123,9 @@ def build_rounds(campaign: Path, *, meta: dict | None = None, allow_mismatch: bo
     summary["timeline"] = campaign_timeline(layout)
     summary["time_spent"] = time_spent(layout)
     notes.append(summary["device_time"]["text"])
-    title = f"A/B rounds {meta.get('switch') or ''}: {layout.name}".replace("  ", " ")
+    title = (f"A/A rounds (both sides side A's environment, a noise control): {layout.name}"
+             if is_aa(meta) else
+             f"A/B rounds of {meta.get('switch') or 'the switch'}: {layout.name}")
     return _model("rounds", title, caliber_section(identities), check, rows, summary, notes)
 
 
