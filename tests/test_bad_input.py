@@ -5,6 +5,7 @@ cells are real processes."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -181,7 +182,12 @@ class Failing(Provider):
     name = "failing"
 
     def list_ops(self, source):
-        return [OpInfo(op=o, op_file=o) for o in ("crash", "fill", "fine")]
+        return [OpInfo(op=o, op_file=o) for o in ("crash", "fill", "fine", "unreadable")]
+
+    def read_rows(self, cell_dir):
+        if "unreadable" in str(cell_dir):  # a provider bug, or a result it cannot parse
+            raise ValueError("results.json: row 3 has no 'status'")
+        return super().read_rows(cell_dir)
 
     def preflight(self, request, host=None):
         pass
@@ -217,6 +223,20 @@ def test_a_campaign_whose_cells_failed_does_not_exit_0(failing, tmp_path, capsys
     out, err = capsys.readouterr()
     assert rc == 6 and "Traceback" not in out + err
     assert "zl screen: 1 operator(s) failed: crash (exit 6" in out
+
+
+def test_a_cell_whose_rows_the_provider_cannot_read_fails_with_the_reason(failing, tmp_path, capsys):
+    rc = main(["screen", "--suite", "failing", "--ops", "unreadable", "fine", "--runs-root", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert rc == 6 and "Traceback" not in out + err
+    assert "zl screen: 1 operator(s) failed: unreadable (exit 6" in out
+    (campaign,) = tmp_path.glob("screen_*")
+    rows = {r["op"]: r for r in json.loads((campaign / "screen.json").read_text())["ops"]}
+    assert rows["unreadable"]["verdict"] == "FAILED"  # not NO_ROWS: nothing says it measured nothing
+    why = "suite failing could not read the cell's rows: ValueError: results.json: row 3 has no 'status'"
+    assert why in rows["unreadable"]["notes"]
+    assert why in (campaign / "unreadable" / "A" / "run.log").read_text()
+    assert rows["fine"]["verdict"] != "FAILED"
 
 
 def test_a_disk_that_fills_mid_screen_ends_on_one_line_not_0(failing, tmp_path, capsys):

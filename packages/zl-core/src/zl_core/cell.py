@@ -72,10 +72,11 @@ class CellOutcome:
     failed_rows: int
     preflight: str = ""  # the failed check's line, when the cell never started
     stalled: bool = False  # no output or progress for the stall window; rc is EXIT_STALLED
+    rows_error: str = ""  # the provider could not read the cell's rows: the cell failed
 
     @property
     def ok(self) -> bool:
-        return self.rc == 0 and not self.timed_out
+        return self.rc == 0 and not self.timed_out and not self.rows_error
 
 
 def strip_ansi(text: str) -> str:
@@ -235,14 +236,18 @@ def initial_identity(host: PluginHost, request: CellRequest, provider: Provider,
     return identity
 
 
-def count_results(provider: Provider, cell_dir: Path) -> tuple[int, int]:
-    """(success, failed) rows of the cell, as its provider reads them."""
+def count_results(provider: Provider, cell_dir: Path) -> tuple[int, int, str]:
+    """(success, failed, problem) rows of the cell, as its provider reads them; ``problem``
+    names what the provider raised instead (a provider bug or an unreadable result must
+    fail the cell with its reason, never read as a cell that measured nothing)."""
     try:
         rows = provider.read_rows(cell_dir).rows
-    except Exception:  # noqa: BLE001 - a corrupt result counts as no rows; the report names it
-        return 0, 0
+    except Exception as exc:  # noqa: BLE001 - recorded in the identity and the log, the cell fails
+        text = " ".join(str(exc).split())[:300]
+        return 0, 0, f"suite {provider.name} could not read the cell's rows: {type(exc).__name__}" + (
+            f": {text}" if text else "")
     ok = sum(1 for r in rows if r.status == "SUCCESS")
-    return ok, len(rows) - ok
+    return ok, len(rows) - ok, ""
 
 
 def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
@@ -335,7 +340,10 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
     stacks = cell / STACKS_FILE
     if not stalled and stacks.is_file() and stacks.stat().st_size == 0:
         stacks.unlink()  # armed, never asked: no file says "stacks" without any
-    success, failed = count_results(provider, cell)
+    success, failed, rows_error = count_results(provider, cell)
+    if rows_error:
+        with open(log_path, "a", encoding="utf-8") as log:
+            log.write(f"zl: {rows_error}\n")
     signum = interrupts.requested()
     own = (caliber.read_identity(cell) or {}).get(phases.CELL_KEY)
     caliber.merge_identity(cell, {
@@ -347,13 +355,14 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
         # An interrupted cell is not finished: a resumed campaign moves it aside and reruns it.
         **({"interrupted": signal.Signals(signum).name} if signum else {"finished": _now_iso()}),
         "markers": markers, "success_rows": success, "failed_rows": failed,
+        **({"rows_error": rows_error} if rows_error else {}),
     })
     if signum is not None:  # killed by the campaign's interruption: no outcome to report
         raise interrupts.Interrupted(signum)
     return CellOutcome(cell_dir=cell, rc=rc, timed_out=timed_out, stalled=stalled,
                        elapsed_s=end - start,
                        start=start, end=end, markers=markers, success_rows=success,
-                       failed_rows=failed)
+                       failed_rows=failed, rows_error=rows_error)
 
 
 def _say(log, *listeners: Callable[[str], None] | None) -> Callable[[str], None]:

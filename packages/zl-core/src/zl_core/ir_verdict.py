@@ -54,6 +54,8 @@ def screen_verdict(a: SideResult, b: SideResult, *, compile_only: bool) -> tuple
             return STALLED, [*notes, why]
         if side.outcome is not None and side.outcome.timed_out:
             return TIMEOUT, notes + [f"{label} timed out after {side.outcome.elapsed_s:.0f}s"]
+        if side.outcome is not None and side.outcome.rows_error:
+            return FAILED, notes + [f"{label}: {side.outcome.rows_error}"]
     if b.outcome is not None and b.outcome.markers.get(contract.AUTOTUNE_REPLAY_FALLBACK):
         notes.append(f"B fell back to tuning for {b.outcome.markers[contract.AUTOTUNE_REPLAY_FALLBACK]} "
                      "key(s): configs not fully pinned")

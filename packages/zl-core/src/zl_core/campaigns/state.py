@@ -147,7 +147,8 @@ def kept_outcome(cell_dir: Path) -> CellOutcome | None:
                        stalled=bool(identity.get("stalled")), elapsed_s=elapsed,
                        start=end - elapsed, end=end, markers=dict(identity.get("markers") or {}),
                        success_rows=int(identity.get("success_rows") or 0),
-                       failed_rows=int(identity.get("failed_rows") or 0))
+                       failed_rows=int(identity.get("failed_rows") or 0),
+                       rows_error=str(identity.get("rows_error") or ""))
 
 
 def _cell_dirs(root: Path) -> Iterator[Path]:
@@ -178,8 +179,15 @@ def failed_ops(layout: CampaignLayout) -> list[str]:
     from zl_core.status import latest_by_cell, read_status
 
     failed = {op for (op, _, _), row in latest_by_cell(read_status(layout.root)).items()
-              if row.get("rc") != "0" or row.get("timed_out") == "1"}
+              if row.get("rc") != "0" or row.get("timed_out") == "1"
+              or _rows_unreadable(layout.root / str(row.get("cell") or ""))}
     return sorted(failed)
+
+
+def _rows_unreadable(cell_dir: Path) -> bool:
+    """The cell ended rc 0 but its provider could not read its rows (identity ``rows_error``)."""
+    identity = caliber.read_identity(cell_dir) if cell_dir.is_dir() else None
+    return bool(identity and identity.get("rows_error"))
 
 
 def incomplete(runs_root: Path, kind: str) -> list[Path]:
