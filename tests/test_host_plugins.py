@@ -290,3 +290,52 @@ def test_a_plugin_that_hangs_in_its_import_or_a_hook_is_abandoned_named_and_skip
     assert records["stuck"].status == "broken"
     assert "zl_enumerate_devices did not finish within 0.5s" in records["stuck"].reason
     assert any("plugin stuck: zl_enumerate_devices did not finish" in p for p in host.problems)
+
+
+def test_a_provider_written_to_the_first_api_keeps_working(tmp_path):
+    """API 1 had no host argument in preflight and cell_command; such a provider's cells run."""
+    import sys
+    from pathlib import Path
+
+    from zl_core import Backend, PluginHost, hookimpl
+    from zl_core.cell import run_cell
+    from zl_core.opspec import OpSpec
+    from zl_core.provider import API_VERSION, CellCommand, CellRequest, OpInfo, Provider
+
+    seen = []
+
+    class OldProvider(Provider):
+        name = "old"
+
+        def list_ops(self, source):
+            return [OpInfo(op="add", op_file="add")]
+
+        def preflight(self, request):  # API 1
+            seen.append("preflight")
+
+        def cell_command(self, request):  # API 1
+            seen.append("cell_command")
+            return CellCommand(argv=(sys.executable, "-c", "print('old provider cell')"),
+                               cwd=Path(request.out_dir))
+
+    class OldVendor:
+        @hookimpl
+        def zl_backends(self):
+            return [Backend(name="oldgpu", visibility_env_keys=("OLD_VISIBLE",))]
+
+        @hookimpl
+        def zl_enumerate_devices(self, backend, explicit):
+            return ["0"] if backend.name == "oldgpu" else None
+
+        @hookimpl
+        def zl_providers(self):
+            return [OldProvider()]
+
+    host = PluginHost()
+    host.register(OldVendor(), name="oldvendor", package="tests", version="0")
+    provider = host.get_provider("old")
+    request = CellRequest(op=OpSpec.parse("add"), backend=host.get_backend("oldgpu"), device="0",
+                          out_dir=tmp_path / "cell", python=sys.executable)
+    outcome = run_cell(host, provider, request)
+    assert API_VERSION == 2 and seen == ["preflight", "cell_command"]
+    assert outcome.rc == 0 and "old provider cell" in (tmp_path / "cell" / "run.log").read_text()

@@ -130,6 +130,12 @@ class CellCommand:
     identity: Mapping[str, object] = attrs.field(factory=dict)
 
 
+#: The provider API this zl speaks. 2: ``preflight`` and ``cell_command`` take the run's
+#: plugin host as a second argument; a provider written to 1 (``preflight(self, request)``)
+#: keeps working, called without it (:func:`zl_core.host.adapt_provider`).
+API_VERSION = 2
+
+
 class Provider(abc.ABC):
     """A source of benchmark cells, registered through ``zl_providers``."""
 
