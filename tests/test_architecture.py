@@ -91,7 +91,7 @@ def test_the_round_folder_is_spelled_in_the_layout_only():
 
 STORE = "zl_core.store"
 #: What the store may import of zl_core: it is below everything that reads or runs campaigns.
-STORE_BASE = ("zl_core.atomic", "zl_core.errors", "zl_core.caliber", "zl_core.ttgir_layout")
+STORE_BASE = ("zl_core.atomic", "zl_core.errors", "zl_core.caliber", "zl_core.ttgir_layout", "zl_core.stamps")
 
 
 def test_the_store_imports_nothing_above_it():
@@ -112,3 +112,9 @@ def test_readers_of_the_run_folder_read_it_through_the_store_not_the_engine():
             engine = [i for i, _ in imports if i.startswith("zl_core.campaigns")
                       and not i.startswith("zl_core.campaigns.judging")]
             assert not engine, f"{mod} imports the engine: {engine}"
+
+
+def test_the_timestamp_format_is_written_once():
+    spelled = [p.relative_to(ROOT) for p in ROOT.rglob("*.py")
+               if "%Y-%m-%dT%H:%M:%S" in p.read_text(encoding="utf-8") and p.name != "stamps.py"]
+    assert spelled == []

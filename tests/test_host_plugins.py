@@ -339,3 +339,29 @@ def test_a_provider_written_to_the_first_api_keeps_working(tmp_path):
     outcome = run_cell(host, provider, request)
     assert API_VERSION == 2 and seen == ["preflight", "cell_command"]
     assert outcome.rc == 0 and "old provider cell" in (tmp_path / "cell" / "run.log").read_text()
+
+
+def test_answers_for_keeps_a_vendor_hook_to_its_own_backend():
+    from zl_core import Backend, PluginHost, hookimpl
+    from zl_core.vendor_tools import answers_for
+
+    mine, other = Backend(name="minegpu"), Backend(name="othergpu")
+    ran = []
+
+    class Vendor:
+        @hookimpl
+        def zl_backends(self):
+            return [mine, other]
+
+        @hookimpl
+        @answers_for(mine)
+        def zl_device_identity(backend, device):  # no self: answers_for guards plain functions too
+            ran.append(backend.name)
+            return {"device_name": f"{backend.name}:{device}"}
+
+    Vendor.zl_device_identity = staticmethod(Vendor.__dict__["zl_device_identity"])
+    host = PluginHost()
+    host.register(Vendor(), name="vendor", package="tests", version="0")
+    assert host.device_identity(mine, "3") == {"device_name": "minegpu:3"}
+    assert host.device_identity(other, "3") == {} and ran == ["minegpu"]  # the body never ran
+    assert host.problems == []

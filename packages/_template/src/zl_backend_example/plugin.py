@@ -8,7 +8,7 @@ falls back (no sampler, recoverable capture errors, devices from torch).
 from __future__ import annotations
 
 from zl_core import Backend, hookimpl
-from zl_core.vendor_tools import classify_by_markers, run_tool
+from zl_core.vendor_tools import answers_for, classify_by_markers, run_tool
 
 BACKEND = Backend(
     name="example",
@@ -31,10 +31,6 @@ FIELDS = {"device": "index", "core_mhz": "sm_clock_mhz", "mem_mhz": "mem_clock_m
           "temp_c": "temp_c", "power_w": "power_w", "busy_pct": "util_pct"}
 
 
-def _mine(backend: Backend) -> bool:
-    return backend.name == BACKEND.name
-
-
 def _rows(raw: str) -> list[dict[str, str]]:
     """One row of the common telemetry columns per device line of the tool's output."""
     rows = []
@@ -51,9 +47,8 @@ def zl_backends() -> list[Backend]:
 
 
 @hookimpl
+@answers_for(BACKEND)
 def zl_enumerate_devices(backend: Backend) -> list[str] | None:
-    if not _mine(backend):
-        return None
     # run_tool gives None when the tool is absent, fails or hangs: zl then falls back.
     out = run_tool([TOOL, "--query"], TOOL_TIMEOUT_S)
     if out is None:
@@ -62,22 +57,19 @@ def zl_enumerate_devices(backend: Backend) -> list[str] | None:
 
 
 @hookimpl
+@answers_for(BACKEND)
 def zl_classify_capture_error(backend: Backend, exc: BaseException) -> str | None:
-    if not _mine(backend):
-        return None
     return classify_by_markers(exc, FATAL_MARKERS)
 
 
 @hookimpl
+@answers_for(BACKEND)
 def zl_telemetry_command(backend: Backend, device: str | None) -> list[str] | None:
-    if not _mine(backend):
-        return None
     argv = [TOOL, "--query"]
     return argv + ["--device", device] if device else argv
 
 
 @hookimpl
+@answers_for(BACKEND)
 def zl_parse_telemetry(backend: Backend, raw: str) -> list[dict[str, str]] | None:
-    if not _mine(backend):
-        return None
     return _rows(raw)

@@ -6,7 +6,7 @@ Every hook answers for ``ascend`` only and returns None for any other backend.
 from __future__ import annotations
 
 from zl_core import Backend, hookimpl
-from zl_core.vendor_tools import run_tool
+from zl_core.vendor_tools import answers_for, run_tool
 
 BACKEND = Backend(
     name="ascend",
@@ -33,10 +33,6 @@ TOOL_TIMEOUT_S = 15
 # The summary table; it always covers every NPU (a per-device query needs a -t type
 # whose output format is not established here).
 TELEMETRY_ARGV = [SMI, "info"]
-
-
-def _mine(backend: Backend) -> bool:
-    return backend.name == BACKEND.name
 
 
 def _value(token: str) -> str:
@@ -78,9 +74,8 @@ def zl_backends() -> list[Backend]:
 
 
 @hookimpl
+@answers_for(BACKEND)
 def zl_enumerate_devices(backend: Backend) -> list[str] | None:
-    if not _mine(backend):
-        return None
     out = run_tool([SMI, "info"], TOOL_TIMEOUT_S)
     chips = _chips(out) if out else []
     # Logical IDs count chips from 0 (the table's NPU IDs need not start at 0).
@@ -88,9 +83,8 @@ def zl_enumerate_devices(backend: Backend) -> list[str] | None:
 
 
 @hookimpl
+@answers_for(BACKEND)
 def zl_device_identity(backend: Backend, device: str | None) -> dict[str, str] | None:
-    if not _mine(backend):
-        return None
     out = run_tool([SMI, "info"], TOOL_TIMEOUT_S)
     chips = _chips(out) if out else []
     position = int(device) if device and str(device).isdigit() else 0
@@ -100,16 +94,14 @@ def zl_device_identity(backend: Backend, device: str | None) -> dict[str, str] |
 
 
 @hookimpl
+@answers_for(BACKEND)
 def zl_telemetry_command(backend: Backend) -> list[str] | None:
-    if not _mine(backend):
-        return None
     return list(TELEMETRY_ARGV)
 
 
 @hookimpl
+@answers_for(BACKEND)
 def zl_parse_telemetry(backend: Backend, raw: str) -> list[dict[str, str]] | None:
-    if not _mine(backend):
-        return None
     rows = []
     for chip in _chips(raw):
         # The summary table shows no clocks; those columns stay empty.

@@ -10,7 +10,7 @@ import os
 
 from zl_core import Backend, hookimpl
 from zl_core.backend import TargetGrammar
-from zl_core.vendor_tools import classify_by_markers, run_tool
+from zl_core.vendor_tools import answers_for, classify_by_markers, run_tool
 
 BACKEND = Backend(
     name="cuda",
@@ -59,10 +59,6 @@ FATAL_MARKERS = (
 # Such errors are recoverable, which is the host's default when we answer None.
 
 
-def _mine(backend: Backend) -> bool:
-    return backend.name == BACKEND.name
-
-
 def _clean(value: str) -> str:
     """nvidia-smi writes "[N/A]" or "[Not Supported]" where a sensor has no value."""
     value = value.strip()
@@ -75,9 +71,8 @@ def zl_backends() -> list[Backend]:
 
 
 @hookimpl
+@answers_for(BACKEND)
 def zl_enumerate_devices(backend: Backend) -> list[str] | None:
-    if not _mine(backend):
-        return None
     out = run_tool([SMI, "--query-gpu=index", "--format=csv,noheader"], TOOL_TIMEOUT_S)
     if out is None:
         return None
@@ -86,9 +81,8 @@ def zl_enumerate_devices(backend: Backend) -> list[str] | None:
 
 
 @hookimpl
+@answers_for(BACKEND)
 def zl_device_identity(backend: Backend, device: str | None) -> dict[str, str] | None:
-    if not _mine(backend):
-        return None
     if device is None:
         # nvidia-smi ignores CUDA_VISIBLE_DEVICES; its -i takes the mask's first
         # entry as is (an index or a GPU-... UUID both work there).
@@ -106,24 +100,21 @@ def zl_device_identity(backend: Backend, device: str | None) -> dict[str, str] |
 
 
 @hookimpl
+@answers_for(BACKEND)
 def zl_classify_capture_error(backend: Backend, exc: BaseException) -> str | None:
-    if not _mine(backend):
-        return None
     return classify_by_markers(exc, FATAL_MARKERS)
 
 
 @hookimpl
+@answers_for(BACKEND)
 def zl_telemetry_command(backend: Backend, device: str | None) -> list[str] | None:
-    if not _mine(backend):
-        return None
     argv = [SMI, f"--query-gpu={TELEMETRY_QUERY}", "--format=csv,noheader,nounits"]
     return argv + ["-i", str(device)] if device not in (None, "") else argv
 
 
 @hookimpl
+@answers_for(BACKEND)
 def zl_parse_telemetry(backend: Backend, raw: str) -> list[dict[str, str]] | None:
-    if not _mine(backend):
-        return None
     rows = []
     for line in raw.splitlines():
         fields = [f.strip() for f in line.split(",")]

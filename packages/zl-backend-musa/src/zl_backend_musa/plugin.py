@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from zl_core import Backend, hookimpl
-from zl_core.vendor_tools import classify_by_markers, run_tool
+from zl_core.vendor_tools import answers_for, classify_by_markers, run_tool
 
 BACKEND = Backend(
     name="musa",
@@ -53,10 +53,6 @@ POISONED_MARKERS = ("musa error: unknown error",)
 _NUMBER = re.compile(r"^\s*(-?\d+(?:\.\d+)?)")
 
 
-def _mine(backend: Backend) -> bool:
-    return backend.name == BACKEND.name
-
-
 def _gpus(raw: str) -> list[dict[str, Any]]:
     """The per-GPU objects of an ``mthreads-gmi -q --json`` report ([] if unreadable).
 
@@ -97,9 +93,8 @@ def zl_backends() -> list[Backend]:
 
 
 @hookimpl
+@answers_for(BACKEND)
 def zl_enumerate_devices(backend: Backend) -> list[str] | None:
-    if not _mine(backend):
-        return None
     out = run_tool([GMI, *QUERY], TOOL_TIMEOUT_S)
     if out is None:
         return None
@@ -109,24 +104,21 @@ def zl_enumerate_devices(backend: Backend) -> list[str] | None:
 
 
 @hookimpl
+@answers_for(BACKEND)
 def zl_classify_capture_error(backend: Backend, exc: BaseException) -> str | None:
-    if not _mine(backend):
-        return None
     return classify_by_markers(exc, FATAL_MARKERS, POISONED_MARKERS)
 
 
 @hookimpl
+@answers_for(BACKEND)
 def zl_telemetry_command(backend: Backend, device: str | None) -> list[str] | None:
-    if not _mine(backend):
-        return None
     # Without -i the report covers every device; a bare trailing -i would fail.
     return [GMI, *QUERY, "-i", str(device)] if device not in (None, "") else [GMI, *QUERY]
 
 
 @hookimpl
+@answers_for(BACKEND)
 def zl_parse_telemetry(backend: Backend, raw: str) -> list[dict[str, str]] | None:
-    if not _mine(backend):
-        return None
     rows = []
     for gpu in _gpus(raw):
         clocks = _section(gpu, "Clocks")

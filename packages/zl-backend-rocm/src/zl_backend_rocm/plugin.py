@@ -22,7 +22,7 @@ from typing import Any
 
 from zl_core import Backend, hookimpl
 from zl_core.backend import TargetGrammar
-from zl_core.vendor_tools import classify_by_markers, run_tool
+from zl_core.vendor_tools import answers_for, classify_by_markers, run_tool
 
 BACKEND = Backend(
     name="rocm",
@@ -64,10 +64,6 @@ FATAL_MARKERS = (
 
 _CARD = re.compile(r"^card(\d+)$")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
-
-
-def _mine(backend: Backend) -> bool:
-    return backend.name == BACKEND.name
 
 
 def _cards(raw: str) -> list[tuple[str, dict[str, Any]]]:
@@ -115,9 +111,8 @@ def zl_backends() -> list[Backend]:
 
 
 @hookimpl
+@answers_for(BACKEND)
 def zl_enumerate_devices(backend: Backend) -> list[str] | None:
-    if not _mine(backend):
-        return None
     outer = [d for d in os.environ.get(OUTER_MASK, "").split(",") if d.strip()]
     if outer:
         # Inside the ROCr mask the survivors are numbered from 0.
@@ -129,9 +124,8 @@ def zl_enumerate_devices(backend: Backend) -> list[str] | None:
 
 
 @hookimpl
+@answers_for(BACKEND)
 def zl_device_identity(backend: Backend, device: str | None) -> dict[str, str] | None:
-    if not _mine(backend):
-        return None
     out = run_tool([SMI, "--showproductname", "--showuniqueid", "--json", "-d", str(device or 0)],
                    TOOL_TIMEOUT_S)
     cards = _cards(out) if out else []
@@ -147,25 +141,22 @@ def zl_device_identity(backend: Backend, device: str | None) -> dict[str, str] |
 
 
 @hookimpl
+@answers_for(BACKEND)
 def zl_classify_capture_error(backend: Backend, exc: BaseException) -> str | None:
-    if not _mine(backend):
-        return None
     # No HIP wording is known to poison the context; unknown means recoverable.
     return classify_by_markers(exc, FATAL_MARKERS)
 
 
 @hookimpl
+@answers_for(BACKEND)
 def zl_telemetry_command(backend: Backend, device: str | None) -> list[str] | None:
-    if not _mine(backend):
-        return None
     argv = [SMI, *TELEMETRY_FLAGS]
     return argv + ["-d", str(device)] if device not in (None, "") else argv
 
 
 @hookimpl
+@answers_for(BACKEND)
 def zl_parse_telemetry(backend: Backend, raw: str) -> list[dict[str, str]] | None:
-    if not _mine(backend):
-        return None
     rows = []
     for index, fields in _cards(raw):
         rows.append({

@@ -20,7 +20,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
 from pathlib import Path
 
 import attrs
@@ -34,6 +33,7 @@ from zl_core import (
     interrupts,
     liveness,
     phases,
+    stamps,
     vendor_tools,
     warmstart,
 )
@@ -96,7 +96,7 @@ def zl_versions() -> dict[str, str]:
 
 
 def _now_iso() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return stamps.utc_stamp()
 
 
 def prepare_cell_dir(path: Path, *, fresh: bool = True) -> Path:

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import csv
 import io
-import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from zl_core import contract, drift
 from zl_core.atomic import write_text_atomic
 from zl_core.cell import CellOutcome
+from zl_core.stamps import utc_stamp
 from zl_core.store.layout import STATUS_FILE, CampaignLayout
 
 STATUS_NAME = STATUS_FILE
@@ -35,7 +35,7 @@ def append_status(campaign: Path, *, round_no: int, op: str, side: str, switch_v
         _drop_cut_row(path)
     new = not path.exists() or path.stat().st_size == 0
     row = {
-        "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(outcome.end)),
+        "finished": utc_stamp(outcome.end),
         "round": str(round_no), "op": op, "side": side, "switch_value": switch_value,
         "rc": str(outcome.rc), "elapsed_s": f"{outcome.elapsed_s:.1f}",
         "timed_out": "1" if outcome.timed_out else "0",

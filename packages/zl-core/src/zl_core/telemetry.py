@@ -13,6 +13,7 @@ import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 
+from zl_core import stamps
 from zl_core.backend import Backend
 from zl_core.host import TELEMETRY_COLUMNS, PluginHost
 
@@ -22,9 +23,8 @@ DEFAULT_TIMEOUT_S = 10.0
 
 
 def utc_timestamp(now: _dt.datetime | None = None) -> str:
-    """ISO-8601 in UTC to the second, e.g. ``2026-09-10T07:41:12Z``."""
-    now = now or _dt.datetime.now(_dt.timezone.utc)
-    return now.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """zl's UTC timestamp (:mod:`zl_core.stamps`) of ``now`` (a datetime; now when None)."""
+    return stamps.utc_stamp(None if now is None else now.timestamp())
 
 
 def sampler_device(backend: Backend, device: str | None,

@@ -3,7 +3,11 @@
 Part of the public surface for backend authors (zl-backend-* packages and
 third-party backends may import only ``zl_core``)::
 
-    from zl_core.vendor_tools import classify_by_markers, run_tool
+    from zl_core.vendor_tools import answers_for, classify_by_markers, run_tool
+
+    @hookimpl
+    @answers_for(BACKEND)  # other backends' calls get None without running the body
+    def zl_enumerate_devices(backend, explicit): ...
 
     out = run_tool(["example-smi", "--list"], timeout_s=15)
     if out is None:
@@ -17,11 +21,28 @@ tell, never raise: a missing or broken tool is a normal state of a machine.
 
 from __future__ import annotations
 
+import functools
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
-__all__ = ["check_tool", "classify_by_markers", "run_tool"]
+__all__ = ["answers_for", "check_tool", "classify_by_markers", "run_tool"]
+
+
+def answers_for(backend: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator for a backend-taking hook (its first parameter is the ``Backend``): it
+    answers None for every other backend, so a vendor plugin's hooks need no guard of
+    their own. The hook keeps its signature (pluggy reads the parameter names)."""
+    name = backend.name
+
+    def decorate(hook: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(hook)
+        def guarded(*args: Any, **kwargs: Any) -> Any:
+            target = args[0] if args else kwargs.get("backend")
+            return hook(*args, **kwargs) if getattr(target, "name", None) == name else None
+        return guarded
+    return decorate
 
 
 def run_tool(argv: Sequence[str], timeout_s: float) -> str | None:

@@ -19,13 +19,13 @@ import shutil
 import socket
 import time
 from collections.abc import Callable, Iterator
-from datetime import datetime, timezone
 from pathlib import Path
 
 from zl_core import caliber, interrupts
 from zl_core.atomic import write_json_atomic
 from zl_core.cell import CellOutcome
 from zl_core.errors import UsageError
+from zl_core.stamps import utc_stamp
 from zl_core.store import record
 from zl_core.store.layout import CampaignLayout
 from zl_core.store.record import read_campaign
@@ -37,7 +37,7 @@ MAY_CHANGE = ("resume", "devices", "scheduler", "lock_timeout_s", "sweep_devices
 
 
 def _stamp() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return utc_stamp()
 
 
 def mark(layout: CampaignLayout, state: str, **fields: object) -> dict:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 from zl_core.backend import Backend
 from zl_core.drift import TELEMETRY_COLUMNS
 from zl_core.host import PluginHost
+from zl_core.stamps import utc_stamp
 
 
 class TelemetrySampler:
@@ -44,7 +44,7 @@ class TelemetrySampler:
             if fh.tell() == 0:
                 fh.write("\t".join(TELEMETRY_COLUMNS) + "\n")
             while not self._stop.is_set():
-                stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+                stamp = utc_stamp()
                 rows, reason = sample_once(self.host, self.backend, self.device)
                 if rows:
                     fh.writelines("\t".join([stamp, *(row.get(c, "") for c in TELEMETRY_COLUMNS[1:])]) + "\n" for row in rows)

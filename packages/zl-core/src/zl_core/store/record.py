@@ -8,11 +8,11 @@ A's environment). Campaigns written before the ``aa`` kind existed say ``ab`` wi
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
 from pathlib import Path
 
 from zl_core.atomic import write_json_atomic
 from zl_core.errors import BadInputError
+from zl_core.stamps import utc_stamp
 
 from .layout import CAMPAIGN_FILE, CampaignLayout
 
@@ -33,7 +33,7 @@ def write_campaign(layout: CampaignLayout, **fields: object) -> dict:
     if fields.get("kind") not in KINDS:
         raise ValueError(f"unknown campaign kind {fields.get('kind')!r}")
     data = {"schema": 1, **fields,
-            "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+            "created": utc_stamp()}
     write_json_atomic(layout.campaign_file, data)
     return data
 
