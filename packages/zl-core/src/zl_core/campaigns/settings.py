@@ -45,11 +45,11 @@ class CellSettings:
 
     def request(self, *, op: OpSpec, backend: Backend, device: str | None, out_dir: Path,
                 env: dict[str, str], side: str, autotune_mode: str,
-                replay_from: Path | None) -> CellRequest:
+                replay_from: Path | None, test_node: str | None = None) -> CellRequest:
         if self.compile_only:
             # Compile-only cells compile every config; nothing is tuned to pin.
             autotune_mode, replay_from = "none", None
-        return CellRequest(op=op, backend=backend, out_dir=out_dir, python=self.python,
+        return CellRequest(op=op, backend=backend, out_dir=out_dir, python=self.python, test_node=test_node,
                            device=device, source=self.source, shape_file=self.shape_file,
                            shapes=self.shapes, level=self.level, autotune_mode=autotune_mode,
                            replay_from=replay_from, timer=self.timer, timing=self.timing,

@@ -7,13 +7,12 @@ from datetime import datetime
 from pathlib import Path
 
 from zl_core import contract, sweep_shards
-from zl_core.app.resolve import resolve, runs_root
+from zl_core.app.resolve import cell_settings, resolve, runs_root
 from zl_core.cell import run_cell
 from zl_core.cli import _common
 from zl_core.errors import PreflightError, UsageError
 from zl_core.host import plugin_host
 from zl_core.opspec import OpSpec, check_dtypes, check_name
-from zl_core.provider import CellRequest
 
 
 def add_parser(sub) -> None:
@@ -57,17 +56,10 @@ def run(args: argparse.Namespace) -> int:
     mode = "replay" if args.replay_from else ("uncontrolled" if args.no_record else "record")
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     out = args.out or runs_root(args.runs_root) / f"run_{op.op}_{stamp}"
-    request = CellRequest(
-        op=op, backend=backend, out_dir=Path(out).resolve(), python=args.python, device=device,
-        source=source, test_node=args.test_node, shape_file=args.shape_file, shapes=args.shapes,
-        level=args.level, autotune_mode=mode, replay_from=args.replay_from, timer=args.timer,
-        timing=args.timing,
-        direct_repeat=args.direct_repeat, replay_ms=args.replay_ms, isolate_tuner_cache=not args.shared_tuner_cache,
-        env=dict(args.env), timeout_s=args.timeout, stall_timeout_s=args.stall_timeout,
-        start=args.start, lock_timeout_s=args.lock_timeout, compile_workers=args.compile_workers,
-        sweep_devices=tuple(d for d in got.measure.sweep_devices.split(",") if d) if mode == "record" else (),
-        compile_only=args.compile_only,
-        target=got.measure.target)
+    # The same settings as a campaign's cells (compile-only: nothing tuned to pin).
+    request = cell_settings(got.measure, source).request(
+        op=op, backend=backend, device=device, out_dir=Path(out).resolve(), env=dict(args.env),
+        side="", autotune_mode=mode, replay_from=args.replay_from, test_node=args.test_node)
     echo = None if args.quiet else print
     try:
         if sweep_shards.wanted(request):
