@@ -264,3 +264,27 @@ def test_a_plugin_raising_in_every_hook_an_ab_campaign_calls_is_named_and_the_ro
     assert len(cells) == 8 and all(json.loads(p.read_text()).get("finished") for p in cells)
     assert zl(tmp_path, "report", str(campaign)).returncode == 0
     TALLY["survived"] += 1
+
+
+ALL_HOOKS = ("zl_backends", "zl_enumerate_devices", "zl_device_identity", "zl_classify_capture_error",
+             "zl_telemetry_command", "zl_parse_telemetry", "zl_compat_plugins", "zl_providers")
+
+
+@pytest.mark.parametrize("how", ["raise", "hang"])
+def test_zl_backends_names_a_plugin_broken_in_each_hook_of_the_api(tmp_path, how):
+    """`zl backends` asks every hook once: the two a campaign here never calls (the capture
+    classifier and the compat plugins, both asked for FlagGems cells) are covered too."""
+    TALLY["injected"] += 1
+    broken = "raise" if how == "raise" else "hang:zl_classify_capture_error,zl_compat_plugins"
+    env = fake_env(tmp_path, ZL_PLUGIN_TIMEOUT="1", ZL_FAKE_BROKEN_PLUGIN=broken)
+    done = subprocess.run([sys.executable, str(LAUNCHER), "backends"], env=env, capture_output=True,
+                          text=True, check=False, timeout=120)
+    assert "Traceback" not in done.stdout + done.stderr
+    said = {ln.split("brokenvendor: ")[1].split()[0] for ln in done.stderr.splitlines()
+            if "plugin brokenvendor:" in ln}
+    if how == "raise":  # every hook but the device identity, which the screens above cover
+        assert said == set(ALL_HOOKS) - {"zl_device_identity"}
+    else:  # the first hang is named; the plugin is not asked again, so the second never hangs
+        assert len(said) == 1 and said <= {"zl_classify_capture_error", "zl_compat_plugins"}
+    assert "brokenvendor" in done.stdout and "cuda" in done.stdout  # listed broken; the rest answer
+    TALLY["survived"] += 1
