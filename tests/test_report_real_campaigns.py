@@ -56,3 +56,7 @@ def test_the_title_says_what_the_campaign_is_and_every_undecided_shape_says_why(
     for fmt in ("text", "html"):  # the Markdown form lists operators, not shapes
         out = render(model, fmt)
         assert out.count("INCONCLUSIVE: ") >= len(undecided), fmt
+    main = [r for r in undecided if r.get("segment", "main") == "main"]
+    for fmt in ("text", "md", "html"):  # counted by reason in every format
+        out = render(model, fmt)
+        assert (f"undecided shapes: {len(main)} (" in out) == bool(main), fmt

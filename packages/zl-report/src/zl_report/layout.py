@@ -62,6 +62,28 @@ def undecided_reason(stats: dict, threshold_pct: object) -> str:
     return f"its interval {span(lo, hi)} decides nothing"
 
 
+def undecided_summary(model: Mapping) -> str:
+    """One line for every format, the pull-request one included: how many shapes are
+    undecided, and why, counted by kind of reason."""
+    threshold = model["summary"].get("threshold_pct")
+    kinds: dict[str, int] = {}
+    for row in model["rows"]:
+        if row.get("verdict") != "INCONCLUSIVE" or row.get("segment", "main") != "main":
+            continue
+        why = row.get("reason") or undecided_reason(row.get("stats") or {}, threshold)
+        kind = ("its interval crosses the threshold" if "crosses the" in why
+                else "no interval yet" if why.startswith("no interval yet")
+                else "withdrawn by the campaign's false-discovery control" if "false-discovery" in why
+                else why)
+        kinds[kind] = kinds.get(kind, 0) + 1
+    if not kinds:
+        return ""
+    parts = sorted(kinds.items(), key=lambda kv: -kv[1])
+    return (f"undecided shapes: {sum(kinds.values())} ("
+            + " · ".join(f"{n} × {kind}" for kind, n in parts[:4])
+            + (f" · {len(parts) - 4} other reasons" if len(parts) > 4 else "") + ")")
+
+
 def shape_verdict(row: dict, threshold_pct: object) -> str:
     """A shape's verdict cell: the verdict, with the reason when it is undecided."""
     verdict = row.get("verdict")
@@ -175,6 +197,9 @@ def _rounds(model: Mapping) -> list[Block]:
                         f"rounds: {s.get('rounds')}", f"threshold: +/-{s['threshold_pct']:g}%") if x]
     blocks: list[Block] = [*overview(model), Para(text="; ".join(head)),
                            Para(text=SIGN_NOTE, tone="muted"), *_caliber_blocks(model)]
+    undecided = undecided_summary(model)
+    if undecided:
+        blocks.append(Para(text=undecided, tone="warn"))
     ops = s.get("operators") or []
     if ops:
         blocks.append(Table(
