@@ -34,7 +34,6 @@ from zl_core import (
     liveness,
     phases,
     stamps,
-    vendor_tools,
     warmstart,
 )
 from zl_core.errors import PreflightError, UsageError
@@ -173,17 +172,11 @@ def identify_device(host: PluginHost, request: CellRequest) -> dict[str, str]:
     if found:
         return found
     stopped = host.stopped_answering(request.backend)
-    if stopped:
-        raise PreflightError("vendor_tool", f"{stopped}; device {request.device}'s identity cannot "
-                             "be read, so its cells could not be compared; fix the driver or the "
-                             "tool (zl doctor) and run the operator again")
-    argv = host.telemetry_command(request.backend, None)
-    if argv and shutil.which(argv[0]):
-        why = vendor_tools.check_tool(argv, min(DEVICE_TOOL_CHECK_S, bounded.plugin_timeout()))
-        if why:
-            raise PreflightError("vendor_tool", f"{why}; device {request.device}'s identity cannot "
-                                 "be read, so its cells could not be compared; fix the driver or "
-                                 "the tool (zl doctor) and run the operator again")
+    why = stopped or host.tool_problem(request.backend, min(DEVICE_TOOL_CHECK_S, bounded.plugin_timeout()))
+    if why:
+        raise PreflightError("vendor_tool", f"{why}; device {request.device}'s identity cannot "
+                             "be read, so its cells could not be compared; fix the driver or "
+                             "the tool (zl doctor) and run the operator again")
     return found
 
 

@@ -17,6 +17,7 @@ import importlib
 import importlib.metadata as md
 import inspect
 import os
+import shutil
 from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
 from typing import Any
 
@@ -270,6 +271,16 @@ class PluginHost:
 
     def known_names(self) -> dict[str, tuple[str, ...]]:
         return {name: r.backend.aliases for name, r in self._registry().items()}
+
+    def tool_problem(self, backend: Backend, timeout_s: float) -> str:
+        """Why the backend's vendor tool (its telemetry command) is on PATH yet does not
+        answer, asked once within ``timeout_s``; "" when it answers or is not installed."""
+        from zl_core.vendor_tools import check_tool
+
+        argv = self.telemetry_command(backend, None)
+        if not argv or shutil.which(argv[0]) is None:
+            return ""
+        return check_tool(argv, timeout_s)
 
     def stopped_answering(self, backend: Backend) -> str:
         """Why the plugin that declared ``backend`` is no longer asked ("" when it is): one

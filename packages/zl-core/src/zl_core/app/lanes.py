@@ -124,16 +124,14 @@ def executor_for(host: PluginHost, got: Resolved, lanes: Lanes, *, kind: str,
         if got.measure.compile_only or lanes.scheduler:
             raise UsageError("--per-device shares this host's devices between cells; it takes "
                              "neither --compile-only nor --scheduler")
-    if got.measure.sweep_devices and (lanes.scheduler or lanes.per_device > 1
-                                      or len([d for d in (lanes.devices or "").split(",") if d.strip()]) > 1
-                                      or (lanes.devices or "").strip().lower() == "all"):
-        raise UsageError("--sweep-devices lends this host's devices to one cell's sweep at a "
-                         "time; it takes one lane: drop --devices/--per-device/--scheduler, or "
-                         "drop --sweep-devices and let the lanes use the devices")
     if lanes.scheduler:
         import_distributed()
     devices = (resolve_devices(host, got.backend, lanes.devices, what=f"zl {kind}")
                if lanes.devices else None)
+    if got.measure.sweep_devices and (lanes.scheduler or lanes.per_device > 1 or len(devices or ()) > 1):
+        raise UsageError("--sweep-devices lends this host's devices to one cell's sweep at a "
+                         "time; it takes one lane: drop --devices/--per-device/--scheduler, or "
+                         "drop --sweep-devices and let the lanes use the devices")
     if devices is None and lanes.per_device > 1:
         devices = [got.device if got.device is not None else "0"]
     executor = executors.choose(got.backend, devices=devices, scheduler=lanes.scheduler,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import attrs
@@ -15,7 +14,6 @@ from zl_core.errors import NoDeviceError, UsageError
 from zl_core.host import PluginHost
 from zl_core.opspec import OpSpec
 from zl_core.provider import Provider
-from zl_core.vendor_tools import check_tool
 
 from .inputs import check_ops_offered, check_runs_root, check_timeout
 from .options import Measurement, Where
@@ -120,14 +118,8 @@ def failing_tools(host: PluginHost, name: str | None) -> list[str]:
         backends = [host.get_backend(name)] if name else host.backends()
     except UsageError:
         return []
-    found = []
-    for backend in backends:
-        argv = host.telemetry_command(backend, None)
-        if argv and shutil.which(argv[0]):
-            why = check_tool(argv, TOOL_CHECK_S)
-            if why:
-                found.append(f"{backend.name}: {why}")
-    return found
+    return [f"{backend.name}: {why}" for backend in backends
+            if (why := host.tool_problem(backend, TOOL_CHECK_S))]
 
 
 def resolve_backend(host: PluginHost, name: str | None, *, compile_target: str | None = None) -> Backend:
