@@ -131,3 +131,13 @@ def zl_parse_telemetry(backend: Backend, raw: str) -> list[dict[str, str]] | Non
             "util_pct": _number(_section(gpu, "Utilization").get("Gpu")),
         })
     return rows
+
+
+#: Loaded before zl's plugins in every MUSA cell (see the module's docstring).
+COMPAT_PLUGINS = ["zl_backend_musa.flaggems_compat"]
+
+
+@hookimpl
+@answers_for(BACKEND)
+def zl_compat_plugins(backend: Backend) -> list[str] | None:
+    return list(COMPAT_PLUGINS)
