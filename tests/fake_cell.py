@@ -2,7 +2,8 @@
 the way the real pytest plugins do, without a device.
 
 Behaviour by op name: "gemm" changes its TTGIR and latency with FAKE_SWITCH;
-"pointwise" keeps identical TTGIR; "aten" measures rows but compiles nothing;
+"pointwise" keeps identical TTGIR;
+"inputbuild" changes only a once-launched input-construction kernel; "aten" measures rows but compiles nothing;
 "norows" prints and measures nothing; "hang" sleeps (with a child) forever, silent;
 "quietwork" prints nothing for 3 s but beats its progress file, as compiling cells do;
 as a sweep shard (ZL_SWEEP_SHARD), "shardfail"'s second shard fails.
@@ -65,7 +66,20 @@ if op in ("gemm", "pointwise", "shardfail", "shardhole"):
     d = cell / "ttgir" / "64" / f"{op}_kernel"
     d.mkdir(parents=True, exist_ok=True)
     (d / "default.ttgir").write_text(f"module {{ {body} ttg.convert_layout }}\n")
-    (cell / "ttgir" / "index.tsv").write_text(f"shape\tkernel\tfile\tlaunches\n64\t{op}_kernel\t64/{op}_kernel/default.ttgir\t3\n")
+    (cell / "ttgir" / "index.tsv").write_text(f"shape\tkernel\tfile\tlaunches\n64\t{op}_kernel\t64/{op}_kernel/default.ttgir\t200\n")
+if op == "inputbuild":
+    # The timed kernel is the same on both sides; the kernel that builds the inputs,
+    # launched once, loses its layout conversion under the switch.
+    index = ["shape\tkernel\tfile\tlaunches"]
+    for kernel, launches, text in (
+            ("inputbuild_kernel", 200, ["tt.addf", "ttg.convert_layout"]),
+            ("randn_kernel", 1, ["tt.rand"] if switch == "1" else ["tt.rand", "ttg.convert_layout"])):
+        d = cell / "ttgir" / "64" / kernel
+        d.mkdir(parents=True, exist_ok=True)
+        body = "".join(f"  %{i} = {name} %arg0\n" for i, name in enumerate(text))
+        (d / "default.ttgir").write_text(f"module {{\n{body}}}\n")
+        index.append(f"64\t{kernel}\t64/{kernel}/default.ttgir\t{launches}")
+    (cell / "ttgir" / "index.tsv").write_text("\n".join(index) + "\n")
 
 base = 1.0
 gems = base * (1.05 if (op == "gemm" and switch == "1") else 1.0)

@@ -92,30 +92,72 @@ def read_index(ttgir_root: Path) -> list[IndexRow]:
     return rows
 
 
+#: A variant counts as measured when it was launched more than this many times outside
+#: the autotune sweep. Input construction launches its kernels once or a few times per
+#: shape (2-4 in the H200 campaigns of docs/validation/data, whose measured kernels show
+#: 161-607); one timed call launches
+#: the measured kernel at least 8 times under Triton's do_bench (1 + 5 estimates + at
+#: least 1 warm-up + 1 timed) and 11 under zl's graph timer.
+LAUNCH_FLOOR = 4
+
+
+def launch_counts(ttgir_root: Path) -> dict[str, int] | None:
+    """Launches per dumped file (relative to ``ttgir/``), or None when the cell launched
+    nothing it indexed (no index, or a compile-only cell): then nothing can be scoped."""
+    counts: dict[str, int] = {}
+    for row in read_index(ttgir_root):
+        counts[row.file] = max(counts.get(row.file, 0), row.launches)
+    return counts if any(counts.values()) else None
+
+
+def is_measured(rel: str, launches: Mapping[str, int] | None, floor: int = LAUNCH_FLOOR) -> bool:
+    """Whether the variant ``rel`` counts: always when the cell cannot be scoped, and a
+    dumped file the index does not list is kept rather than silently dropped."""
+    if launches is None or rel not in launches:
+        return True
+    return launches[rel] > floor
+
+
 @attrs.frozen(kw_only=True)
 class IrSummary:
-    """What screening needs from one cell's dump."""
+    """What screening needs from one cell's dump.
+
+    ``convert_layouts`` counts the measured variants only (:data:`LAUNCH_FLOOR`);
+    ``convert_layouts_all`` every dumped variant; ``unmeasured`` names the variants
+    left out that hold any, with their launches and counts.
+    """
 
     fingerprint: str | None  # None when there is no .ttgir at all (not "equal")
     files: int
     kernels: int
     convert_layouts: int
+    convert_layouts_all: int = 0
+    scoped: bool = False  # False: no launches to scope by; every variant counted
+    unmeasured: tuple[tuple[str, int, int], ...] = ()  # (file, launches, convert_layouts)
 
 
-def summarize(ttgir_root: Path) -> IrSummary:
+def summarize(ttgir_root: Path, floor: int = LAUNCH_FLOOR) -> IrSummary:
     """Fingerprint = sha256 over sorted (relative path, content) of ``*.ttgir`` only."""
     files = sorted(p for p in ttgir_root.rglob("*.ttgir") if p.is_file()) if ttgir_root.is_dir() else []
     if not files:
         return IrSummary(fingerprint=None, files=0, kernels=0, convert_layouts=0)
+    launches = launch_counts(ttgir_root)
     digest = hashlib.sha256()
     kernels: set[str] = set()
-    converts = 0
+    measured = total = 0
+    unmeasured = []
     for path in files:
         rel = path.relative_to(ttgir_root).as_posix()
         content = path.read_bytes()
         digest.update(rel.encode() + b"\0" + hashlib.sha256(content).digest())
         parts = rel.split("/")
         kernels.add(parts[1] if len(parts) >= 3 else parts[0])
-        converts += len(_CONVERT_LAYOUT.findall(content.decode("utf-8", errors="replace")))
+        converts = len(_CONVERT_LAYOUT.findall(content.decode("utf-8", errors="replace")))
+        total += converts
+        if is_measured(rel, launches, floor):
+            measured += converts
+        elif converts:
+            unmeasured.append((rel, launches[rel], converts))
     return IrSummary(fingerprint=digest.hexdigest(), files=len(files), kernels=len(kernels),
-                     convert_layouts=converts)
+                     convert_layouts=measured, convert_layouts_all=total,
+                     scoped=launches is not None, unmeasured=tuple(unmeasured))

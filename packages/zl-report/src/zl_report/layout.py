@@ -349,7 +349,7 @@ def _screen(model: Mapping) -> list[Block]:
     rows, tones, items = [], [], []
     for r in model["rows"]:
         d = r.get("delta")
-        cells = [r["op"], r["verdict"], _ab(r, "kernels"), _ab(r, "convert_layouts")]
+        cells = [r["op"], r["verdict"], _ab(r, "kernels"), _converts(r)]
         if not s.get("compile_only"):
             cells.insert(2, _ab(r, "rows"))
             cells.append(f"{d['label']}: {span(d['min_pct'], d['max_pct'])}" if d else "")
@@ -398,6 +398,14 @@ def _ir_lines(row: Mapping) -> list[str]:
 
 def _ab(row: Mapping, stem: str) -> str:
     return f"{row.get(stem + '_a', '-')}/{row.get(stem + '_b', '-')}"
+
+
+def _converts(row: Mapping) -> str:
+    """Converts of the measured variants, and of every variant where that differs."""
+    scoped = _ab(row, "convert_layouts")
+    if row.get("convert_layouts_all_a") in (None, "") or _ab(row, "convert_layouts_all") == scoped:
+        return scoped
+    return f"{scoped} (all {_ab(row, 'convert_layouts_all')})"
 
 
 # --------------------------------------------------------------------------- entry

@@ -8,14 +8,16 @@ from zl_core import caliber
 from zl_core.ir_verdict import SideResult, screen_verdict
 from zl_core.opspec import OpSpec
 from zl_core.provider import CellRequest
+from zl_core.ttgir_layout import LAUNCH_FLOOR, IrSummary
 
 from .cell_run import EMPTY_IR, run_side, whole_on_one_card
 from .executor import TaskRuntime
 
 #: The columns of screen.tsv (and the keys of each row of screen.json).
 COLUMNS = ("op", "op_file", "dtypes", "verdict", "rows_a", "rows_b", "kernels_a", "kernels_b",
-           "convert_layouts_a", "convert_layouts_b", "ttgir_files_a", "ttgir_files_b",
-           "fingerprint_a", "fingerprint_b", "elapsed_a", "elapsed_b", "timed_out", "notes",
+           "convert_layouts_a", "convert_layouts_b", "convert_layouts_all_a",
+           "convert_layouts_all_b", "launch_scope", "unmeasured_a", "unmeasured_b",
+           "ttgir_files_a", "ttgir_files_b", "fingerprint_a", "fingerprint_b", "elapsed_a", "elapsed_b", "timed_out", "notes",
            *caliber.ALL_FIELDS)
 
 
@@ -70,6 +72,10 @@ def screen_row(op: OpSpec, verdict: str, notes: list[str], a: SideResult, b: Sid
         "op": op.op, "op_file": op.op_file, "dtypes": ",".join(op.dtypes), "verdict": verdict,
         "rows_a": a.rows, "rows_b": b.rows, "kernels_a": a.ir.kernels, "kernels_b": b.ir.kernels,
         "convert_layouts_a": a.ir.convert_layouts, "convert_layouts_b": b.ir.convert_layouts,
+        "convert_layouts_all_a": a.ir.convert_layouts_all,
+        "convert_layouts_all_b": b.ir.convert_layouts_all,
+        "launch_scope": launch_scope(a.ir, b.ir),
+        "unmeasured_a": unmeasured_text(a.ir), "unmeasured_b": unmeasured_text(b.ir),
         "ttgir_files_a": a.ir.files, "ttgir_files_b": b.ir.files,
         "fingerprint_a": a.ir.fingerprint or "", "fingerprint_b": b.ir.fingerprint or "",
         "elapsed_a": elapsed(a), "elapsed_b": elapsed(b),
@@ -78,3 +84,18 @@ def screen_row(op: OpSpec, verdict: str, notes: list[str], a: SideResult, b: Sid
     }
     row.update({k: ("" if v is None else v) for k, v in caliber.caliber_of(identity).items()})
     return row
+
+
+def launch_scope(a: IrSummary, b: IrSummary) -> str:
+    """What ``convert_layouts_a/b`` count: the variants launched more than the floor, or
+    every variant when a side launched nothing it could be scoped by."""
+    if a.files == 0 and b.files == 0:
+        return ""
+    if (a.scoped or a.files == 0) and (b.scoped or b.files == 0):
+        return f"launches>{LAUNCH_FLOOR}"
+    return "all variants (no launches recorded)"
+
+
+def unmeasured_text(ir: IrSummary) -> str:
+    """The variants left out of a side's count that hold convert_layouts."""
+    return "; ".join(f"{rel} ({n} launch(es), {c} convert_layout)" for rel, n, c in ir.unmeasured)

@@ -8,6 +8,7 @@ from pathlib import Path
 from zl_core import app, contract, phases
 from zl_core.cli import _common
 from zl_core.host import plugin_host
+from zl_core.ttgir_layout import LAUNCH_FLOOR
 
 
 def add_parser(sub) -> None:
@@ -42,7 +43,9 @@ def options_from(args: argparse.Namespace) -> app.ScreenOptions:
 #: Printed under the verdicts, so the table explains itself.
 TABLE_LEGEND = ("kernels A/B: distinct Triton kernels in each side's TTGIR (the cell lines' "
                 "ttgir=N counts .ttgir files, one per kernel variant); convert_layout A/B: layout "
-                "conversions in it, which explain a change but never decide the verdict")
+                "conversions in the variants launched more than "
+                f"{LAUNCH_FLOOR} times (what the timer measured; 'all' adds input construction), "
+                "which explain a change but never decide the verdict")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"\nscreen: {done.campaign}" + ("  (IR-only: compiled, nothing timed)" if done.compile_only else ""))
     for r in rows:
         print(f"  {r['op']:<{width}}  {r['verdict']:<11} kernels A/B {r['kernels_a']}/{r['kernels_b']}"
-              f"  convert_layout A/B {r['convert_layouts_a']}/{r['convert_layouts_b']}"
+              f"  convert_layout A/B {_converts(r)}"
               + (f"  ({r['notes']})" if r["notes"] else ""))
     print(TABLE_LEGEND)
     if done.compile_only:
@@ -63,6 +66,12 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"next: zl report {done.campaign}   then: zl ab --rounds 8")
     return _common.failed_exit(done.failed, "screen")
+
+
+def _converts(row: dict) -> str:
+    scoped = f"{row['convert_layouts_a']}/{row['convert_layouts_b']}"
+    every = f"{row.get('convert_layouts_all_a', '')}/{row.get('convert_layouts_all_b', '')}"
+    return scoped if every in (scoped, "/") else f"{scoped} (all {every})"
 
 
 def print_plan(plan: app.ScreenPlan) -> int:

@@ -17,7 +17,7 @@ import attrs
 
 from zl_core.ir.canonical import canonical_ttgir
 from zl_core.ir.compare import CHANGED, NAMES_ONLY, ONLY_A, ONLY_B, SAME, KernelChange, compare_texts
-from zl_core.ttgir_layout import TTGIR_DIR, read_index
+from zl_core.ttgir_layout import TTGIR_DIR, is_measured, launch_counts, read_index
 
 RECORDS_DIR = "autotune_records"  # the cell layout (DESIGN section 4)
 VARIANTS_NAME = "variants.json"
@@ -35,6 +35,7 @@ class VariantChange:
     change: KernelChange
     launches: int | None  # side A's launches from index.tsv (0 when only compiled)
     params: dict[str, str]  # side A's variants.json params, when written
+    measured: bool = True  # launched more than the floor on side A (or not scopable)
 
 
 @attrs.frozen(kw_only=True)
@@ -50,6 +51,7 @@ class ChangeGroup:
     launch: tuple[str, ...]  # num_warps / num_stages as compiled (side A)
     configs: tuple[str, ...]  # autotune picks recorded for this kernel on side A
     change: KernelChange
+    unmeasured: tuple[str, ...] = ()  # files of the group launched at most the floor
 
 
 @attrs.frozen(kw_only=True)
@@ -99,7 +101,8 @@ class CellComparison:
             entry = {"kernel": g.kernel, "lines": list(g.lines), "files": list(g.files),
                      "shapes": list(g.shapes), "variants": list(g.variants),
                      "of_variants": g.of_variants, "launch": list(g.launch),
-                     "configs": list(g.configs), "change": g.change.to_json(), "diff": None}
+                     "configs": list(g.configs), "change": g.change.to_json(),
+                     "unmeasured": list(g.unmeasured), "diff": None}
             if g.change.status == CHANGED and diff_lines and g.kernel not in with_diff:
                 with_diff.add(g.kernel)  # one diff per kernel keeps a large campaign's page small
                 lines = unified_diff(self.a_dir, self.b_dir, g.files[0])
@@ -125,7 +128,9 @@ def _read(path: Path | None) -> str | None:
 def compare_cells(a_dir: Path, b_dir: Path) -> CellComparison:
     """Compare every ``.ttgir`` of two cells and group the changes per kernel."""
     a_files, b_files = _files(a_dir), _files(b_dir)
-    launches = {r.file: r.launches for r in read_index(Path(a_dir) / TTGIR_DIR)}
+    index = read_index(Path(a_dir) / TTGIR_DIR)
+    launches = {r.file: r.launches for r in index}
+    scope = launch_counts(Path(a_dir) / TTGIR_DIR)
     params = _variant_params(Path(a_dir))
     variants: list[VariantChange] = []
     for rel in sorted(set(a_files) | set(b_files)):
@@ -133,7 +138,8 @@ def compare_cells(a_dir: Path, b_dir: Path) -> CellComparison:
         variants.append(VariantChange(
             file=rel, shape=shape, kernel=kernel, variant=variant,
             change=compare_texts(_read(a_files.get(rel)), _read(b_files.get(rel))),
-            launches=launches.get(rel), params=params.get(rel, {})))
+            launches=launches.get(rel), params=params.get(rel, {}),
+            measured=is_measured(rel, scope)))
     counts: dict[str, int] = {}
     for v in variants:
         counts[v.change.status] = counts.get(v.change.status, 0) + 1
@@ -151,7 +157,8 @@ def compare_cells(a_dir: Path, b_dir: Path) -> CellComparison:
                     variants=tuple(dict.fromkeys(m.variant for m in members)),
                     of_variants=per_kernel.get(kernel, 0),
                     launch=tuple(dict.fromkeys(_launch(m) for m in members if _launch(m))),
-                    configs=tuple(configs.get(kernel, ())), change=members[0].change)
+                    configs=tuple(configs.get(kernel, ())), change=members[0].change,
+                    unmeasured=tuple(m.file for m in members if not m.measured))
         for (kernel, lines), members in grouped.items()]
     order = {CHANGED: 0, ONLY_A: 1, ONLY_B: 1, NAMES_ONLY: 2}
     groups.sort(key=lambda g: (order.get(g.change.status, 3), g.kernel, -len(g.files)))

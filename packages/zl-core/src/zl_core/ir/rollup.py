@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 
-from zl_core.ir.cells import CellComparison
+from zl_core.ir.cells import CellComparison, ChangeGroup
 from zl_core.ir.compare import CHANGED, NAMES_ONLY, ONLY_A, ONLY_B
+from zl_core.ttgir_layout import LAUNCH_FLOOR
 
 _PARAM_CHANGE = re.compile(r"(\w+) (\S.*?) -> (\S.*?)(?:, (?=\w+ )|$)")
 
@@ -59,9 +60,7 @@ def operator_lines(cmp: CellComparison) -> list[str]:
     if shared["down"] or shared["up"]:
         out.append(f"shared memory (local_alloc): less in {shared['down']}, more in "
                    f"{shared['up']} of {n_changed} changed variant(s)")
-    converts_a = sum(g.change.convert_layouts[0] * len(g.files) for g in changed)
-    converts_b = sum(g.change.convert_layouts[1] * len(g.files) for g in changed)
-    out.append(f"convert_layout in changed variants: {converts_a} -> {converts_b}")
+    out += _convert_lines(changed)
     one_sided = [g for g in cmp.groups if g.change.status in (ONLY_A, ONLY_B)]
     for g in one_sided:
         out.append(f"{g.kernel}: {len(g.files)} variant(s) {g.lines[0]}")
@@ -69,6 +68,24 @@ def operator_lines(cmp: CellComparison) -> list[str]:
     if names:
         out.append(f"{names} more variant(s) differ in names and source locations only")
     return out
+
+
+def _convert_lines(changed: list[ChangeGroup]) -> list[str]:
+    """convert_layout in the changed variants the timer measured, and in all of them
+    when variants launched at most the floor (input construction) changed too."""
+    def converts(side: int, measured_only: bool) -> int:
+        return sum(g.change.convert_layouts[side]
+                   * (len(g.files) - (len(g.unmeasured) if measured_only else 0)) for g in changed)
+
+    scoped = (converts(0, True), converts(1, True))
+    every = (converts(0, False), converts(1, False))
+    left_out = sum(len(g.unmeasured) for g in changed)
+    if not left_out:
+        return [f"convert_layout in changed variants: {every[0]} -> {every[1]}"]
+    kernels = ", ".join(dict.fromkeys(g.kernel for g in changed if g.unmeasured))
+    return [f"convert_layout in changed measured variants: {scoped[0]} -> {scoped[1]}",
+            (f"convert_layout in all changed variants: {every[0]} -> {every[1]} ({left_out} "
+            f"variant(s) launched at most {LAUNCH_FLOOR} times left out: {kernels})")]
 
 
 def _of(n: int, total: int) -> str:

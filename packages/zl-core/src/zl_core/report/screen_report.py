@@ -9,6 +9,7 @@ from zl_core.ir.section import RAW_ONLY_NOTE, ir_section
 from zl_core.pairing import FALLBACK, MIXED_TIMER, OK, count_classes, pair_rows
 from zl_core.rows import read_cell
 from zl_core.store.layout import SIDES, CampaignLayout, cell_label
+from zl_core.ttgir_layout import LAUNCH_FLOOR
 
 from .common import _delta_summary, _model, _require_dir, caliber_section, check_caliber_groups
 from .time_spent import time_spent
@@ -44,10 +45,16 @@ def build_screen(campaign: Path, *, meta: dict | None = None, allow_mismatch: bo
         op, verdict = str(entry.get("op")), str(entry.get("verdict"))
         row = {k: entry.get(k) for k in (
             "op", "op_file", "dtypes", "verdict", "rows_a", "rows_b", "kernels_a", "kernels_b",
-            "convert_layouts_a", "convert_layouts_b", "ttgir_files_a", "ttgir_files_b",
-            "timed_out", "notes")}
+            "convert_layouts_a", "convert_layouts_b", "convert_layouts_all_a",
+            "convert_layouts_all_b", "launch_scope", "unmeasured_a", "unmeasured_b",
+            "ttgir_files_a", "ttgir_files_b", "timed_out", "notes")}
         row["delta"] = None
         row["ir"] = None
+        left_out = [f"{s} {entry.get('unmeasured_' + s.lower())}" for s in SIDES
+                    if entry.get("unmeasured_" + s.lower())]
+        if left_out:
+            notes.append(f"{op}: convert_layout counts leave out variants launched at most "
+                         f"{LAUNCH_FLOOR} times (input construction, not timed): " + "; ".join(left_out))
         if verdict in (*MEASURED, "NO_TRITON"):
             row["ir"] = ir_section(*(layout.cell_dir(op, s) for s in SIDES))
             if row["ir"] and row["ir"]["raw_only"]:
