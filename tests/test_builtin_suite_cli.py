@@ -41,7 +41,8 @@ def test_json_is_a_list_of_op_records(host, capsys):
                                                    "softmax", "sum"]
     mm = listing[3]
     assert mm == {"op": "mm", "op_file": "mm", "dtypes": ["float16", "bfloat16"],
-                  "kinds": ["gemm", "tensor-core", "autotuned"]}
+                  "kinds": ["gemm", "tensor-core", "autotuned"], "function": "mm",
+                  "source": None}
 
 
 def test_unknown_suite_is_a_one_line_usage_error(host, capsys):

@@ -23,6 +23,7 @@ variable                  writer      meaning
 ``ZL_PROVIDER``           provider    the provider's name
 ``ZL_SHAPE_FILE``         provider    the shape YAML to inject ("" = the benchmark's own)
 ``ZL_SHAPE_MODE``         provider    the identity's ``shape_mode``
+``ZL_SOURCE_PACKAGE``     provider    the package the cell's source holds (flaggems_vllm...)
 ``ZL_TTGIR_LAUNCH_HOOK``  user        "0" turns the TTGIR launch hook off
 ========================  ==========  ==============================================
 
@@ -83,7 +84,10 @@ PROVIDER = "ZL_PROVIDER"
 SHAPE_FILE = "ZL_SHAPE_FILE"
 SHAPE_MODE = "ZL_SHAPE_MODE"
 
-PROVIDER_WRITES = (PROVIDER, SHAPE_FILE, SHAPE_MODE)
+#: The package the cell's source holds (FlagGems: flag_gems or flaggems_vllm), so the
+#: plugins look at the package the benchmark imports.
+SOURCE_PACKAGE = "ZL_SOURCE_PACKAGE"
+PROVIDER_WRITES = (PROVIDER, SHAPE_FILE, SHAPE_MODE, SOURCE_PACKAGE)
 
 # -- settings a user may give a cell (zl passes them on, never invents them) -------------
 

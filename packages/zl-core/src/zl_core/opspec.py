@@ -50,35 +50,70 @@ def check_dtypes(names, *, where: str = "") -> tuple[str, ...]:
 
 @attrs.frozen(kw_only=True)
 class OpSpec:
-    """One operator to measure: its name, the benchmark file stem and the dtypes."""
+    """One operator to measure: its name, the benchmark file stem and the dtypes.
+
+    ``op`` is the name the campaign knows it by (its folder, its rows):
+    ``[source:]function[@file]``. ``source`` is "" for the default source; ``func`` is
+    the benchmark function (``test_<func>``), "" when it is ``op`` itself.
+    """
 
     op: str
     op_file: str
     dtypes: tuple[str, ...] = ()
+    source: str = ""
+    func: str = ""
+
+    @property
+    def function(self) -> str:
+        return self.func or self.op
 
     @classmethod
-    def parse(cls, text: str) -> OpSpec:
-        """Parse ``op[:op_file[:dtype,dtype...]]``; an empty op_file means ``op``."""
+    def parse(cls, text: str, *, prefixes: frozenset[str] = frozenset(),
+              default_source: str = "") -> OpSpec:
+        """Parse ``[source:]op[@file][:op_file[:dtype,dtype...]]``; an empty op_file means
+        ``op`` (or the ``@file``). ``source:`` is read as a source only when it is one of
+        ``prefixes`` (the campaign's source names); ``default_source:`` names the default."""
         parts = text.strip().split(":")
+        source = ""
+        if len(parts) > 1 and parts[0] in prefixes:
+            source, parts = parts[0], parts[1:]
         if len(parts) > 3 or not parts[0]:
             raise BadInputError(
-                f"malformed op spec {text!r}: expected op[:op_file[:dtype,dtype...]], "
-                "e.g. mm:mm:float16,bfloat16"
+                f"malformed op spec {text!r}: expected [source:]op[@file][:op_file[:dtype,...]], "
+                "e.g. mm:mm:float16,bfloat16 or vllm:fused_moe"
             )
-        op = check_name("op name", parts[0])
-        op_file = parts[1] if len(parts) > 1 and parts[1] else op
+        func, at, at_file = parts[0].partition("@")
+        func = check_name("op name", func)
+        if at:
+            at_file = check_name("op file", at_file.removeprefix("test_").removesuffix(".py"))
+        op_file = parts[1] if len(parts) > 1 and parts[1] else (at_file or func)
         op_file = op_file.removeprefix("test_")
         op_file = op_file.removesuffix(".py")
         check_name("op file", op_file)
+        if at and op_file != at_file:
+            raise BadInputError(f"op spec {text!r} names two files ({at_file} and {op_file}); "
+                                f"give one: {func}@{op_file}")
         dtypes: tuple[str, ...] = ()
         if len(parts) == 3 and parts[2]:
             dtypes = check_dtypes(parts[2].split(","), where=f" in op spec {text!r}")
-        return cls(op=op, op_file=op_file, dtypes=dtypes)
+        if source == default_source:
+            source = ""
+        return cls.named(func, op_file, dtypes=dtypes, source=source, pinned=bool(at))
+
+    @classmethod
+    def named(cls, func: str, op_file: str, *, dtypes: tuple[str, ...] = (), source: str = "",
+              pinned: bool = False) -> OpSpec:
+        """The spec of ``func`` in ``op_file`` of ``source``; ``pinned`` puts the file in
+        the name (``nextafter_@nextafter_``), for a function two benchmark files define."""
+        op = (f"{source}:" if source else "") + func + (f"@{op_file}" if pinned else "")
+        return cls(op=op, op_file=op_file, dtypes=dtypes, source=source,
+                   func=func if op != func else "")
 
     def __str__(self) -> str:
         text = self.op
-        if self.op_file != self.op or self.dtypes:
-            text += f":{self.op_file}"
+        pinned = "@" in self.op
+        if (not pinned and self.op_file != self.function) or self.dtypes:
+            text += ":" + ("" if pinned else self.op_file)
         if self.dtypes:
             text += ":" + ",".join(self.dtypes)
         return text

@@ -189,6 +189,14 @@ class Provider(abc.ABC):
         (what ``replay_from`` reads). The default: the sweep cannot be sharded."""
         return ShardMerge(problem=f"suite {self.name} cannot merge sweep shards")
 
+    #: What the first (default) source of a campaign is called (``main:op`` addresses it).
+    default_source_name: str = "main"
+
+    def source_name(self, source: str) -> str | None:
+        """The name for a further, unnamed source at ``source`` (its operators are then
+        ``NAME:op``), or None when the user must name it (``--flaggems-dir NAME=PATH``)."""
+        return None
+
     def check_source(self, source: str | None) -> None:
         """Check the provider's checkout once, before any cell runs (a campaign's
         cells would each fail their preflight); raise PreflightError (exit 3) naming

@@ -8,6 +8,7 @@ triton or flag_gems.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -22,6 +23,23 @@ VENDOR = VENDOR_ENV_KEYS[0]
 CACHE_DIR = "FLAGGEMS_CACHE_DIR"
 DB_URL = "FLAGGEMS_DB_URL"
 DEFAULT_CACHE = "~/.flaggems"
+#: The package the cell's checkout holds (flag_gems, or flaggems_vllm for FlagGems-vllm),
+#: written by the provider so the plugins look at the package the benchmark imports.
+GEMS_PACKAGE_ENV = contract.SOURCE_PACKAGE
+GEMS_PACKAGES = ("flag_gems", "flaggems_vllm")
+
+
+def imported_package(environ: Mapping[str, str] | None = None) -> Any:
+    """The FlagGems package module this process imported: the cell's own first (its
+    checkout's, named by the provider), else whichever known one is loaded; None when
+    the benchmark has imported none yet. Never imports anything."""
+    environ = environ if environ is not None else os.environ
+    wanted = environ.get(GEMS_PACKAGE_ENV, "")
+    for name in ((wanted,) if wanted else ()) + GEMS_PACKAGES:
+        module = sys.modules.get(name)
+        if module is not None:
+            return module
+    return None
 
 
 def user_vendor(environ: Mapping[str, str]) -> str | None:
@@ -69,7 +87,7 @@ def running_vendor(environ: Mapping[str, str], backend: Callable[[], Any] = lamb
     """The vendor FlagGems runs as in this process: its own answer once it is
     imported, else what :func:`vendor` says it will pick (``backend`` is only
     resolved then)."""
-    gems = sys.modules.get("flag_gems")
+    gems = imported_package(environ)
     name = getattr(gems, "vendor_name", None) if gems is not None else None
     return str(name) if name else vendor(backend(), environ)
 

@@ -31,7 +31,7 @@ def default_node(request: CellRequest) -> str:
     """The cell's pytest node: the one given, else ``benchmark/test_<op_file>.py::test_<op>``."""
     if request.test_node:
         return request.test_node
-    return f"{BENCH_DIR}/test_{request.op.op_file}.py::test_{request.op.op}"
+    return f"{BENCH_DIR}/test_{request.op.op_file}.py::test_{request.op.function}"
 
 
 def node_parts(node: str, root: Path, missing_hint: Callable[[], str]) -> tuple[Path, str]:

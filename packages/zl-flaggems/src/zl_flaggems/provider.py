@@ -21,6 +21,7 @@ from zl_core.host import PluginHost
 from zl_core.provider import CellCommand, CellRequest, OpInfo, Provider, ShardMerge, WarmPlan
 
 from zl_flaggems import gems_env, plugin_order, preflight
+from zl_flaggems.gems_env import GEMS_PACKAGE_ENV
 from zl_flaggems.preflight import BENCH_DIR
 from zl_flaggems.table import PrintedTableRows
 
@@ -30,7 +31,10 @@ _TEST_DEF = re.compile(r"^def\s+test_([A-Za-z0-9_]+)\s*\(", re.MULTILINE)
 _DECORATED_DEF = re.compile(r"((?:^@[^\n]*\n(?:[ \t)][^\n]*\n)*)+)def\s+test_([A-Za-z0-9_]+)\s*\(",
                             re.MULTILINE)
 _SKIP_MARK = re.compile(r"@pytest\.mark\.skip\b(?!if)\s*(?:\((?:\s*reason\s*=\s*)?(['\"])(.*?)\1)?")
-PACKAGE_DIR = Path("src") / "flag_gems"
+#: The packages a FlagGems-layout checkout may hold under src/, and the name its
+#: operators carry when it is not the first source: FlagGems (flag_gems) and
+#: FlagGems-vllm (flaggems_vllm) share the benchmark layout.
+PACKAGES = {"flag_gems": "main", "flaggems_vllm": "vllm"}
 
 # Runs inside the candidate interpreter: can it find what a cell imports? Finding, not
 # importing: importing torch + flag_gems costs seconds per campaign, which is most of
@@ -47,7 +51,12 @@ for name in sys.argv[1:]:
         out["missing"].append(name)
 print("ZL_PROBE " + json.dumps(out))
 """
-_CORE_MODULES = ("torch", "triton", "flag_gems")
+_CORE_MODULES = ("torch", "triton")
+
+
+def gems_package(root: Path) -> str:
+    """The FlagGems package a checkout holds (``flag_gems`` when it holds none we know)."""
+    return next((name for name in PACKAGES if (Path(root) / "src" / name).is_dir()), "flag_gems")
 
 
 def _benchmark_files(root: Path) -> list[Path]:
@@ -168,6 +177,12 @@ class FlagGemsProvider(PrintedTableRows, Provider):
     def check_source(self, source: str | None) -> None:
         self._check_dir(source)
 
+    def source_name(self, source: str) -> str | None:
+        """A further checkout is named by its package: ``vllm`` for FlagGems-vllm."""
+        root = Path(source)
+        found = [name for name in PACKAGES if (root / "src" / name).is_dir()]
+        return PACKAGES[found[0]] if len(found) == 1 else None
+
     def _check_dir(self, source: str | None) -> Path:
         root = self._root(source)
         hint = "pass --flaggems-dir <clone of flagos-ai/FlagGems>"
@@ -178,7 +193,8 @@ class FlagGemsProvider(PrintedTableRows, Provider):
             raise PreflightError("flaggems_dir", f"{root} is a file, not a FlagGems checkout; {hint}")
         if not root.is_dir():
             raise PreflightError("flaggems_dir", f"FlagGems directory does not exist: {root}; {hint}")
-        missing = [str(p) for p in (Path(BENCH_DIR), PACKAGE_DIR) if not (root / p).is_dir()]
+        package = Path("src") / gems_package(root)
+        missing = [str(p) for p in (Path(BENCH_DIR), package) if not (root / p).is_dir()]
         if missing:
             try:
                 empty = "" if any(root.iterdir()) else "an empty folder, "
@@ -241,6 +257,7 @@ class FlagGemsProvider(PrintedTableRows, Provider):
         env = {
             "PYTHONPATH": os.pathsep.join(dict.fromkeys(paths)),
             contract.PROVIDER: self.name,
+            GEMS_PACKAGE_ENV: gems_package(root),
             contract.SHAPE_MODE: self._shape_mode(request),
             # Empty means "FlagGems' own shapes" to the shapes plugin, even if a
             # shape file was given alongside --shapes upstream.
@@ -258,24 +275,26 @@ class FlagGemsProvider(PrintedTableRows, Provider):
         environ = {**os.environ, **request.env}
         env = {**environ, **gems_env.vendor_env(request.backend, environ),
                "PYTHONPATH": self.cell_env(request, root)["PYTHONPATH"]}
+        package = gems_package(root)
+        core_modules = (*_CORE_MODULES, package)
         key = (python, str(root), env.get("PYTHONPATH"), gems_env.vendor(request.backend, env),
                tuple(modules))
         if key in self._probe_cache:
             return self._probe_cache[key]
         probe = preflight.run_probe(
-            [python, "-c", _PROBE, *_CORE_MODULES, *modules], cwd=str(root), env=env,
+            [python, "-c", _PROBE, *core_modules, *modules], cwd=str(root), env=env,
             timeout_s=self.interpreter_timeout_s, shown=shown,
-            needs="torch, triton and flag_gems",
-            timed_out=f"{shown} did not finish looking up torch, triton and flag_gems within "
+            needs=f"torch, triton and {package}",
+            timed_out=f"{shown} did not finish looking up torch, triton and {package} within "
                       f"{self.interpreter_timeout_s:.0f}s (cwd {root})",
             failed=f"{shown} cannot run the import probe")
-        core = [m for m in probe.get("missing", []) if m in _CORE_MODULES]
+        core = [m for m in probe.get("missing", []) if m in core_modules]
         if core:
             raise PreflightError("interpreter", f"{shown} cannot import {' + '.join(core)} "
                                  f"(PYTHONPATH includes {root / 'src'}); pass --python "
                                  "<interpreter with torch and triton>")
         if probe.get("missing"):
-            raise PreflightError("interpreter", f"{shown} finds torch, triton and flag_gems but not "
+            raise PreflightError("interpreter", f"{shown} finds torch, triton and {package} but not "
                                  f"zl's cell plugins ({', '.join(probe['missing'])}); pip install "
                                  "zl-flaggems into that interpreter")
         self._probe_cache[key] = probe
@@ -325,6 +344,8 @@ class FlagGemsProvider(PrintedTableRows, Provider):
         identity: dict[str, object] = {
             "provider": self.name,
             "provider_commit": provider_commit(root),
+            "source": str(root),
+            "gems_package": gems_package(root),
             "tuner_cache": tuner,
             "shape_mode": self._shape_mode(request),
             "bench_level": request.level,

@@ -23,6 +23,7 @@ from zl_core.errors import UsageError
 from zl_core.host import PluginHost
 from zl_core.ir_verdict import IR_CHANGED, NO_IR_DIFF
 from zl_core.opspec import OpSpec
+from zl_core.sources import Sources
 from zl_core.store.layout import CampaignLayout
 from zl_core.store.record import read_campaign
 from zl_core.store.screen_table import read_screen
@@ -65,9 +66,9 @@ def screen(host: PluginHost, options: ScreenOptions, *, echo: Echo = print,
     choice = options.switch
     sides = resolve_sides(got.backend, choice.switch, choice.a_value, choice.b_value,
                           choice.a_env, choice.b_env)
-    ops = resolve_ops(got.provider, got.source, options.ops)
+    ops = resolve_ops(got.provider, got.sources, options.ops)
     dismissed = read_dismiss(options.dismiss) if options.dismiss else {}
-    skipped = skipped_ops(got.provider, got.source, ops, dismissed)
+    skipped = skipped_ops(got.provider, got.sources, ops, dismissed)
     check_campaign_switch(got.provider, sides, backend=got.backend, python=got.measure.python,
                           target=got.measure.target, switch_given=choice.switch,
                           force=choice.force, echo=echo)
@@ -82,7 +83,7 @@ def screen(host: PluginHost, options: ScreenOptions, *, echo: Echo = print,
          + (f"; resuming {resume.root}" if resume else ""))
     with results_written_under(root, "zl screen"):
         campaign, rows = run_screen(host, got.provider, got.backend, got.device, sides, ops,
-                                    cell_settings(got.measure, got.source), root,
+                                    cell_settings(got.measure, got.sources), root,
                                     executor=executor or chosen, resume=resume,
                                     recorded=_recorded(options, got, devices), skipped=skipped)
     return ScreenOutcome(campaign=campaign, rows=tuple(rows), compile_only=got.measure.compile_only,
@@ -106,9 +107,9 @@ def screen_plan(host: PluginHost, options: ScreenOptions) -> ScreenPlan:
     root = runs_root(options.runs_root)
     got = resolve(host, options.where, options.measure, what="zl screen --plan",
                   local_device=lanes.needs_local_device(options.lanes), ir_only_without_device=True)
-    ops = resolve_ops(got.provider, got.source, options.ops)
+    ops = resolve_ops(got.provider, got.sources, options.ops)
     dismissed = read_dismiss(options.dismiss) if options.dismiss else {}
-    skipped = skipped_ops(got.provider, got.source, ops, dismissed)
+    skipped = skipped_ops(got.provider, got.sources, ops, dismissed)
     run = [op.op for op in ops if op.op not in skipped]
     devices = (resolve_devices(host, got.backend, options.lanes.devices, what="zl screen --plan")
                if options.lanes.devices else None)
@@ -124,7 +125,7 @@ def _checked(options, kind: str):
     resume = None
     if options.lanes.resume is not None:
         options, resume = lanes.resumed(options, kind)
-    check_op_specs(options.ops)
+    check_op_specs(options.ops, several_sources=bool(options.where.more_sources))
     lanes.check_lanes(options.where, options.lanes)
     return options, resume
 
@@ -173,8 +174,11 @@ def read_screen_input(screen: Path | None, root: Path, echo: Echo = print) -> Sc
         raise UsageError(f"screen {path} was IR-only (--compile-only); A/B rounds need a device screen")
     rows = read_screen(path)
 
+    sources = Sources.from_json(meta.get("sources")) or Sources()
+
     def specs(verdict: str) -> tuple[OpSpec, ...]:
-        return tuple(OpSpec.parse(r["op"] + ":" + r["op_file"] + (":" + r["dtypes"] if r["dtypes"] else ""))
+        return tuple(OpSpec.parse(r["op"] + ":" + r["op_file"] + (":" + r["dtypes"] if r["dtypes"] else ""),
+                                  prefixes=sources.prefixes, default_source=sources.default_name)
                      for r in rows if r["verdict"] == verdict)
 
     return ScreenInput(path=Path(path), meta=meta, changed=specs(IR_CHANGED), quiet=specs(NO_IR_DIFF))
@@ -183,7 +187,9 @@ def read_screen_input(screen: Path | None, root: Path, echo: Echo = print) -> Sc
 def _where_from_screen(where: Where, meta: dict) -> Where:
     """The screen's suite, backend and device wherever the user named none anew."""
     if where.source is None and where.suite is None and meta.get("suite") == "flaggems":
-        where = attrs.evolve(where, source=meta.get("source"))
+        recorded = (Sources.from_json(meta.get("sources")) or Sources()).items()
+        where = attrs.evolve(where, source=recorded[0] if recorded else meta.get("source"),
+                             more_sources=recorded[1:])
     if where.backend is None:
         where = attrs.evolve(where, backend=meta.get("backend"))
     if where.device is None and meta.get("device") is not None:
@@ -214,7 +220,7 @@ def ab(host: PluginHost, options: AbOptions, *, echo: Echo = print,
         options = attrs.evolve(options, screen=source.path)  # a resume takes this screen again
     screen_path = source.path if source else None
     if from_screen is None:
-        ops = resolve_ops(got.provider, got.source, options.ops)
+        ops = resolve_ops(got.provider, got.sources, options.ops)
     else:
         ops = list(from_screen.changed)
         if not ops and not options.aa:
@@ -233,7 +239,7 @@ def ab(host: PluginHost, options: AbOptions, *, echo: Echo = print,
                       campaign_ops=len(ops) + len(controls))
     with results_written_under(root, "zl ab"):
         campaign, runs = run_ab(host, got.provider, got.backend, got.device, sides, ops, controls,
-                                cell_settings(got.measure, got.source), plan, root,
+                                cell_settings(got.measure, got.sources), plan, root,
                                 telemetry_interval=options.telemetry_interval, aa=options.aa,
                                 screen=screen_path, executor=executor or chosen, resume=resume,
                                 recorded=_recorded(options, got, devices))

@@ -86,7 +86,7 @@ def check_ops_offered(provider: Provider, source: str | None, ops: Sequence[OpSp
     by_pair = {(o.op, _stem(o.op_file)): o for o in offered}
     names = sorted({o.op for o in offered})
     for op in ops:
-        info = by_pair.get((op.op, _stem(op.op_file)))
+        info = by_pair.get((op.function, _stem(op.op_file)))
         if info is None:
             raise BadInputError(_unknown(provider, op, offered, names))
         allowed = info.dtypes or TORCH_DTYPES
@@ -104,12 +104,15 @@ def _stem(op_file: str) -> str:
 
 
 def _unknown(provider: Provider, op: OpSpec, offered, names: list[str]) -> str:
-    files = sorted({_stem(o.op_file) for o in offered if o.op == op.op})
+    files = sorted({_stem(o.op_file) for o in offered if o.op == op.function})
     if files:
-        specs = ", ".join(f"{op.op}:{f}" for f in files[:3])
+        prefix = f"{op.source}:" if op.source else ""
+        # A function several files define is named with its file (op@file), else op:file.
+        joint = "@" if len(files) > 1 else ":"
+        specs = ", ".join(f"{prefix}{op.function}{joint}{f}" for f in files[:3])
         return (f"operator {op.op} is not in the {provider.name} suite's benchmark file "
                 f"{op.op_file!r}; it is defined in {', '.join(files[:3])} (spec {specs})")
-    close = difflib.get_close_matches(op.op, names, n=3, cutoff=0.6)
+    close = difflib.get_close_matches(op.function, names, n=3, cutoff=0.6)
     hint = f"; close names: {', '.join(close)}" if close else ""
     return (f"unknown operator {op.op!r} in the {provider.name} suite{hint}; 'zl ops' lists the "
             f"{len(names)} it offers")

@@ -64,7 +64,9 @@ def _flat(data: dict, prefix: str = "") -> dict[str, object]:
 
 def recorded_options(options: O, got: Resolved) -> O:
     """The options as campaign.json keeps them: every path absolute, nothing to re-guess."""
-    where = attrs.evolve(options.where, source=got.source, backend=got.backend.name,
+    items = got.sources.items()
+    where = attrs.evolve(options.where, source=items[0] if items else got.source,
+                         more_sources=items[1:], backend=got.backend.name,
                          suite=got.provider.name)
     measure = options.measure
     if measure.shape_file is not None:

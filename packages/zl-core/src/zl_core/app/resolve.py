@@ -10,10 +10,11 @@ import attrs
 from zl_core import devicelock, targets
 from zl_core.backend import Backend
 from zl_core.campaigns.settings import CellSettings
-from zl_core.errors import NoDeviceError, UsageError
+from zl_core.errors import BadInputError, NoDeviceError, UsageError
 from zl_core.host import PluginHost
 from zl_core.opspec import OpSpec
 from zl_core.provider import Provider
+from zl_core.sources import Sources, split_item
 
 from .inputs import check_ops_offered, check_runs_root, check_timeout
 from .options import Measurement, Where
@@ -28,11 +29,17 @@ class Resolved:
     """Where a campaign's cells run, and how they measure, once every default is settled."""
 
     provider: Provider
-    source: str | None
+    source: str | None  # the default source's checkout
     backend: Backend
     device: str | None
     measure: Measurement
     note: str = ""  # a line for the user about a default taken (the IR-only screen)
+    sources: Sources = attrs.field(factory=Sources)  # every checkout, the default first
+
+    def __attrs_post_init__(self) -> None:
+        if not self.sources.entries and self.source:
+            object.__setattr__(self, "sources", Sources.single(
+                self.source, self.provider.default_source_name))
 
 
 def resolve(host: PluginHost, where: Where, measure: Measurement, *, what: str,
@@ -49,7 +56,9 @@ def resolve(host: PluginHost, where: Where, measure: Measurement, *, what: str,
     if not measure.compile_only:
         devicelock.check_lock_dir()  # a cell that cannot lock its device must not start
     provider, source = resolve_suite(host, where.suite, where.source)
-    provider.check_source(source)  # a broken checkout: exit 3 before any cell
+    sources = resolve_sources(provider, where)
+    for _, path in sources.entries:
+        provider.check_source(path)  # a broken checkout: exit 3 before any cell
     measure = check_compile_only(measure, provider, host, where.backend)
     try:
         backend = resolve_backend(host, where.backend, compile_target=measure.target)
@@ -69,7 +78,7 @@ def resolve(host: PluginHost, where: Where, measure: Measurement, *, what: str,
         backend = resolve_backend(host, where.backend, compile_target=measure.target)
         why = str(exc).split(";")[0]
         return Resolved(provider=provider, source=source, backend=backend, device=None,
-                        measure=measure,
+                        measure=measure, sources=sources,
                         note=f"{why}: running the IR-only screen instead (TTGIR compiled for "
                              f"{measure.target}, no latencies); timed cells need a device "
                              "('zl doctor' says what is missing)")
@@ -77,7 +86,21 @@ def resolve(host: PluginHost, where: Where, measure: Measurement, *, what: str,
         measure = attrs.evolve(measure, sweep_devices=",".join(
             resolve_sweep_devices(host, backend, provider, measure)))
     return Resolved(provider=provider, source=source, backend=backend, device=device,
-                    measure=measure)
+                    measure=measure, sources=sources)
+
+
+def resolve_sources(provider: Provider, where: Where) -> Sources:
+    """Every checkout the campaign reads, named (:mod:`zl_core.sources`)."""
+    first = where.source
+    if first is None and provider.source_env:
+        first = os.environ.get(provider.source_env) or None
+    if not first or not provider.source_env:
+        if where.more_sources:
+            raise UsageError(f"the {provider.name} suite reads no checkout; drop the further "
+                             "--flaggems-dir")
+        return Sources()
+    return Sources.resolve((first, *where.more_sources), provider.source_name,
+                           provider.default_source_name)
 
 
 def resolve_sweep_devices(host: PluginHost, backend: Backend, provider: Provider,
@@ -165,7 +188,7 @@ def resolve_suite(host: PluginHost, suite: str | None, source: str | None) -> tu
         if not source:
             raise UsageError(f"the {provider.name} suite needs a checkout: pass --flaggems-dir DIR "
                              f"or set ${provider.source_env}")
-        return provider, str(Path(source).expanduser().resolve())
+        return provider, str(Path(split_item(source)[1]).expanduser().resolve())
     return provider, None
 
 
@@ -207,18 +230,33 @@ def runs_root(value: Path | None) -> Path:
     return check_runs_root(Path(value or os.environ.get(RUNS_ROOT_ENV) or "runs").expanduser().resolve())
 
 
-def check_op_specs(specs: tuple[str, ...] | list[str]) -> None:
+def check_op_specs(specs: tuple[str, ...] | list[str], *, several_sources: bool = False) -> None:
     """Malformed specs fail before anything is probed or written."""
     for spec in specs:
-        OpSpec.parse(spec)
+        try:
+            OpSpec.parse(spec)
+            continue
+        except BadInputError as exc:
+            first = exc
+        if not several_sources:
+            raise first
+        # It may start with a source's name (vllm:...), known once sources are resolved.
+        try:
+            OpSpec.parse(spec, prefixes=frozenset({spec.strip().split(":", 1)[0]}))
+        except BadInputError:
+            raise first from None
 
 
-def resolve_ops(provider: Provider, source: str | None, specs: tuple[str, ...] | list[str]) -> list[OpSpec]:
-    """The named operators, or every operator of the suite; each at most once."""
+def resolve_ops(provider: Provider, sources: Sources | str | None,
+                specs: tuple[str, ...] | list[str]) -> list[OpSpec]:
+    """The named operators, or every operator of every source; each at most once."""
+    sources = _as_sources(provider, sources)
     if specs:
-        ops = [OpSpec.parse(s) for s in specs]
+        ops = [OpSpec.parse(s, prefixes=sources.prefixes, default_source=sources.default_name)
+               for s in specs]
     else:
-        ops = [OpSpec(op=i.op, op_file=i.op_file, dtypes=()) for i in provider.list_ops(source)]
+        ops = [op for name, path in (sources.entries or (("", None),))
+               for op in every_op(provider, path, "" if sources.is_default(name) else name)]
         if not ops:
             raise UsageError(f"the {provider.name} suite offers no operators; name them with --ops")
     seen = set()
@@ -226,12 +264,32 @@ def resolve_ops(provider: Provider, source: str | None, specs: tuple[str, ...] |
         if o.op in seen:
             raise UsageError(f"operator {o.op!r} named twice in --ops")
         seen.add(o.op)
-    check_ops_offered(provider, source, ops)  # unknown operators and dtypes: exit 2, no cell
+    for name in dict.fromkeys(o.source for o in ops):
+        # unknown operators and dtypes: exit 2, no cell
+        check_ops_offered(provider, sources.path(name), [o for o in ops if o.source == name])
     return ops
 
 
-def cell_settings(measure: Measurement, source: str | None) -> CellSettings:
-    return CellSettings(python=measure.python, source=source, shape_file=measure.shape_file,
+def every_op(provider: Provider, source: str | None, name: str) -> list[OpSpec]:
+    """Every operator of one source; a function two benchmark files define gets its file
+    in its name (``nextafter_@nextafter_``), so each is one operator."""
+    infos = provider.list_ops(source)
+    count: dict[str, int] = {}
+    for info in infos:
+        count[info.op] = count.get(info.op, 0) + 1
+    return [OpSpec.named(i.op, i.op_file, source=name, pinned=count[i.op] > 1) for i in infos]
+
+
+def _as_sources(provider: Provider, sources: Sources | str | None) -> Sources:
+    if isinstance(sources, Sources):
+        return sources
+    return Sources.single(sources, provider.default_source_name)
+
+
+def cell_settings(measure: Measurement, sources: Sources | str | None) -> CellSettings:
+    sources = sources if isinstance(sources, Sources) else Sources.single(sources)
+    return CellSettings(python=measure.python, source=sources.default, sources=sources,
+                        shape_file=measure.shape_file,
                         shapes=measure.shapes, level=measure.level, timer=measure.timer,
                         direct_repeat=measure.direct_repeat, replay_ms=measure.replay_ms,
                         timing=measure.timing,

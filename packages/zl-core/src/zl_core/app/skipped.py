@@ -9,6 +9,7 @@ from pathlib import Path
 from zl_core.errors import BadInputError
 from zl_core.opspec import OpSpec
 from zl_core.provider import Provider
+from zl_core.sources import Sources
 
 #: A dismiss list names operators; anything this big is another file.
 MAX_DISMISS_BYTES = 1 << 20
@@ -39,14 +40,25 @@ def read_dismiss(path: Path) -> dict[str, str]:
     return dismissed
 
 
-def skipped_ops(provider: Provider, source: str | None, ops: list[OpSpec],
+def skipped_ops(provider: Provider, sources: Sources | str | None, ops: list[OpSpec],
                 dismissed: dict[str, str]) -> dict[str, str]:
     """The planned operators not to run, each with its reason."""
-    marks = {info.op: info.skip for info in provider.list_ops(source) if info.skip}
+    if not isinstance(sources, Sources):
+        sources = Sources.single(sources, provider.default_source_name)
+    marks: dict[tuple[str, str, str], str] = {}
+    for name in dict.fromkeys(op.source for op in ops):
+        for info in provider.list_ops(sources.path(name)):
+            if info.skip:
+                marks[(name, info.op, _stem(info.op_file))] = info.skip
     out = {}
     for op in ops:
+        mark = marks.get((op.source, op.function, _stem(op.op_file)))
         if op.op in dismissed:
             out[op.op] = f"dismissed: {dismissed[op.op]}"
-        elif op.op in marks:
-            out[op.op] = f"benchmark skip mark: {marks[op.op]}"
+        elif mark:
+            out[op.op] = f"benchmark skip mark: {mark}"
     return out
+
+
+def _stem(op_file: str) -> str:
+    return op_file.removeprefix("test_").removesuffix(".py")

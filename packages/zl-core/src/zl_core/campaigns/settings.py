@@ -10,6 +10,7 @@ from zl_core import contract
 from zl_core.backend import Backend
 from zl_core.opspec import OpSpec
 from zl_core.provider import CellRequest
+from zl_core.sources import Sources
 
 
 @attrs.frozen(kw_only=True)
@@ -17,7 +18,7 @@ class CellSettings:
     """What every cell of a campaign is measured with; builds each cell's frozen request."""
 
     python: str
-    source: str | None
+    source: str | None  # the default source's checkout
     shape_file: Path | None
     shapes: str
     level: str
@@ -37,11 +38,16 @@ class CellSettings:
     sweep_devices: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     #: Lanes measuring at the same time (set from the executor; a caliber field).
     concurrency: int = 1
+    #: Every checkout, the default first; an operator's ``source`` picks its cells' one.
+    sources: Sources = attrs.field(factory=Sources)
 
     def to_json(self) -> dict:
         """The fields campaign.json records (the rest are in every cell's identity)."""
-        return {"source": self.source, "compile_only": self.compile_only, "target": self.target,
+        return {"source": self.source, "sources": self.sources.to_json(), "compile_only": self.compile_only, "target": self.target,
                 "level": self.level, "timer": self.timer, "start": self.start}
+
+    def _source_of(self, op: OpSpec) -> str | None:
+        return self.sources.path(op.source) if op.source else self.source
 
     def request(self, *, op: OpSpec, backend: Backend, device: str | None, out_dir: Path,
                 env: dict[str, str], side: str, autotune_mode: str,
@@ -50,7 +56,7 @@ class CellSettings:
             # Compile-only cells compile every config; nothing is tuned to pin.
             autotune_mode, replay_from = "none", None
         return CellRequest(op=op, backend=backend, out_dir=out_dir, python=self.python, test_node=test_node,
-                           device=device, source=self.source, shape_file=self.shape_file,
+                           device=device, source=self._source_of(op), shape_file=self.shape_file,
                            shapes=self.shapes, level=self.level, autotune_mode=autotune_mode,
                            replay_from=replay_from, timer=self.timer, timing=self.timing,
                            direct_repeat=self.direct_repeat, replay_ms=self.replay_ms,

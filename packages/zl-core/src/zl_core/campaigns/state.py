@@ -24,10 +24,12 @@ from pathlib import Path
 from zl_core import caliber, interrupts
 from zl_core.atomic import write_json_atomic
 from zl_core.cell import CellOutcome
-from zl_core.errors import UsageError
+from zl_core.errors import BadInputError, UsageError
+from zl_core.opspec import OpSpec
+from zl_core.sources import Sources
 from zl_core.stamps import utc_stamp
 from zl_core.store import record
-from zl_core.store.layout import CampaignLayout
+from zl_core.store.layout import CampaignLayout, op_of_folder
 from zl_core.store.record import read_campaign
 
 RUNNING, INTERRUPTED, COMPLETE = "running", "interrupted", "complete"
@@ -203,13 +205,22 @@ def incomplete(runs_root: Path, kind: str) -> list[Path]:
     return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
 
 
+def planned_op(spec: str, meta: dict) -> str:
+    """The operator name of one of campaign.json's op specs (sources from ``meta``)."""
+    sources = Sources.from_json(meta.get("sources")) or Sources()
+    try:
+        return OpSpec.parse(spec, prefixes=sources.prefixes, default_source=sources.default_name).op
+    except BadInputError:
+        return spec.split(":", 1)[0]
+
+
 def missing_ops(layout: CampaignLayout, meta: dict) -> list[str]:
     """Operators of the plan with no finished cell, or with a cell left unfinished."""
-    unfinished = {cell.relative_to(layout.root).parts[0] for cell in _cell_dirs(layout.root)
-                  if not finished(cell)}
+    unfinished = {op_of_folder(cell.relative_to(layout.root).parts[0])
+                  for cell in _cell_dirs(layout.root) if not finished(cell)}
     missing = []
     for spec in meta.get("ops") or ():
-        op = str(spec).split(":", 1)[0]
+        op = planned_op(str(spec), meta)
         op_dir = layout.op_dir(op)
         done = any(finished(cell) for cell in _cell_dirs(op_dir)) if op_dir.is_dir() else False
         if op in unfinished or not done:

@@ -97,8 +97,12 @@ def add_backend_args(p: argparse.ArgumentParser) -> None:
 def add_suite_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--suite", choices=None, help="benchmark provider: builtin (default without a "
                    "FlagGems checkout) or flaggems")
-    p.add_argument("--flaggems-dir", type=Path, help="FlagGems checkout (default: the checkout "
-                   "variable the flaggems suite reads, see the README); selects the flaggems suite")
+    p.add_argument("--flaggems-dir", action="append", metavar="[NAME=]DIR",
+                   help="FlagGems checkout (default: the checkout variable the flaggems suite "
+                   "reads, see the README); selects the flaggems suite. Give it again for a "
+                   "further checkout, e.g. a FlagGems-vllm one: its operators are then named "
+                   "NAME:op (vllm:fused_moe; NAME defaults to what the checkout is, vllm for "
+                   "FlagGems-vllm)")
 
 
 def add_measure_args(p: argparse.ArgumentParser, *, default_timeout: float,
@@ -191,7 +195,8 @@ def failed_exit(failed: tuple[str, ...] | list[str], command: str) -> int:
 def where_from(args: argparse.Namespace) -> Where:
     device = getattr(args, "device", None)
     return Where(suite=getattr(args, "suite", None),
-                 source=None if args.flaggems_dir is None else str(args.flaggems_dir),
+                 source=args.flaggems_dir[0] if args.flaggems_dir else None,
+                 more_sources=tuple(args.flaggems_dir[1:]) if args.flaggems_dir else (),
                  backend=getattr(args, "backend", None),
                  device=None if device is None else str(device))
 

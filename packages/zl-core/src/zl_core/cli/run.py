@@ -6,6 +6,8 @@ import argparse
 from datetime import datetime
 from pathlib import Path
 
+import attrs
+
 from zl_core import contract, sweep_shards
 from zl_core.app.resolve import cell_settings, resolve, runs_root
 from zl_core.cell import run_cell
@@ -13,6 +15,8 @@ from zl_core.cli import _common
 from zl_core.errors import PreflightError, UsageError
 from zl_core.host import plugin_host
 from zl_core.opspec import OpSpec, check_dtypes, check_name
+from zl_core.sources import Sources
+from zl_core.store.layout import op_folder
 
 
 def add_parser(sub) -> None:
@@ -36,12 +40,13 @@ def add_parser(sub) -> None:
     p.set_defaults(handler=run)
 
 
-def build_op(args: argparse.Namespace) -> OpSpec:
-    spec = OpSpec.parse(args.op)
+def build_op(args: argparse.Namespace, sources: Sources | None = None) -> OpSpec:
+    sources = sources or Sources()
+    spec = OpSpec.parse(args.op, prefixes=sources.prefixes, default_source=sources.default_name)
     if args.op_file:
-        spec = OpSpec(op=spec.op, op_file=check_name("op file", args.op_file), dtypes=spec.dtypes)
+        spec = attrs.evolve(spec, op_file=check_name("op file", args.op_file))
     if args.dtypes:
-        spec = OpSpec(op=spec.op, op_file=spec.op_file, dtypes=check_dtypes(args.dtypes))
+        spec = attrs.evolve(spec, dtypes=check_dtypes(args.dtypes))
     return spec
 
 
@@ -50,12 +55,13 @@ def run(args: argparse.Namespace) -> int:
     host = plugin_host()
     got = resolve(host, _common.where_from(args), _common.measurement_from(args),
                   what=f"zl run --op {op.op}")
-    provider, source, backend, device = got.provider, got.source, got.backend, got.device
+    op = build_op(args, got.sources)  # a source prefix is known once the sources are
+    provider, source, backend, device = got.provider, got.sources, got.backend, got.device
     if args.replay_from and args.no_record:
         raise UsageError("--replay-from and --no-record exclude each other")
     mode = "replay" if args.replay_from else ("uncontrolled" if args.no_record else "record")
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    out = args.out or runs_root(args.runs_root) / f"run_{op.op}_{stamp}"
+    out = args.out or runs_root(args.runs_root) / f"run_{op_folder(op.op)}_{stamp}"
     # The same settings as a campaign's cells (compile-only: nothing tuned to pin).
     request = cell_settings(got.measure, source).request(
         op=op, backend=backend, device=device, out_dir=Path(out).resolve(), env=dict(args.env),

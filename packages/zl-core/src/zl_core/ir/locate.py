@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from zl_core.errors import BadInputError
-from zl_core.store.layout import CAMPAIGN_FILE, SIDES, CampaignLayout
+from zl_core.store.layout import CAMPAIGN_FILE, SIDES, CampaignLayout, op_of_folder
 from zl_core.store.record import KINDS, SCREEN, read_campaign
 
 FIRST_ROUND = 1
@@ -38,8 +38,8 @@ def cells_of(campaign: Path, op: str, kind: str) -> tuple[Path, Path] | None:
 
 def campaign_ops(campaign: Path, kind: str) -> list[str]:
     """Operators with a cell folder in the campaign, sorted."""
-    return sorted(p.name for p in Path(campaign).iterdir()
-                  if p.is_dir() and cells_of(campaign, p.name, kind))
+    return sorted(op_of_folder(p.name) for p in Path(campaign).iterdir()
+                  if p.is_dir() and cells_of(campaign, op_of_folder(p.name), kind))
 
 
 def op_cells(campaign: Path, op: str) -> tuple[Path, Path]:

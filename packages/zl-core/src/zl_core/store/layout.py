@@ -47,6 +47,17 @@ def op_dir_of(cell_dir: Path) -> Path:
     return parent.parent if parse_round(parent.name) is not None else parent
 
 
+def op_folder(op: str) -> str:
+    """The folder of an operator: its name, with a source prefix's ``:`` spelled ``+``
+    (``vllm:fused_moe`` -> ``vllm+fused_moe``) so no relative link reads it as a scheme."""
+    return op.replace(":", "+")
+
+
+def op_of_folder(name: str) -> str:
+    """The operator a folder holds (the inverse of :func:`op_folder`)."""
+    return name.replace("+", ":")
+
+
 def cell_label(op: str, side: str, round_no: int = 0) -> str:
     """How reports name a cell: ``op r01/A`` in a rounds campaign, ``op A`` in a screen."""
     return f"{op} {round_name(round_no)}/{side}" if round_no else f"{op} {side}"
@@ -99,7 +110,7 @@ class CampaignLayout:
         return self.root / REPORT_JSON
 
     def op_dir(self, op: str) -> Path:
-        return self.root / op
+        return self.root / op_folder(op)
 
     def round_dir(self, op: str, round_no: int) -> Path:
         return self.op_dir(op) / round_name(round_no)

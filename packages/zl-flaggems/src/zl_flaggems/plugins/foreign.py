@@ -19,13 +19,14 @@ import pytest
 from zl_flaggems import cellenv, gems_env, markers
 
 PLUGIN = "foreign"
-PREFIX = ("flag_gems", "runtime", "backend")
+PREFIX = ("runtime", "backend")  # under either FlagGems package (gems_env.GEMS_PACKAGES)
 
 
 def vendor_of(module_name: str) -> str | None:
-    """``flag_gems.runtime.backend._nvidia.hopper.mm`` → ``nvidia``; None for other modules."""
+    """``flag_gems.runtime.backend._nvidia.hopper.mm`` → ``nvidia`` (``flaggems_vllm.`` too);
+    None for other modules."""
     parts = module_name.split(".")
-    if len(parts) < 4 or tuple(parts[:3]) != PREFIX:
+    if len(parts) < 4 or parts[0] not in gems_env.GEMS_PACKAGES or tuple(parts[1:3]) != PREFIX:
         return None
     segment = parts[3]
     if not segment.startswith("_") or segment.startswith("__") or len(segment) < 2:

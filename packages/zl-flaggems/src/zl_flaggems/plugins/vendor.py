@@ -77,14 +77,15 @@ def collect_identity(backend: Any) -> tuple[dict[str, Any], list[str]]:
     triton = _loaded("triton", problems)
     if triton is not None:
         identity["triton_version"] = _version(triton)
-    gems = sys.modules.get("flag_gems")  # never imported here: the benchmark decides
+    gems = gems_env.imported_package()  # never imported here: the benchmark decides
     if gems is not None:
         identity["flag_gems_version"] = _version(gems)
+        identity["gems_package_imported"] = gems.__name__
         identity["flaggems_vendor"] = getattr(gems, "vendor_name", None)
         expected = getattr(backend, "flaggems_vendor", "") if backend is not None else ""
         got = identity["flaggems_vendor"]
         if expected and got and got != expected:
-            problems.append(f"flag_gems picked vendor {got!r} but backend "
+            problems.append(f"{gems.__name__} picked vendor {got!r} but backend "
                             f"{getattr(backend, 'name', '?')} expects {expected!r} "
                             f"({gems_env.VENDOR}={os.environ.get(gems_env.VENDOR, '')!r})")
     return identity, problems

@@ -1,0 +1,138 @@
+"""A campaign over two checkouts: FlagGems (``flag_gems``) and FlagGems-vllm
+(``flaggems_vllm``), with the real FlagGems provider and real pytest cells on the fake
+checkouts of tests/fake_flaggems.py (no torch, a fake Triton driver)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import fake_flaggems
+import pytest
+from zl_core import Backend, PluginHost, app, hookimpl
+from zl_core.errors import BadInputError, UsageError
+from zl_core.store.layout import CampaignLayout
+from zl_core.store.record import read_campaign
+from zl_flaggems.provider import FlagGemsProvider
+
+FAKEGPU = Backend(name="fakegpu", flaggems_vendor="fakevendor", graph_capture=True,
+                  default_switch="DISABLE_MMA_V3")
+
+
+class FakeGpuHost:
+    @hookimpl
+    def zl_backends(self):
+        return [FAKEGPU]
+
+    @hookimpl
+    def zl_enumerate_devices(self, backend):
+        return ["0"] if backend.name == "fakegpu" else None
+
+    @hookimpl
+    def zl_compat_plugins(self, backend):
+        # The cell's own plugin host learns the backend from the checkout's module.
+        return ["fakegpu_plugin"] if backend.name == "fakegpu" else []
+
+    @hookimpl
+    def zl_providers(self):
+        return [FlagGemsProvider()]
+
+
+def vllm_checkout(root: Path) -> Path:
+    """The fake checkout rebuilt the way FlagGems-vllm is laid out: package flaggems_vllm,
+    benchmarks importing it; and a benchmark function two of its files define."""
+    fake_flaggems.build(root)
+    shutil.move(root / "src" / "flag_gems", root / "src" / "flaggems_vllm")
+    for path in [*root.rglob("*.py")]:
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text.replace("flag_gems", "flaggems_vllm"), encoding="utf-8")
+    shutil.copy(root / "benchmark" / "test_fake.py", root / "benchmark" / "test_fake2.py")
+    return root
+
+
+@pytest.fixture
+def two(tmp_path, monkeypatch):
+    monkeypatch.setenv("ZL_DISABLE_PLUGINS", "cuda,musa,rocm,ascend")
+    for key in ("GEMS_VENDOR", "FLAGGEMS_VENDOR", "FLAGGEMS_DIR"):
+        monkeypatch.delenv(key, raising=False)
+    main = fake_flaggems.build(tmp_path / "FlagGems")
+    vllm = vllm_checkout(tmp_path / "FlagGems-vllm")
+    # The fake checkout's torch stub: the cells' interpreter finds torch, triton and the package.
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(main / "stubs"), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    host = PluginHost()
+    host.register(FakeGpuHost(), name="fakegpu", package="tests", version="0")
+    return host, main, vllm, tmp_path
+
+
+def options(main: Path, vllm: Path, runs: Path, ops: tuple[str, ...], vllm_item: str | None = None):
+    where = app.Where(source=str(main), more_sources=(vllm_item or str(vllm),), backend="fakegpu")
+    return app.ScreenOptions(ops=ops, where=where, runs_root=runs,
+                             switch=app.SwitchChoice(switch="FAKE_SWITCH", a_value="0",
+                                                     b_value="1", force=True))
+
+
+def test_a_screen_over_both_checkouts(two):
+    host, main, vllm, tmp = two
+    said: list[str] = []
+    done = app.screen(host, options(main, vllm, tmp / "runs",
+                                    ("fakeadd:fake", "vllm:fakeadd@fake", "vllm:fakemm@fake2")),
+                      echo=said.append)
+    verdicts = {r["op"]: r["verdict"] for r in done.rows}
+    assert set(verdicts) == {"fakeadd", "vllm:fakeadd@fake", "vllm:fakemm@fake2"}
+    assert not done.failed, said
+    layout = CampaignLayout(done.campaign)
+    # Each cell ran in its own checkout, on the package it holds; the identity says so.
+    for op, root, package, node in (
+            ("fakeadd", main, "flag_gems", "benchmark/test_fake.py::test_fakeadd"),
+            ("vllm:fakeadd@fake", vllm, "flaggems_vllm", "benchmark/test_fake.py::test_fakeadd"),
+            ("vllm:fakemm@fake2", vllm, "flaggems_vllm", "benchmark/test_fake2.py::test_fakemm")):
+        ident = json.loads((layout.cell_dir(op, "A") / "run_identity.json").read_text())
+        assert ident["source"] == str(root.resolve()) and ident["gems_package"] == package
+        assert ident["test_node"] == node and ident["op"] == op
+        assert ident["gems_package_imported"] == package
+        assert ident["flaggems_vendor"] == "fakevendor"
+    assert (done.campaign / "vllm+fakeadd@fake" / "A").is_dir()
+    meta = read_campaign(done.campaign)
+    assert meta["sources"] == [{"name": "main", "path": str(main.resolve())},
+                               {"name": "vllm", "path": str(vllm.resolve())}]
+    # The report lists them by name.
+    model = app.campaign_report(done.campaign)
+    assert {r["op"] for r in model["rows"]} == set(verdicts)
+
+
+def test_a_function_two_files_share_needs_its_file(two):
+    host, main, vllm, tmp = two
+    with pytest.raises(BadInputError, match=r"vllm:fakeadd@fake, vllm:fakeadd@fake2"):
+        app.screen(host, options(main, vllm, tmp / "runs", ("vllm:fakeadd",)), echo=lambda _: None)
+    assert not (tmp / "runs").exists() or not list((tmp / "runs").iterdir())
+
+
+def test_an_unnamed_source_that_is_neither_package_must_be_named(two):
+    host, main, _, tmp = two
+    other = fake_flaggems.build(tmp / "Other")  # a second flag_gems checkout: no name of its own
+    with pytest.raises(UsageError, match=r"both called 'main'|give it a name"):
+        app.screen(host, options(main, other, tmp / "runs", ("fakeadd:fake",)), echo=lambda _: None)
+    done = app.screen(host, options(main, other, tmp / "runs", ("fork:fakeadd:fake",),
+                                    vllm_item=f"fork={other}"), echo=lambda _: None)
+    assert [r["op"] for r in done.rows] == ["fork:fakeadd"]
+
+
+def test_zl_ops_lists_each_source(two):
+    _, main, vllm, _ = two
+    proc = subprocess.run([sys.executable, "-m", "zl_core", "ops", "--flaggems-dir", str(main),
+                           "--flaggems-dir", str(vllm)], capture_output=True, text=True,
+                          timeout=60, check=False, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "suite flaggems: source main 9 operator(s)" in out
+    assert "suite flaggems: source vllm 17 operator(s)" in out
+    rows = [line.split()[:2] for line in out.splitlines()]
+    # The default source's operators keep their names; a function two files of the
+    # second source define is listed once per file; one only one file defines is plain.
+    assert ["fakeadd", "fake"] in rows and ["vllm:faketuned", "fake_tuned"] in rows
+    assert ["vllm:fakeadd@fake", "fake"] in rows and ["vllm:fakeadd@fake2", "fake2"] in rows
