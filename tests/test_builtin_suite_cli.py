@@ -62,6 +62,7 @@ def test_flaggems_suite_without_a_checkout_says_how_to_give_one(host, capsys):
 
 def test_flaggems_dir_selects_the_flaggems_suite(host, capsys, tmp_path):
     (tmp_path / "benchmark").mkdir()
+    (tmp_path / "src" / "flag_gems").mkdir(parents=True)  # zl ops checks the checkout
     (tmp_path / "benchmark" / "test_blas.py").write_text("def test_addmm():\n    pass\n")
     assert main(["ops", "--flaggems-dir", str(tmp_path), "--json"]) == 0
     listing = json.loads(capsys.readouterr().out)

@@ -136,3 +136,39 @@ def test_zl_ops_lists_each_source(two):
     # second source define is listed once per file; one only one file defines is plain.
     assert ["fakeadd", "fake"] in rows and ["vllm:faketuned", "fake_tuned"] in rows
     assert ["vllm:fakeadd@fake", "fake"] in rows and ["vllm:fakeadd@fake2", "fake2"] in rows
+
+
+def _zl(*argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "zl_core", *argv], capture_output=True,
+                          text=True, timeout=60, check=False, stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize(("item", "code", "says"), [
+    ("=DIR", 2, "the name before '=' is empty"),
+    ("vllm=", 2, "no directory after '='; give vllm=DIR"),
+    ("a b=DIR", 2, "malformed source name 'a b'"),
+    ("vllm=MISSING", 3, "PREFLIGHT_FAILED check=flaggems_dir FlagGems directory does not exist"),
+    ("vllm=EMPTY", 3, "missing benchmark and src/flag_gems or src/flaggems_vllm"),
+])
+def test_a_bad_second_source_is_one_line_and_a_documented_code(two, item, code, says):
+    _, main, vllm, tmp = two
+    (tmp / "empty").mkdir()
+    item = (item.replace("MISSING", str(tmp / "nosuch")).replace("EMPTY", str(tmp / "empty"))
+            .replace("DIR", str(vllm)))
+    proc = _zl("ops", "--flaggems-dir", str(main), "--flaggems-dir", item)
+    assert proc.returncode == code, proc.stderr
+    assert proc.stdout == "" and len(proc.stderr.strip().splitlines()) == 1
+    assert says in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_an_unknown_operator_is_named_before_any_device_is_looked_for(two, tmp_path):
+    _, main, vllm, tmp = two
+    # No backend of this process finds a device (the fake one is not registered here):
+    # a misspelt operator is still what the user hears about, with the sources' names.
+    proc = _zl("screen", "--flaggems-dir", str(main), "--flaggems-dir", str(vllm),
+               "--ops", "vllm:nosuch", "--switch", "DISABLE_MMA_V3", "--runs-root", str(tmp / "r"))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == (
+        "zl screen: unknown operator 'vllm:nosuch' in the flaggems suite (source vllm); the "
+        "sources are main, vllm, another's operators are NAME:op; 'zl ops' lists the 17 it offers")
+    assert not (tmp / "r").exists()

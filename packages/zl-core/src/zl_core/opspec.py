@@ -26,7 +26,7 @@ TORCH_DTYPES = frozenset({
 })
 
 
-def check_name(kind: str, value: str) -> str:
+def check_name(kind: str, value: str, *, example: str = "softmax, mm:mm:float16") -> str:
     """Return ``value`` if it is a safe identifier-like name, else raise BadInputError."""
     if len(value) > MAX_NAME:
         raise BadInputError(f"{kind} of {len(value)} characters ({value[:24]}...): names are at "
@@ -34,7 +34,7 @@ def check_name(kind: str, value: str) -> str:
     if not _NAME.match(value) or ".." in value:
         raise BadInputError(
             f"malformed {kind} {value!r}: use letters, digits, '_' and '.' only "
-            "(e.g. softmax, mm:mm:float16)"
+            f"(e.g. {example})"
         )
     return value
 

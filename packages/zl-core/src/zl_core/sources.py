@@ -18,13 +18,20 @@ import attrs
 from zl_core.errors import UsageError
 from zl_core.opspec import check_name
 
+SOURCE_NAME_EXAMPLE = "vllm, fork, main"
+
 
 def split_item(text: str) -> tuple[str | None, str]:
     """``NAME=PATH`` -> (NAME, PATH); ``PATH`` -> (None, PATH). A path may hold ``=``
     after a separator (``/data/a=b``): only a leading identifier counts as a name."""
     head, sep, rest = str(text).partition("=")
-    if sep and head and "/" not in head and "\\" not in head and rest:
-        return check_name("source name", head), rest
+    if sep and not head:
+        raise UsageError(f"--flaggems-dir {text}: the name before '=' is empty; give "
+                         f"NAME=DIR (e.g. vllm={rest or 'DIR'}) or the directory alone")
+    if sep and "/" not in head and "\\" not in head:
+        if not rest:
+            raise UsageError(f"--flaggems-dir {text}: no directory after '='; give {head}=DIR")
+        return check_name("source name", head, example=SOURCE_NAME_EXAMPLE), rest
     return None, str(text)
 
 
@@ -51,7 +58,7 @@ class Sources:
             if clash is not None:
                 raise UsageError(f"two sources are both called {name!r} ({clash} and {path}); "
                                  f"name one of them: --flaggems-dir OTHER={raw}")
-            entries.append((check_name("source name", name), path))
+            entries.append((check_name("source name", name, example=SOURCE_NAME_EXAMPLE), path))
         return cls(tuple(entries))
 
     @classmethod

@@ -193,8 +193,9 @@ class FlagGemsProvider(PrintedTableRows, Provider):
             raise PreflightError("flaggems_dir", f"{root} is a file, not a FlagGems checkout; {hint}")
         if not root.is_dir():
             raise PreflightError("flaggems_dir", f"FlagGems directory does not exist: {root}; {hint}")
-        package = Path("src") / gems_package(root)
-        missing = [str(p) for p in (Path(BENCH_DIR), package) if not (root / p).is_dir()]
+        missing = [] if (root / BENCH_DIR).is_dir() else [str(BENCH_DIR)]
+        if not (root / "src" / gems_package(root)).is_dir():  # neither package is there
+            missing.append(" or ".join(f"src/{name}" for name in PACKAGES))
         if missing:
             try:
                 empty = "" if any(root.iterdir()) else "an empty folder, "

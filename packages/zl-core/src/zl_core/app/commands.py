@@ -33,7 +33,7 @@ from zl_core.switches import Sides, resolve_sides
 from . import lanes
 from .inputs import check_rounds, results_written_under
 from .options import AbOptions, ScreenOptions, Where
-from .resolve import cell_settings, check_op_specs, resolve, resolve_devices, resolve_ops, runs_root
+from .resolve import cell_settings, check_op_specs, resolve, resolve_devices, runs_root
 from .skipped import read_dismiss, skipped_ops
 
 Echo = Callable[[str], None]
@@ -60,13 +60,13 @@ def screen(host: PluginHost, options: ScreenOptions, *, echo: Echo = print,
            executor: Executor | None = None) -> ScreenOutcome:
     options, resume = _checked(options, "screen")
     root = runs_root(options.runs_root)
-    got, chosen, devices = _placed(host, options, options.where, "screen", root)
+    got, chosen, devices = _placed(host, options, options.where, "screen", root, options.ops)
     if got.note:
         echo(f"zl screen: {got.note}")
     choice = options.switch
     sides = resolve_sides(got.backend, choice.switch, choice.a_value, choice.b_value,
                           choice.a_env, choice.b_env)
-    ops = resolve_ops(got.provider, got.sources, options.ops)
+    ops = list(got.ops)
     dismissed = read_dismiss(options.dismiss) if options.dismiss else {}
     skipped = skipped_ops(got.provider, got.sources, ops, dismissed)
     check_campaign_switch(got.provider, sides, backend=got.backend, python=got.measure.python,
@@ -106,8 +106,9 @@ def screen_plan(host: PluginHost, options: ScreenOptions) -> ScreenPlan:
     options, _resume = _checked(options, "screen")
     root = runs_root(options.runs_root)
     got = resolve(host, options.where, options.measure, what="zl screen --plan",
-                  local_device=lanes.needs_local_device(options.lanes), ir_only_without_device=True)
-    ops = resolve_ops(got.provider, got.sources, options.ops)
+                  local_device=lanes.needs_local_device(options.lanes), ir_only_without_device=True,
+                  op_specs=options.ops)
+    ops = list(got.ops)
     dismissed = read_dismiss(options.dismiss) if options.dismiss else {}
     skipped = skipped_ops(got.provider, got.sources, ops, dismissed)
     run = [op.op for op in ops if op.op not in skipped]
@@ -130,13 +131,15 @@ def _checked(options, kind: str):
     return options, resume
 
 
-def _placed(host: PluginHost, options, where: Where, kind: str, root: Path):
-    """Suite, backend and device resolved, and the executor for the lanes asked for:
-    (resolved, executor, the lanes' devices or None)."""
+def _placed(host: PluginHost, options, where: Where, kind: str, root: Path,
+            op_specs: tuple[str, ...] | None = None):
+    """Suite, operators (``op_specs``, None: taken elsewhere), backend and device
+    resolved, and the executor for the lanes asked for: (resolved, executor, the lanes'
+    devices or None)."""
     # Only a screen falls back to the IR-only screen without a device: rounds need one.
     got = resolve(host, where, options.measure, what=f"zl {kind}",
                   local_device=lanes.needs_local_device(options.lanes),
-                  ir_only_without_device=kind == "screen")
+                  ir_only_without_device=kind == "screen", op_specs=op_specs)
     chosen, device, devices = lanes.executor_for(host, got, options.lanes, kind=kind, root=root)
     return attrs.evolve(got, device=device), chosen, devices
 
@@ -215,12 +218,13 @@ def ab(host: PluginHost, options: AbOptions, *, echo: Echo = print,
             controls = list(source.quiet[: options.controls])
     from_screen = source if source is not None and not options.ops else None
     where = _where_from_screen(options.where, from_screen.meta) if from_screen else options.where
-    got, chosen, devices = _placed(host, options, where, "ab", root)
+    got, chosen, devices = _placed(host, options, where, "ab", root,
+                                   options.ops if from_screen is None else None)
     if source is not None and options.screen is None:
         options = attrs.evolve(options, screen=source.path)  # a resume takes this screen again
     screen_path = source.path if source else None
     if from_screen is None:
-        ops = resolve_ops(got.provider, got.sources, options.ops)
+        ops = list(got.ops)
     else:
         ops = list(from_screen.changed)
         if not ops and not options.aa:

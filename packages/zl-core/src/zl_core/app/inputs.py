@@ -74,8 +74,10 @@ def check_rounds(rounds: int | None, max_rounds: int) -> None:
                          f"{MIN_ROUNDS} or more (the default, 8, calls most 1-3% effects)")
 
 
-def check_ops_offered(provider: Provider, source: str | None, ops: Sequence[OpSpec]) -> None:
-    """Every operator (with its file) and dtype is one the suite offers.
+def check_ops_offered(provider: Provider, source: str | None, ops: Sequence[OpSpec], *,
+                      source_names: Sequence[str] = ()) -> None:
+    """Every operator (with its file) and dtype is one the suite offers; ``source_names``
+    (a campaign of several sources) go into the hint for an unknown operator.
 
     A provider that lists no operators at all is left to its cells' preflight.
     """
@@ -88,7 +90,7 @@ def check_ops_offered(provider: Provider, source: str | None, ops: Sequence[OpSp
     for op in ops:
         info = by_pair.get((op.function, _stem(op.op_file)))
         if info is None:
-            raise BadInputError(_unknown(provider, op, offered, names))
+            raise BadInputError(_unknown(provider, op, offered, names, source_names))
         allowed = info.dtypes or TORCH_DTYPES
         bad = [d for d in op.dtypes if d not in allowed]
         if bad:
@@ -103,7 +105,8 @@ def _stem(op_file: str) -> str:
     return op_file.removeprefix("test_").removesuffix(".py")
 
 
-def _unknown(provider: Provider, op: OpSpec, offered, names: list[str]) -> str:
+def _unknown(provider: Provider, op: OpSpec, offered, names: list[str],
+             source_names: Sequence[str]) -> str:
     files = sorted({_stem(o.op_file) for o in offered if o.op == op.function})
     if files:
         prefix = f"{op.source}:" if op.source else ""
@@ -114,8 +117,11 @@ def _unknown(provider: Provider, op: OpSpec, offered, names: list[str]) -> str:
                 f"{op.op_file!r}; it is defined in {', '.join(files[:3])} (spec {specs})")
     close = difflib.get_close_matches(op.function, names, n=3, cutoff=0.6)
     hint = f"; close names: {', '.join(close)}" if close else ""
-    return (f"unknown operator {op.op!r} in the {provider.name} suite{hint}; 'zl ops' lists the "
-            f"{len(names)} it offers")
+    where = f" (source {op.source or source_names[0]})" if len(source_names) > 1 else ""
+    others = (f"; the sources are {', '.join(source_names)}, another's operators are "
+              f"NAME:op" if len(source_names) > 1 else "")
+    return (f"unknown operator {op.op!r} in the {provider.name} suite{where}{hint}{others}; "
+            f"'zl ops' lists the {len(offered)} it offers")
 
 
 def _own_campaign(root: Path) -> Path | None:

@@ -35,6 +35,7 @@ class Resolved:
     measure: Measurement
     note: str = ""  # a line for the user about a default taken (the IR-only screen)
     sources: Sources = attrs.field(factory=Sources)  # every checkout, the default first
+    ops: tuple[OpSpec, ...] = ()  # the operators named (``op_specs``), checked against the sources
 
     def __attrs_post_init__(self) -> None:
         if not self.sources.entries and self.source:
@@ -43,14 +44,17 @@ class Resolved:
 
 
 def resolve(host: PluginHost, where: Where, measure: Measurement, *, what: str,
-            local_device: bool = True, ir_only_without_device: bool = False) -> Resolved:
+            local_device: bool = True, ir_only_without_device: bool = False,
+            op_specs: tuple[str, ...] | list[str] | None = None) -> Resolved:
     """Suite, its checkout, compile-only check, backend and device; ``what`` names the
     command in hints.
 
     ``local_device=False`` (lanes name their own devices, a scheduler's are on other
     hosts) leaves the device unresolved. With ``ir_only_without_device`` (zl screen),
     a suite that compiles without a device runs the IR-only screen where no device is
-    found and none was named, and ``note`` says so.
+    found and none was named, and ``note`` says so. ``op_specs`` (None: none to check)
+    are resolved against the sources before any device is looked for, so a misspelt
+    operator is named first (``ops``; empty specs: every operator).
     """
     check_timeout(measure.timeout_s)
     if not measure.compile_only:
@@ -59,6 +63,7 @@ def resolve(host: PluginHost, where: Where, measure: Measurement, *, what: str,
     sources = resolve_sources(provider, where)
     for _, path in sources.entries:
         provider.check_source(path)  # a broken checkout: exit 3 before any cell
+    ops = tuple(resolve_ops(provider, sources, op_specs)) if op_specs is not None else ()
     measure = check_compile_only(measure, provider, host, where.backend)
     try:
         backend = resolve_backend(host, where.backend, compile_target=measure.target)
@@ -78,7 +83,7 @@ def resolve(host: PluginHost, where: Where, measure: Measurement, *, what: str,
         backend = resolve_backend(host, where.backend, compile_target=measure.target)
         why = str(exc).split(";")[0]
         return Resolved(provider=provider, source=source, backend=backend, device=None,
-                        measure=measure, sources=sources,
+                        measure=measure, sources=sources, ops=ops,
                         note=f"{why}: running the IR-only screen instead (TTGIR compiled for "
                              f"{measure.target}, no latencies); timed cells need a device "
                              "('zl doctor' says what is missing)")
@@ -86,7 +91,7 @@ def resolve(host: PluginHost, where: Where, measure: Measurement, *, what: str,
         measure = attrs.evolve(measure, sweep_devices=",".join(
             resolve_sweep_devices(host, backend, provider, measure)))
     return Resolved(provider=provider, source=source, backend=backend, device=device,
-                    measure=measure, sources=sources)
+                    measure=measure, sources=sources, ops=ops)
 
 
 def resolve_sources(provider: Provider, where: Where) -> Sources:
@@ -266,7 +271,8 @@ def resolve_ops(provider: Provider, sources: Sources | str | None,
         seen.add(o.op)
     for name in dict.fromkeys(o.source for o in ops):
         # unknown operators and dtypes: exit 2, no cell
-        check_ops_offered(provider, sources.path(name), [o for o in ops if o.source == name])
+        check_ops_offered(provider, sources.path(name), [o for o in ops if o.source == name],
+                          source_names=sources.names)
     return ops
 
 

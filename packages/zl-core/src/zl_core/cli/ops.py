@@ -38,6 +38,8 @@ def run(args: argparse.Namespace) -> int:
     where = _common.where_from(args)
     provider, source = resolve_suite(host, where.suite, where.source)
     sources = resolve_sources(provider, where)
+    for _, path in sources.entries:
+        provider.check_source(path)  # a missing or foreign checkout: exit 3, not "0 operators"
     listed = [(name, path, every_op(provider, path, "" if sources.is_default(name) else name))
               for name, path in (sources.entries or (("", source),))]
     if args.json:
