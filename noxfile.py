@@ -4,6 +4,7 @@
     nox -s ab -- --rounds 8               # time the IR_CHANGED ones
     nox -s report -- runs/ab_...          # render a campaign
     nox -s tests                          # the test suite (what CI runs)
+    nox -s tests_lowest                   # the same at the lowest declared versions (CI too)
 
 screen, ab and report run in the interpreter that holds the user's torch and
 triton (never an isolated virtualenv, which would hide a vendor build); the logic
@@ -28,6 +29,12 @@ PACKAGES = ("zl-core", "zl-backend-cuda", "zl-backend-musa", "zl-backend-rocm",
 # the user's interpreter has none (a vendor build, FlagTree included, imports as
 # triton and is never replaced).
 TRITON_PIN = "triton==3.6.0"
+# The test tools, pinned so a run is repeatable; the dask extra the multi-host tests use.
+TEST_TOOLS = ("pytest==9.2.0", "hatchling==1.33.0", "nox==2026.10.20")
+DISTRIBUTED_PIN = "distributed==2026.8.0"
+# At the lowest versions: the newest nox that installs beside attrs 23.1 (later ones
+# need attrs 24.1); pytest comes from zl-flaggems' own lowest bound.
+LOWEST_TEST_TOOLS = ("hatchling==1.33.0", "nox==2024.10.9")
 
 nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = True
@@ -92,7 +99,17 @@ def forward(session: nox.Session, command: str, *, needs_triton: bool = True) ->
         # nox would turn every failure into exit 1; a CI job reading the README's
         # exit-code table needs zl's own code, so leave nox with it. SystemExit is
         # not an Exception, so nox's session runner lets it through.
-        raise SystemExit(exc.return_code or 1) from None
+        raise SystemExit(_return_code(exc) or 1) from None
+
+
+def _return_code(exc: Exception) -> int | None:
+    """The failed command's exit code: nox 2025 and later carry it, earlier ones only
+    say it ("Returned code 3")."""
+    code = getattr(exc, "return_code", None)
+    if code is None:
+        words = str(getattr(exc, "reason", "") or "").split()
+        code = int(words[-1]) if words[:2] == ["Returned", "code"] and words[-1].isdigit() else None
+    return code
 
 
 @nox.session(python=False)
@@ -122,10 +139,48 @@ def run(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run the test suite in a fresh virtualenv (real Triton, no accelerator)."""
-    session.install("pytest", "hatchling", "nox", TRITON_PIN)
+    session.install(*TEST_TOOLS, TRITON_PIN)
     session.install(*[f"-e{ROOT / 'packages' / name}" for name in PACKAGES])
-    session.install("distributed")  # zl-core's dask extra: the multi-host tests use a real scheduler
+    session.install(DISTRIBUTED_PIN)  # zl-core's dask extra: the multi-host tests use a real scheduler
     session.run("pytest", *(session.posargs or ["-q", "tests"]))
+
+
+@nox.session(default=False)
+def tests_lowest(session: nox.Session) -> None:
+    """The test suite at the lowest versions the zl packages declare (every ``>=`` bound,
+    the dask extra's too), so a bound that is too low fails here."""
+    pins = lowest_pins()
+    session.log("lowest declared versions: " + " ".join(pins))
+    session.install(*LOWEST_TEST_TOOLS, TRITON_PIN, *pins)
+    # The zl packages without their dependencies: pip would otherwise upgrade the pins.
+    session.install("--no-deps", *[f"-e{ROOT / 'packages' / name}" for name in PACKAGES])
+    session.run("python", "-m", "pip", "check")
+    session.run("pytest", "-p", "no:cacheprovider", *(session.posargs or ["-q", "tests"]))
+
+
+def lowest_pins() -> list[str]:
+    """``name==X`` for every third-party ``name>=X`` the zl packages declare."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10: nox itself depends on tomli there
+        import tomli as tomllib
+    pins: dict[str, str] = {}
+    for name in PACKAGES:
+        project = tomllib.loads((ROOT / "packages" / name / "pyproject.toml").read_text())["project"]
+        declared = [*project.get("dependencies", []),
+                    *project.get("optional-dependencies", {}).get("dask", [])]
+        for requirement in declared:
+            dist, _, rest = requirement.partition(">=")
+            dist = dist.strip().lower()
+            if dist.startswith("zl-"):
+                continue
+            if not rest:
+                raise SystemExit(f"{name}: dependency {requirement!r} has no lower bound (>=)")
+            low = rest.split(",")[0].strip()
+            if pins.setdefault(dist, low) != low:
+                raise SystemExit(f"{dist}: the zl packages declare two lower bounds "
+                                 f"({pins[dist]} and {low}); declare one")
+    return [f"{dist}=={low}" for dist, low in sorted(pins.items())]
 
 
 @nox.session(default=False)

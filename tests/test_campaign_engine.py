@@ -30,7 +30,8 @@ def settings(timeout=60.0):
                         timeout_s=timeout, compile_only=False, target=None)
 
 
-def setup(fake_host):
+# Not named setup: pytest before 8 calls a module-level setup(module) as nose-style setup.
+def engine_parts(fake_host):
     backend = fake_host.get_backend("fg")
     provider = fake_host.get_provider("fake")
     sides = resolve_sides(backend, None, None, None)
@@ -39,7 +40,7 @@ def setup(fake_host):
 
 def test_cell_writes_identity_log_and_removes_its_triton_cache(fake_host, tmp_path, monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")  # another vendor's key must not leak
-    backend, provider, sides = setup(fake_host)
+    backend, provider, sides = engine_parts(fake_host)
     req = settings().request(op=OpSpec.parse("gemm"), backend=backend, device="0",
                              out_dir=tmp_path / "cell", env=sides.env("B"), side="B",
                              autotune_mode="record", replay_from=None)
@@ -62,7 +63,7 @@ def test_cell_identity_names_the_device_by_the_vendor_tool(fake_host, tmp_path):
             return {"device_name": f"Fake GPU {device}", "device_uuid": "FAKE-UUID-0"}
 
     fake_host.register(Smi(), name="smi")
-    backend, provider, _ = setup(fake_host)
+    backend, provider, _ = engine_parts(fake_host)
     req = settings().request(op=OpSpec.parse("gemm"), backend=backend, device="0",
                              out_dir=tmp_path / "cell", env={}, side="A", autotune_mode="record",
                              replay_from=None)
@@ -79,7 +80,7 @@ def test_cell_env_applies_visibility_and_contract(fake_host, tmp_path, monkeypat
     from zl_core.cell import cell_environment
 
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")
-    backend, _, _ = setup(fake_host)
+    backend, _, _ = engine_parts(fake_host)
     req = settings().request(op=OpSpec.parse("gemm:mmfile:float16"), backend=backend, device="2",
                              out_dir=tmp_path / "c", env={"X": "1"}, side="A",
                              autotune_mode="replay", replay_from=tmp_path / "src")
@@ -102,7 +103,7 @@ def test_cell_env_has_one_writer_per_contract_variable(fake_host, tmp_path, monk
     monkeypatch.setenv("ZL_REPLAY_DIR", "/stale/records")
     monkeypatch.setenv("DROP_ME", "1")
     monkeypatch.delenv("GEMS_VENDOR", raising=False)
-    backend, _, _ = setup(fake_host)
+    backend, _, _ = engine_parts(fake_host)
     backend = attrs.evolve(backend, flaggems_vendor="fakevendor")  # the provider's business now
     req = settings().request(op=OpSpec.parse("gemm"), backend=backend, device="0",
                              out_dir=tmp_path / "c", env={"DROP_ME": "2"}, side="A",
@@ -118,7 +119,7 @@ def test_cell_env_has_one_writer_per_contract_variable(fake_host, tmp_path, monk
 def test_cell_refuses_to_reuse_a_run_directory(fake_host, tmp_path):
     from zl_core.errors import UsageError
 
-    backend, provider, _ = setup(fake_host)
+    backend, provider, _ = engine_parts(fake_host)
     (tmp_path / "cell").mkdir()
     (tmp_path / "cell" / "run.log").write_text("old")
     req = settings().request(op=OpSpec.parse("gemm"), backend=backend, device="0",
@@ -130,7 +131,7 @@ def test_cell_refuses_to_reuse_a_run_directory(fake_host, tmp_path):
 
 
 def test_hanging_cell_is_killed_with_its_process_group(fake_host, tmp_path):
-    backend, provider, _ = setup(fake_host)
+    backend, provider, _ = engine_parts(fake_host)
     req = settings(timeout=2.0).request(op=OpSpec.parse("hang"), backend=backend, device="0",
                                         out_dir=tmp_path / "cell", env={}, side="A",
                                         autotune_mode="record", replay_from=None)
@@ -146,7 +147,7 @@ def test_hanging_cell_is_killed_with_its_process_group(fake_host, tmp_path):
 
 
 def test_preflight_failure_is_recorded_and_raised(fake_host, tmp_path):
-    backend, provider, _ = setup(fake_host)
+    backend, provider, _ = engine_parts(fake_host)
     req = settings().request(op=OpSpec.parse("missing"), backend=backend, device="0",
                              out_dir=tmp_path / "cell", env={}, side="A", autotune_mode="record",
                              replay_from=None)
@@ -157,7 +158,7 @@ def test_preflight_failure_is_recorded_and_raised(fake_host, tmp_path):
 
 
 def test_screen_verdicts_and_tables(fake_host, tmp_path):
-    backend, provider, sides = setup(fake_host)
+    backend, provider, sides = engine_parts(fake_host)
     ops = [OpSpec.parse(s) for s in ("gemm", "pointwise", "aten", "norows", "missing")]
     campaign, rows = run_screen(fake_host, provider, backend, "0", sides, ops, settings(), tmp_path)
     verdicts = {r["op"]: r["verdict"] for r in rows}
@@ -187,7 +188,7 @@ def test_side_order_is_counterbalanced_and_old_campaigns_alternate():
 
 def test_ab_rounds_pin_to_round_one_and_stop_identical_ir(fake_host, tmp_path):
     pytest.importorskip("zl_core.rows")
-    backend, provider, sides = setup(fake_host)
+    backend, provider, sides = engine_parts(fake_host)
     plan = RoundsPlan(rounds=3, max_rounds=3, allow_no_ir_diff=False, threshold_pct=1.0)
     campaign, runs = run_ab(fake_host, provider, backend, "0", sides,
                             [OpSpec.parse("gemm"), OpSpec.parse("pointwise"), OpSpec.parse("norows")],
@@ -214,7 +215,7 @@ def test_ab_rounds_pin_to_round_one_and_stop_identical_ir(fake_host, tmp_path):
 def test_adaptive_rounds_stop_once_every_shape_is_decided(fake_host, tmp_path):
     from zl_core import stats
 
-    backend, provider, sides = setup(fake_host)
+    backend, provider, sides = engine_parts(fake_host)
     plan = RoundsPlan(rounds=None, max_rounds=10, allow_no_ir_diff=False, threshold_pct=1.0)
     _, runs = run_ab(fake_host, provider, backend, "0", sides, [OpSpec.parse("gemm")], [],
                      settings(), plan, tmp_path, telemetry_interval=0, aa=False, screen=None)
@@ -283,7 +284,7 @@ def test_throttled_cells_are_flagged_in_status(tmp_path):
 def test_rounds_report_states_the_device_time_used(fake_host, tmp_path):
     from zl_core.report import build_rounds
 
-    backend, provider, sides = setup(fake_host)
+    backend, provider, sides = engine_parts(fake_host)
     plan = RoundsPlan(rounds=None, max_rounds=8, allow_no_ir_diff=False, threshold_pct=1.0)
     campaign, runs = run_ab(fake_host, provider, backend, "0", sides, [OpSpec.parse("gemm")], [],
                             settings(), plan, tmp_path, telemetry_interval=0, aa=False, screen=None)
@@ -335,7 +336,7 @@ def test_odd_names_are_refused_on_one_line_before_anything_runs(argv, needle, fa
 def test_aa_sides_set_nothing_unless_a_switch_is_named(fake_host):
     from zl_core.errors import UsageError
 
-    backend, _, _ = setup(fake_host)
+    backend, _, _ = engine_parts(fake_host)
     plain = resolve_sides(backend, None, None, None, aa=True)
     assert plain.switch == "none" and plain.a_env == {} and plain.b_env == {}
     named = resolve_sides(backend, "TRITON_F32_DEFAULT", "ieee", "tf32", aa=True)

@@ -8,7 +8,7 @@ import os
 import time
 
 import attrs
-from test_campaign_engine import settings, setup
+from test_campaign_engine import engine_parts, settings
 from zl_core import caliber
 from zl_core.campaigns.screen_campaign import run_screen
 from zl_core.cell import EXIT_STALLED, run_cell
@@ -22,7 +22,7 @@ def stall_settings(window: float, timeout: float = 120.0):
 
 
 def test_a_silent_cell_stalls_with_its_stacks_on_disk(fake_host, tmp_path):
-    backend, provider, _ = setup(fake_host)
+    backend, provider, _ = engine_parts(fake_host)
     req = stall_settings(2.0).request(op=OpSpec.parse("hang"), backend=backend, device="0",
                                       out_dir=tmp_path / "cell", env={}, side="A",
                                       autotune_mode="record", replay_from=None)
@@ -40,7 +40,7 @@ def test_a_silent_cell_stalls_with_its_stacks_on_disk(fake_host, tmp_path):
 
 
 def test_a_cell_that_beats_without_printing_is_not_stalled(fake_host, tmp_path):
-    backend, provider, _ = setup(fake_host)
+    backend, provider, _ = engine_parts(fake_host)
     req = stall_settings(1.5).request(op=OpSpec.parse("quietwork"), backend=backend, device="0",
                                       out_dir=tmp_path / "cell", env={}, side="A",
                                       autotune_mode="record", replay_from=None)
@@ -53,7 +53,7 @@ def test_a_cell_that_beats_without_printing_is_not_stalled(fake_host, tmp_path):
 
 
 def test_without_a_window_only_the_timeout_ends_a_cell(fake_host, tmp_path):
-    backend, provider, _ = setup(fake_host)
+    backend, provider, _ = engine_parts(fake_host)
     req = stall_settings(0.0, timeout=2.0).request(op=OpSpec.parse("hang"), backend=backend,
                                                    device="0", out_dir=tmp_path / "cell", env={},
                                                    side="A", autotune_mode="record", replay_from=None)
@@ -62,7 +62,7 @@ def test_without_a_window_only_the_timeout_ends_a_cell(fake_host, tmp_path):
 
 
 def test_a_stalled_operator_is_named_in_the_screen_and_status(fake_host, tmp_path):
-    backend, provider, sides = setup(fake_host)
+    backend, provider, sides = engine_parts(fake_host)
     ops = [OpSpec.parse(s) for s in ("hang", "pointwise")]
     campaign, rows = run_screen(fake_host, provider, backend, "0", sides, ops, stall_settings(2.0),
                                 tmp_path)

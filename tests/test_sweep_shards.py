@@ -6,7 +6,7 @@ record with a hole, falls back to the serial sweep and says so."""
 from __future__ import annotations
 
 import attrs
-from test_campaign_engine import settings, setup
+from test_campaign_engine import engine_parts, settings
 from zl_core import caliber, contract, sweep_shards
 from zl_core.campaigns.screen_campaign import run_screen
 from zl_core.cell import run_cell
@@ -14,7 +14,7 @@ from zl_core.opspec import OpSpec
 
 
 def sharded(fake_host, tmp_path, op, devices=("0", "0")):
-    backend, provider, sides = setup(fake_host)
+    backend, provider, sides = engine_parts(fake_host)
     req = attrs.evolve(settings(), sweep_devices=devices).request(
         op=OpSpec.parse(op), backend=backend, device="0", out_dir=tmp_path / op / "A",
         env=sides.env("A"), side="A", autotune_mode="record", replay_from=None)
@@ -65,7 +65,7 @@ def test_a_hole_in_the_merged_picks_discards_the_sharded_measurement(fake_host, 
 
 
 def test_a_screen_shards_side_a_and_side_b_replays_it_unchanged(fake_host, tmp_path):
-    backend, provider, sides = setup(fake_host)
+    backend, provider, sides = engine_parts(fake_host)
     s = attrs.evolve(settings(), sweep_devices=("0", "0"))
     campaign, rows = run_screen(fake_host, provider, backend, "0", sides, [OpSpec.parse("gemm")], s,
                                 tmp_path)
@@ -78,7 +78,7 @@ def test_a_screen_shards_side_a_and_side_b_replays_it_unchanged(fake_host, tmp_p
 
 
 def test_one_device_or_a_replaying_cell_is_never_sharded(fake_host, tmp_path):
-    backend, _, _ = setup(fake_host)
+    backend, _, _ = engine_parts(fake_host)
     one = attrs.evolve(settings(), sweep_devices=("0",))
     two = attrs.evolve(settings(), sweep_devices=("0", "1"))
     kw = {"op": OpSpec.parse("gemm"), "backend": backend, "device": "0", "out_dir": tmp_path / "c",

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import attrs
 import pytest
-from test_campaign_engine import settings, setup
+from test_campaign_engine import engine_parts, settings
 from zl_core import caliber, cellguard, warmstart
 from zl_core.campaigns.screen_campaign import run_screen
 from zl_core.cell import EXIT_STALLED, run_cell
@@ -44,7 +44,7 @@ def request(backend, settings_, out, op="gemm", env=None):
 
 
 def test_a_warm_cell_is_the_same_cell_forked_from_the_imports(fake_host, tmp_path):
-    backend, provider, sides = setup(fake_host)
+    backend, provider, sides = engine_parts(fake_host)
     cold = run_cell(fake_host, provider, request(backend, settings(), tmp_path / "cold", env=sides.env("B")))
     hot = run_cell(fake_host, provider, request(backend, warm(), tmp_path / "warm", env=sides.env("B")))
     assert cold.ok and hot.ok and cold.success_rows == hot.success_rows == 2
@@ -60,7 +60,7 @@ def test_a_warm_cell_is_the_same_cell_forked_from_the_imports(fake_host, tmp_pat
 
 
 def test_a_warm_cell_that_stalls_ends_stalled_with_its_stacks_and_its_children(fake_host, tmp_path):
-    backend, provider, _ = setup(fake_host)
+    backend, provider, _ = engine_parts(fake_host)
     settings_ = attrs.evolve(warm(timeout=120.0), stall_timeout_s=2.0)
     out = run_cell(fake_host, provider, request(backend, settings_, tmp_path / "cell", op="hang"))
     assert out.stalled and out.rc == EXIT_STALLED and out.elapsed_s < 120
@@ -134,7 +134,7 @@ def test_a_switch_read_at_import_makes_the_whole_campaign_cold(fake_host, tmp_pa
     (tmp_path / "zl_test_reads_switch.py").write_text(
         "import os\nMMA = os.environ.get('FAKE_SWITCH', '0')  # read once, at import\n")
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
-    backend, provider, sides = setup(fake_host)
+    backend, provider, sides = engine_parts(fake_host)
     monkeypatch.setattr(type(provider), "warm_modules", ("zl_test_reads_switch",))
     root, _ = run_screen(fake_host, provider, backend, "0", sides,
                          [OpSpec.parse("gemm"), OpSpec.parse("pointwise")], warm(), tmp_path / "runs")
@@ -147,7 +147,7 @@ def test_a_switch_read_at_import_makes_the_whole_campaign_cold(fake_host, tmp_pa
 
 
 def test_a_campaign_mixing_cold_and_warm_cells_is_refused(fake_host, tmp_path, capsys):
-    backend, provider, sides = setup(fake_host)
+    backend, provider, sides = engine_parts(fake_host)
     root, _ = run_screen(fake_host, provider, backend, "0", sides, [OpSpec.parse("gemm")], warm(),
                          tmp_path / "runs")
     assert "warm start: each cell forks from an interpreter that imported json, decimal" in \
