@@ -93,6 +93,28 @@ def rounds_model(n_ops: int, *, seed: int = 7) -> dict:
             "notes": ["synthetic campaign"]}
 
 
+def screen_model(n_ops: int) -> dict:
+    """A screen in which every operator's IR changed (the largest pull-request form)."""
+    rows = []
+    for k in range(n_ops):
+        low, high = -2.0 - k % 7, 1.0 + k % 5
+        rows.append({"op": f"op{k:04d}", "op_file": f"op{k:04d}", "dtypes": ["float16"],
+                     "verdict": "IR_CHANGED", "rows_a": SHAPES, "rows_b": SHAPES, "kernels_a": 1,
+                     "kernels_b": 1, "convert_layouts_a": 2, "convert_layouts_b": 1,
+                     "convert_layouts_all_a": 3, "convert_layouts_all_b": 2, "timed_out": False,
+                     "notes": "", "ir": _ir(k),
+                     "delta": {"label": "A/B delta (one pair)", "min_pct": low, "max_pct": high,
+                               "median_pct": (low + high) / 2}})
+    summary = {"campaign": "runs/screen_SYNTHETIC", "switch": "DISABLE_MMA_V3", "a_value": "0",
+               "b_value": "1", "compile_only": False, "target": None,
+               "counts": {"IR_CHANGED": n_ops}, "ir_changed": [r["op"] for r in rows],
+               "time_spent": None, "timeline": None}
+    return {"schema": 1, "kind": "screen", "title": f"screen DISABLE_MMA_V3: synthetic, {n_ops} operators",
+            "caliber": {"fields": [], "common": {"backend": "cuda"}, "differs": [], "cells": {}},
+            "caliber_problems": [], "caliber_warnings": [], "rows": rows, "summary": summary,
+            "notes": []}
+
+
 if __name__ == "__main__":  # pragma: no cover - the docs' page-size figure
     from zl_report import render
 

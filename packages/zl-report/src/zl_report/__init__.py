@@ -14,10 +14,13 @@ __version__ = "0.1.0"
 FORMATS = ("text", "md", "html", "json")
 
 
-def render(model: Mapping, fmt: str = "text", *, color: bool = False) -> str:
+def render(model: Mapping, fmt: str = "text", *, color: bool = False,
+           limit: int | None = None, link: str | None = None) -> str:
     """The report in ``fmt``: text | md | html | json.
 
-    ``color`` asks for ANSI colour in text (through rich, when installed).
+    ``color`` asks for ANSI colour in text (through rich, when installed). Markdown is
+    cut to ``limit`` characters (default: GitHub's comment limit) and ends with ``link``,
+    where the HTML report is published, when one is given.
     """
     if fmt == "json":
         return json.dumps(model, indent=2, default=str) + "\n"
@@ -29,9 +32,13 @@ def render(model: Mapping, fmt: str = "text", *, color: bool = False) -> str:
 
         return render_text(doc, color=color)
     if fmt == "md":
+        from zl_report.fit import GITHUB_COMMENT_LIMIT
         from zl_report.markdown import render_markdown
 
-        return render_markdown(doc)
+        campaign = (model.get("summary") or {}).get("campaign")
+        whole = f"`zl report {campaign} --format html`" if campaign else ""
+        return render_markdown(doc, limit=limit or GITHUB_COMMENT_LIMIT, link=link,
+                               whole_report=whole)
     if fmt == "html":
         from zl_report.html import render_html
 

@@ -1,8 +1,23 @@
-"""Markdown: pipe tables, for pull requests and issue comments."""
+"""Markdown: pipe tables, for pull requests and issue comments (cut to fit one:
+:mod:`zl_report.fit`)."""
 
 from __future__ import annotations
 
-from zl_report.blocks import Bullets, Cards, Details, Document, Heading, Para, Plot, Table, Timeline
+from collections.abc import Sequence
+
+from zl_report.blocks import (
+    Block,
+    Bullets,
+    Cards,
+    Details,
+    Document,
+    Heading,
+    Para,
+    Plot,
+    Table,
+    Timeline,
+)
+from zl_report.fit import GITHUB_COMMENT_LIMIT, fit
 
 _TONE_PREFIX = {"bad": "**", "warn": "_"}
 
@@ -16,9 +31,23 @@ def _para(text: str, tone: str | None) -> str:
     return f"{mark}{_esc(text)}{mark}" if mark else _esc(text)
 
 
-def render_markdown(doc: Document) -> str:
-    out: list[str] = [f"# {_esc(doc.title)}", ""]
-    for block in doc.blocks:
+def render_markdown(doc: Document, *, limit: int = GITHUB_COMMENT_LIMIT, link: str | None = None,
+                    whole_report: str = "") -> str:
+    """The document as Markdown of at most ``limit`` characters. ``link`` (where the HTML
+    report is published) is given at the end; a cut report points to it, else to
+    ``whole_report`` (the command that renders it all)."""
+    title = f"# {_esc(doc.title)}\n\n"
+    closing = [Para(text=f"the whole report: {link}")] if link else []
+    room = limit - len(title) - (len(_body(closing)) + 1 if closing else 0)
+    blocks = fit(doc.blocks, _body, room, whole_report=link or whole_report or "its HTML form")
+    cut = len(blocks) != len(doc.blocks) or any(a is not b for a, b in zip(blocks, doc.blocks))
+    # A cut report names the link in its own closing line already.
+    return title + _body([*blocks, *([] if cut else closing)])
+
+
+def _body(blocks: Sequence[Block]) -> str:
+    out: list[str] = []
+    for block in blocks:
         if isinstance(block, Heading):
             out += [f"{'#' * max(2, block.level)} {_esc(block.text)}", ""]
         elif isinstance(block, Para):

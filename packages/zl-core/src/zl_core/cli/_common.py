@@ -217,7 +217,8 @@ def switch_from(args: argparse.Namespace) -> SwitchChoice:
                         force=args.force_switch)
 
 
-def show_report(model: dict, command: str, *, fmt: str = "text", out: Path | None = None) -> None:
+def show_report(model: dict, command: str, *, fmt: str = "text", out: Path | None = None,
+                link: str | None = None) -> None:
     """Print the caliber problems allowed and the warnings (stderr), then the report
     (stdout, coloured on a terminal) or write it to ``out``."""
     for problem in model["caliber_problems"]:
@@ -226,7 +227,7 @@ def show_report(model: dict, command: str, *, fmt: str = "text", out: Path | Non
     for warning in model["caliber_warnings"]:
         print(f"zl {command}: caliber warning: {warning}", file=sys.stderr)
     to_terminal = out is None and fmt == "text" and sys.stdout.isatty()
-    text = render(model, fmt, color=to_terminal)
+    text = render(model, fmt, color=to_terminal, link=link)
     text = text if text.endswith("\n") else text + "\n"
     if out is None:
         sys.stdout.write(text)

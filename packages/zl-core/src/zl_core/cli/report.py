@@ -36,6 +36,9 @@ def add_parser(sub) -> None:
     p.add_argument("--format", choices=FORMATS, default=None,
                    help="text (default), md, html (self-contained page) or json")
     p.add_argument("--json", action="store_true", help="same as --format json")
+    p.add_argument("--link", metavar="URL",
+                   help="md: where the HTML report is published (a CI artifact); the Markdown, "
+                   "cut to GitHub's 65,536-character comment limit, ends with it")
     p.add_argument("--out", type=Path, metavar="FILE", help="write the report here instead of stdout")
     p.add_argument("--allow-caliber-mismatch", action="store_true",
                    help="report even when measurement conditions differ (problems still printed)")
@@ -66,7 +69,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         raise UsageError("nothing to report: give a campaign folder, or --ab A_DIR B_DIR")
 
-    _common.show_report(model, "report", fmt=fmt, out=args.out)
+    if args.link and fmt != "md":
+        raise UsageError("--link goes with --format md (the pull-request form)")
+    _common.show_report(model, "report", fmt=fmt, out=args.out, link=args.link)
 
     failed = state.failed_ops(CampaignLayout(args.path)) if args.path and "failed" in args.fail_on else []
     if failed:

@@ -10,8 +10,9 @@ from zl_core.errors import UsageError
 FORMATS = ("text", "md", "html", "json")
 
 
-def render(model: dict, fmt: str, *, color: bool = False) -> str:
-    """The report in ``fmt`` via zl_report when installed; JSON and plain text without it."""
+def render(model: dict, fmt: str, *, color: bool = False, link: str | None = None) -> str:
+    """The report in ``fmt`` via zl_report when installed; JSON and plain text without it.
+    ``link``: where the HTML report is published (the Markdown ends with it)."""
     if fmt == "json":
         return json.dumps(model, indent=2, default=str)
     try:
@@ -19,7 +20,7 @@ def render(model: dict, fmt: str, *, color: bool = False) -> str:
     except ImportError:
         zl_report = None
     if zl_report is not None:
-        return zl_report.render(model, fmt, color=color)
+        return zl_report.render(model, fmt, color=color, **({"link": link} if link else {}))
     if fmt != "text":
         raise UsageError(f"--format {fmt} needs the zl-report package: pip install zl-report "
                          "(text and json work without it)")
