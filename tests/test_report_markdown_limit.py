@@ -59,7 +59,7 @@ def test_zl_report_links_the_published_html_from_the_markdown(tmp_path):
 
     data = Path(__file__).resolve().parents[1] / "docs/validation/data/2026-12-05-two-sources"
     with tarfile.open(data / "campaign.tgz") as tar:
-        tar.extractall(tmp_path)
+        tar.extractall(tmp_path, filter="data")
     campaign = next(tmp_path.glob("screen_*"))
     proc = subprocess.run([sys.executable, "-m", "zl_core", "report", str(campaign), "--format",
                            "md", "--link", "https://ci.example/r.html"], capture_output=True,

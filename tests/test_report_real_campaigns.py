@@ -5,6 +5,7 @@ synthetic fixture."""
 
 from __future__ import annotations
 
+import html
 import math
 import re
 import tarfile
@@ -13,6 +14,9 @@ from pathlib import Path
 import pytest
 from zl_core.report.dispatch import build
 from zl_core.report.render import render
+
+zl_layout = pytest.importorskip("zl_report.layout")
+undecided_reason = zl_layout.undecided_reason
 
 DATA = Path(__file__).resolve().parents[1] / "docs" / "validation" / "data"
 ARCHIVES = sorted(DATA.glob("2026-12-03-a[ab]-*.tgz"))
@@ -53,9 +57,16 @@ def test_the_title_says_what_the_campaign_is_and_every_undecided_shape_says_why(
     kind = "A/A rounds (both sides side A's environment" if campaign.name.startswith("aa_") else "A/B rounds of "
     assert model["title"].startswith(kind) and "none" not in model["title"].split(":")[0]
     undecided = [r for r in model["rows"] if r.get("verdict") == "INCONCLUSIVE"]
+    threshold = model["summary"].get("threshold_pct")
     for fmt in ("text", "html"):  # the Markdown form lists operators, not shapes
         out = render(model, fmt)
-        assert out.count("INCONCLUSIVE: ") >= len(undecided), fmt
+        assert out.count("INCONCLUSIVE:") >= len(undecided), fmt
+        flat = " ".join(out.split())  # the text form runs a reason on under its row
+        for row in undecided:
+            reason = row.get("reason") or undecided_reason(row["stats"], threshold)
+            if fmt == "html":
+                reason = html.escape(reason, quote=False)
+            assert " ".join(reason.split()) in flat, (fmt, row["shape"])
     main = [r for r in undecided if r.get("segment", "main") == "main"]
     for fmt in ("text", "md", "html"):  # counted by reason in every format
         out = render(model, fmt)

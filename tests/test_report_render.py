@@ -122,4 +122,11 @@ def test_colour_text_keeps_bracketed_size_details(cells, monkeypatch):
     text = zl_report.render(build_pair(*cells), "text", color=True)
     assert "\x1b[" in text
     plain = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    assert "64x64, 1" in plain  # the table's short form of the shape
+    # Bracketed text kept as it is wherever it is printed whole.
+    from zl_report.blocks import Document, Para
+    from zl_report.text import render_text
+
+    doc = Document(title="t", blocks=(Para(text="[torch.Size([64, 64]), 1]"),))
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", render_text(doc, color=True))
     assert "[torch.Size([64, 64]), 1]" in plain

@@ -8,6 +8,7 @@ blocks, so the three forms can never disagree about content.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 
 from zl_report.blocks import (
@@ -30,6 +31,22 @@ VERDICT_TONES = {"FASTER": "good", "SLOWER": "bad", "MIXED": "warn", "INCONCLUSI
 def anchor(op: str) -> str:
     """The id of an operator's section."""
     return "op-" + "".join(c if c.isalnum() or c in "-_" else "_" for c in str(op))
+
+
+_SIZE = re.compile(r"torch\.Size\(\[([\d,\s]*)\]\)|\[(\d+(?:,\s*\d+)+)\]")
+
+
+def short_shape(label: object) -> str:
+    """``float16 [torch.Size([2, 384, 384]), torch.Size([2, 384, 384])]`` as
+    ``float16 2x384x384, 2x384x384``: what a reader compares, in a column that fits.
+    The model keeps the label FlagGems printed."""
+    text = str(label)
+    def dims(m: re.Match) -> str:
+        inner = m.group(1) if m.group(1) is not None else m.group(2)
+        return "x".join(d.strip() for d in inner.split(",") if d.strip()) or "scalar"
+
+    short = _SIZE.sub(dims, text)
+    return re.sub(r"\[([^\[\]]*)\]", r"\1", short) if short != text else text
 
 
 def pct(value: object, *, signed: bool = True, digits: int = 2) -> str:
@@ -157,11 +174,11 @@ def _pair(model: Mapping) -> list[Block]:
     for r in model["rows"]:
         timer = r["a_timer"] if r["a_timer"] == r["b_timer"] else f"{r['a_timer']}/{r['b_timer']}"
         mark = "fallback" if (r["a_fallback"] or r["b_fallback"]) else ""
-        rows.append((r["shape"], ms(r["a_latency_ms"]), ms(r["b_latency_ms"]), pct(r["delta_pct"]),
+        rows.append((short_shape(r["shape"]), ms(r["a_latency_ms"]), ms(r["b_latency_ms"]), pct(r["delta_pct"]),
                      str(timer or "?"), mark, r["class"] if r["class"] == "ok" else r["reason"]))
         tones.append(None if r["class"] == "ok" else "muted")
         if r["delta_pct"] is not None:
-            items.append(PlotItem(label=r["shape"], points=(r["delta_pct"],), mid=r["delta_pct"],
+            items.append(PlotItem(label=short_shape(r["shape"]), points=(r["delta_pct"],), mid=r["delta_pct"],
                                   hollow=r["class"] != "ok"))
     blocks.append(Table(headers=("shape", "A ms", "B ms", "delta", "timer", "fallback", "pairing"),
                         rows=tuple(rows), align="lrrrlll", tones=tuple(tones)))
@@ -274,7 +291,7 @@ def _rounds_op(model: Mapping, op: Mapping) -> list[Block]:
     rows, tones, items = [], [], []
     for r in (x for x in model["rows"] if x["op"] == name):
         st = r.get("stats") or {}
-        rows.append((r["shape"], r["segment"], str(r.get("timer") or "-"),
+        rows.append((short_shape(r["shape"]), r["segment"], str(r.get("timer") or "-"),
                      pct(interval_estimate(st)),
                      span(st.get("ci_low_pct"), st.get("ci_high_pct")),
                      span(st.get("min_delta_pct"), st.get("max_delta_pct")),
@@ -286,7 +303,7 @@ def _rounds_op(model: Mapping, op: Mapping) -> list[Block]:
                      shape_verdict(r, model["summary"].get("threshold_pct"))))
         tones.append(VERDICT_TONES.get(r.get("verdict")) if r["segment"] == "main" else "muted")
         if st:
-            items.append(PlotItem(label=r["shape"], points=_finite(st.get("deltas_pct") or ()),
+            items.append(PlotItem(label=short_shape(r["shape"]), points=_finite(st.get("deltas_pct") or ()),
                                   low=st.get("ci_low_pct"), high=st.get("ci_high_pct"),
                                   mid=interval_estimate(st),
                                   tone=VERDICT_TONES.get(r.get("verdict")),
@@ -317,7 +334,7 @@ def _drift(d: Mapping) -> list[Block]:
                                           for c in d["flagged_cells"]), tone="warn"))
         dep = [f"{x['op']}: {x['verdict']} -> {x['without_flagged'] or '-'} without flagged rounds"
                for x in d.get("dependent_operators") or []]
-        dep += [f"{x['op']} {x['shape']}: {x['verdict']} -> {x['without_flagged'] or '-'}"
+        dep += [f"{x['op']} {short_shape(x['shape'])}: {x['verdict']} -> {x['without_flagged'] or '-'}"
                 + (f" ({x['why']})" if x.get("why") else "")
                 for x in d.get("dependent_shapes") or []]
         if dep:

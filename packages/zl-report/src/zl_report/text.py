@@ -1,78 +1,193 @@
-"""Plain text for terminals and logs; colour through rich when asked and available."""
+"""Plain text for terminals and logs, within the terminal's width; colour through rich
+when asked and available.
+
+Numbers are never cut: a table wider than the terminal first moves the columns that
+hold one value in every row (but its verdict) into a line above it, then wraps its
+text columns and headers, and only then prints each row as a record (``header: value``
+lines).
+"""
 
 from __future__ import annotations
 
 import io
 import shutil
+import textwrap
 
 from zl_report.blocks import Bullets, Cards, Details, Document, Heading, Para, Plot, Table, Timeline
 
-_RICH_STYLES = {"good": "green", "bad": "bold red", "warn": "yellow", "muted": "dim"}
+_RICH_STYLES = {"good": "green", "bad": "bold red", "warn": "yellow", "muted": "dim",
+                "title": "bold underline", "heading": "bold"}
+# Piped output (no terminal, no COLUMNS) is as wide as a wide terminal, not unbounded.
+DEFAULT_WIDTH = 100
+MIN_WIDTH = 40
+# A text column is not wrapped narrower than this.
+_MIN_TEXT_COLUMN = 12
+_GAP = "  "
+# A row's conclusion stays in its row even when every row has the same one.
+_STAYS = ("verdict",)
+
+Line = tuple[str, "str | None"]  # the text, its tone
 
 
-def render_text(doc: Document, *, color: bool = False) -> str:
+def width_now() -> int:
+    """The terminal's width (``COLUMNS`` first), DEFAULT_WIDTH where there is none."""
+    return max(MIN_WIDTH, shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns)
+
+
+def render_text(doc: Document, *, color: bool = False, width: int | None = None) -> str:
+    lines = text_lines(doc, width or width_now())
     if color:
         try:
-            return _render_rich(doc)
+            return _render_rich(lines, width or width_now())
         except ImportError:
             pass
-    out: list[str] = [doc.title, "=" * min(len(doc.title), 100)]
+    return "\n".join(text for text, _ in lines).rstrip() + "\n"
+
+
+def text_lines(doc: Document, width: int) -> list[Line]:
+    out: list[Line] = [*_wrap(doc.title, width, None, style="title"),
+                       ("=" * min(len(doc.title), width), None)]
     for block in doc.blocks:
         if isinstance(block, Heading):
-            out += ["", block.text, "-" * min(len(block.text), 100)]
+            out += [("", None), *_wrap(block.text, width, None, style="heading"),
+                    ("-" * min(len(block.text), width), None)]
         elif isinstance(block, Para):
-            out.append(block.text)
+            out += _wrap(block.text, width, block.tone)
         elif isinstance(block, Bullets):
-            out += [f"  - {item}" for item in block.items]
+            for item in block.items:
+                out += _wrap(item, width, block.tone, first="  - ", rest="    ")
         elif isinstance(block, Table):
-            out += table_lines(block)
+            out += [(line, tone) for line, tone in table_lines(block, width)]
         elif isinstance(block, Cards):
-            out.append("  ".join(f"{k}: {v}" for k, v, _ in block.items))
+            out += _wrap("  ".join(f"{k}: {v}" for k, v, _ in block.items), width, None)
         elif isinstance(block, Details):
-            out.append(f"({block.summary}: zl diff shows it)")
+            out += _wrap(f"({block.summary}: zl diff shows it)", width, "muted")
         elif isinstance(block, (Plot, Timeline)):
             continue  # plots are drawn in HTML only; the table beside each carries the numbers
-    return "\n".join(out).rstrip() + "\n"
+    return out
 
 
-def table_lines(table: Table) -> list[str]:
-    widths = [len(h) for h in table.headers]
-    for row in table.rows:
+def _wrap(text: str, width: int, tone: str | None, *, first: str = "", rest: str = "",
+          style: str = "") -> list[Line]:
+    lines = textwrap.wrap(text, width=width, initial_indent=first, subsequent_indent=rest,
+                          break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
+    return [(line, style or tone) for line in lines]
+
+
+def table_lines(table: Table, width: int = 10**6) -> list[Line]:
+    """The table within ``width``: constant columns moved above it, then text columns
+    wrapped, then one record per row."""
+    headers, rows, align = list(table.headers), [list(r) for r in table.rows], table.align
+    tones = list(table.tones or (None,) * len(rows))
+    out: list[Line] = [("", None)]
+    if len(rows) > 1 and _fit_widths(headers, rows, align, width, shrink=False) is None:
+        constant = [i for i in range(1, len(headers))
+                    if len({r[i] for r in rows}) == 1 and headers[i] not in _STAYS]
+        if constant:
+            note = "; ".join(f"{headers[i]}: {rows[0][i]}" for i in constant if rows[0][i])
+            if note:  # an empty column just goes
+                out += _wrap(f"every row: {note}", width, "muted")
+            keep = [i for i in range(len(headers)) if i not in constant]
+            headers = [headers[i] for i in keep]
+            align = "".join(align[i] for i in keep)
+            rows = [[r[i] for i in keep] for r in rows]
+    widths = _fit_widths(headers, rows, align, width)
+    if widths is None:
+        out += _records(headers, rows, tones, width)
+    else:
+        out += _grid(headers, rows, align, tones, widths, width)
+    out.append(("", None))
+    return out
+
+
+def _natural(headers: list[str], rows: list[list[str]]) -> list[int]:
+    widths = [len(h) for h in headers]
+    for row in rows:
         widths = [max(w, len(c)) for w, c in zip(widths, row)]
-
-    def line(cells) -> str:
-        parts = [c.rjust(w) if a == "r" else c.ljust(w)
-                 for c, w, a in zip(cells, widths, table.align)]
-        return "  ".join(parts).rstrip()
-
-    return ["", line(table.headers), line("-" * w for w in widths),
-            *(line(row) for row in table.rows), ""]
+    return widths
 
 
-def _render_rich(doc: Document) -> str:
+def _longest_word(cells: list[str]) -> int:
+    return max((len(w) for c in cells for w in c.split()), default=1)
+
+
+def _fit_widths(headers, rows, align, width, *, shrink: bool = True) -> list[int] | None:
+    """Column widths within ``width``, narrowing the widest text column step by step
+    (``shrink``); None when that does not fit (numbers are never cut)."""
+    widths = _natural(headers, rows)
+    if not shrink:
+        return widths if sum(widths) + len(_GAP) * (len(widths) - 1) <= width else None
+    cells = _natural([""] * len(headers), rows)
+    # Headers wrap at their spaces; number columns keep their cells whole.
+    floor = [max(_longest_word([headers[i].replace("-", "- ")]),  # a header breaks at hyphens too
+                 cells[i] if align[i] == "r" else
+                 max(min(cells[i], _MIN_TEXT_COLUMN), _longest_word([r[i] for r in rows])))
+             for i in range(len(widths))]
+    if align[-1] == "l":  # the last text column spills below its row (_grid)
+        floor[-1] = max(_longest_word([headers[-1].replace("-", "- ")]), _first_words(rows))
+    while sum(widths) + len(_GAP) * (len(widths) - 1) > width:
+        narrowable = [i for i in range(len(widths)) if widths[i] > floor[i]]
+        if not narrowable:
+            return None
+        widths[max(narrowable, key=lambda i: widths[i])] -= 1  # the widest gives first
+    return widths
+
+
+def _first_words(rows) -> int:
+    """The width the last column needs for each cell's first word."""
+    return max((len(r[-1].split()[0]) for r in rows if r[-1].split()), default=1)
+
+
+def _grid(headers, rows, align, tones, widths, width) -> list[Line]:
+    spill = align[-1] == "l"
+
+    def lines(cells, tone, *, header: bool = False) -> list[Line]:  # cells side by side
+        wrapped = [_cell_lines(c, w, hyphens=header) for c, w in zip(cells, widths)]
+        below: list[str] = []
+        if spill and not header and len(wrapped[-1]) > 1:
+            # A long last cell (a verdict and its reason) keeps its first word in the row
+            # and runs on under it, full width, in one piece.
+            first, _, rest = cells[-1].partition(" ")
+            wrapped[-1] = [first]
+            below = textwrap.wrap(rest, width=width, initial_indent="    ", subsequent_indent="    ",
+                                  break_long_words=False, break_on_hyphens=False)
+        height = max(len(w) for w in wrapped)
+        out = []
+        for k in range(height):
+            parts = [(col[k] if k < len(col) else "") for col in wrapped]
+            out.append((_GAP.join(p.rjust(w) if a == "r" else p.ljust(w)
+                                  for p, w, a in zip(parts, widths, align)).rstrip(), tone))
+        return out + [(line, tone) for line in below]
+
+    out = lines(headers, None, header=True)
+    out.append((_GAP.join("-" * w for w in widths), None))
+    for row, tone in zip(rows, tones):
+        out += lines(row, tone)
+    return out
+
+
+def _cell_lines(cell: str, width: int, *, hyphens: bool = False) -> list[str]:
+    if len(cell) <= width:
+        return [cell]
+    return textwrap.wrap(cell, width=width, break_long_words=False,
+                         break_on_hyphens=hyphens) or [""]
+
+
+def _records(headers, rows, tones, width) -> list[Line]:
+    out: list[Line] = []
+    for row, tone in zip(rows, tones):
+        out += _wrap(row[0], width, tone)
+        for header, cell in zip(headers[1:], row[1:]):
+            out += _wrap(f"{header}: {cell}", width, tone, first="    ", rest="      ")
+    return out
+
+
+def _render_rich(lines: list[Line], width: int) -> str:
     from rich.console import Console
-    from rich.table import Table as RichTable
     from rich.text import Text
 
     buf = io.StringIO()
-    width = shutil.get_terminal_size((120, 40)).columns
     console = Console(file=buf, force_terminal=True, width=width, highlight=False)
-    console.print(Text(doc.title, style="bold underline"))
-    for block in doc.blocks:
-        if isinstance(block, Heading):
-            console.print()
-            console.print(Text(block.text, style="bold"))
-        elif isinstance(block, Para):
-            console.print(Text(block.text, style=_RICH_STYLES.get(block.tone, "")))
-        elif isinstance(block, Bullets):
-            for item in block.items:
-                console.print(Text(f"  - {item}", style=_RICH_STYLES.get(block.tone, "")))
-        elif isinstance(block, Table):
-            t = RichTable(show_edge=False, pad_edge=False, box=None, header_style="bold")
-            for header, align in zip(block.headers, block.align):
-                t.add_column(Text(header), justify="right" if align == "r" else "left")
-            tones = block.tones or (None,) * len(block.rows)
-            for row, tone in zip(block.rows, tones):
-                t.add_row(*(Text(c) for c in row), style=_RICH_STYLES.get(tone, ""))
-            console.print(t)
+    for text, tone in lines:
+        console.print(Text(text, style=_RICH_STYLES.get(tone or "", "")), soft_wrap=True)
     return buf.getvalue()
