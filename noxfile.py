@@ -29,12 +29,13 @@ PACKAGES = ("zl-core", "zl-backend-cuda", "zl-backend-musa", "zl-backend-rocm",
 # the user's interpreter has none (a vendor build, FlagTree included, imports as
 # triton and is never replaced).
 TRITON_PIN = "triton==3.6.0"
-# The test tools, pinned so a run is repeatable; the dask extra the multi-host tests use.
-TEST_TOOLS = ("pytest==9.2.0", "hatchling==1.33.0", "nox==2026.10.20")
+# The test tools, pinned so a run is repeatable (jsonschema checks the shipped schemas);
+# the dask extra the multi-host tests use.
+TEST_TOOLS = ("pytest==9.2.0", "hatchling==1.33.0", "nox==2026.10.20", "jsonschema==4.26.0")
 DISTRIBUTED_PIN = "distributed==2026.8.0"
 # At the lowest versions: the newest nox that installs beside attrs 23.1 (later ones
 # need attrs 24.1); pytest comes from zl-flaggems' own lowest bound.
-LOWEST_TEST_TOOLS = ("hatchling==1.33.0", "nox==2024.10.9")
+LOWEST_TEST_TOOLS = ("hatchling==1.33.0", "nox==2024.10.9", "jsonschema==4.26.0")
 
 nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = True

@@ -1,4 +1,4 @@
-"""A synthetic A/B rounds report model of any size, in the form docs/report-json.md describes.
+"""Synthetic A/B rounds and screen report models of any size, in the form docs/report-json.md describes.
 
 Used by the browser test (a 1,000-operator page must load, sort and filter) and by
 ``python tests/synthetic_report.py N OUT.html`` for the page size stated in the docs.
@@ -10,6 +10,9 @@ from __future__ import annotations
 import random
 import sys
 from pathlib import Path
+
+from zl_core import stats
+from zl_core.report import SCHEMA
 
 VERDICTS = ("FASTER", "SLOWER", "NO_CHANGE", "INCONCLUSIVE", "MIXED")
 ROUNDS = 6
@@ -38,37 +41,56 @@ def _ir(k: int) -> dict:
 
 
 def rounds_model(n_ops: int, *, seed: int = 7) -> dict:
+    """Judged by the real statistics (``judge_campaign``), so every key a real rounds
+    model has is here too, with the meaning it has there (checked against the JSON
+    Schema in tests/test_report_schema.py)."""
     rng = random.Random(seed)
-    rows, operators = [], []
+    plan = stats.Plan.fixed(ROUNDS, threshold_pct=1.0)
+    order = stats.round_order(plan.round_order, range(1, ROUNDS + 1))
+    latencies: dict[str, dict] = {}
     for k in range(n_ops):
-        op = f"op{k:04d}"
-        verdict = VERDICTS[k % len(VERDICTS)]
-        base = {"FASTER": 4.0, "SLOWER": -4.0}.get(verdict, 0.0)
-        medians = []
+        meant = VERDICTS[k % len(VERDICTS)]
+        # (effect %, round-to-round spread %) that lead the judgement to the meant verdict
+        effect, spread = {"FASTER": (4.0, 1.0), "SLOWER": (-4.0, 1.0), "NO_CHANGE": (0.0, 0.1),
+                          "INCONCLUSIVE": (1.0, 2.0), "MIXED": (4.0, 1.0)}[meant]
+        shapes = latencies[f"op{k:04d}"] = {}
         for s in range(SHAPES):
-            deltas = [base + rng.gauss(0, 1.0) for _ in range(ROUNDS)]
-            ordered = sorted(deltas)
-            med = (ordered[2] + ordered[3]) / 2
-            medians.append(med)
-            rows.append({"op": op, "control": False, "dtype": "float16", "size_detail": f"[{64 << s}]",
-                         "occurrence": 0, "shape": f"float16 [{64 << s}]",
-                         "rounds": [f"r{r + 1:02d}" for r in range(ROUNDS)],
-                         "a_ms": [1.0] * ROUNDS, "b_ms": [1.0] * ROUNDS, "deltas_pct": deltas,
-                         "segment": "main", "timer": "graph", "verdict": verdict, "counted": True,
-                         "stats": {"n": ROUNDS, "deltas_pct": deltas, "median_delta_pct": med,
-                                   "estimate_pct": (ordered[0] + ordered[-1]) / 2, "ci_low_pct": ordered[0],
-                                   "ci_high_pct": ordered[-1], "min_delta_pct": ordered[0],
-                                   "max_delta_pct": ordered[-1], "sign_agree": ROUNDS, "a_spread_pct": 0.5,
-                                   "b_spread_pct": 0.5, "verdict": verdict},
-                         "reason": "", "drift_rounds": [], "drift_check": None})
-        operators.append({"op": op, "control": False, "rounds": ROUNDS, "verdict": verdict,
-                          "text": f"{verdict.lower()} on {SHAPES} shapes",
-                          "operator": {"median_of_medians_pct": sorted(medians)[SHAPES // 2],
-                                       "range_of_round_medians": [min(medians), max(medians)]},
+            a_base = 0.01 * (4 ** s)
+            # MIXED operators: half their shapes faster, half slower.
+            shape_effect = (effect if s % 2 else -effect) if meant == "MIXED" else effect
+            shapes[("float16", f"[torch.Size([{64 << s}, {64 << s}])]", 0)] = {
+                r + 1: (a := a_base * (1 + rng.gauss(0, 0.004)),
+                        a / (1 + (shape_effect + rng.gauss(0, spread)) / 100))
+                for r in range(ROUNDS)}
+    verdict = stats.judge_campaign(latencies, order, plan)
+    rows, operators = [], []
+    for k, (op, shapes) in enumerate(latencies.items()):
+        judged = verdict.operator(op)
+        medians = []
+        for shape, key in zip(judged.shapes, shapes):
+            by_round = shapes[key]
+            medians.append(shape.median_delta_pct)
+            rows.append({"op": op, "control": False, "dtype": key[0], "size_detail": key[1],
+                         "occurrence": 0, "shape": f"{key[0]} {key[1]}",
+                         "rounds": [f"r{r:02d}" for r in by_round],
+                         "a_ms": [a for a, _ in by_round.values()],
+                         "b_ms": [b for _, b in by_round.values()],
+                         "deltas_pct": list(shape.deltas_pct),
+                         "a_within_pct": 0.3, "b_within_pct": 0.3,
+                         "segment": "main", "timer": "graph", "verdict": shape.verdict,
+                         "counted": True, "stats": shape.to_json(), "reason": "",
+                         "drift_rounds": [], "drift_check": None})
+        operator = judged.to_json()
+        operator["median_of_medians_pct"] = sorted(medians)[SHAPES // 2]
+        operator["range_of_round_medians"] = [min(medians), max(medians)]
+        operators.append({"op": op, "control": False, "rounds": ROUNDS, "verdict": judged.verdict,
+                          "text": judged.text, "operator": operator,
                           "round_median_deltas_pct": {}, "median_side_noise_pct": 0.5,
-                          "sign_changed_shapes": 0, "n_shapes": SHAPES, "counted_shapes": SHAPES,
-                          "fallback_shapes": 0, "incomplete_shapes": 0, "timer": "graph",
-                          "flagged_rounds": [], "drift_check": None, "notes": [], "ir": _ir(k)})
+                          "median_within_cell_pct": 0.3,
+                          "sign_changed_shapes": judged.sign_changed_shapes, "n_shapes": SHAPES,
+                          "counted_shapes": SHAPES, "fallback_shapes": 0, "incomplete_shapes": 0,
+                          "timer": "graph", "flagged_rounds": [], "drift_check": None, "notes": [],
+                          "ir": _ir(k)})
     cells, t = [], 0.0
     for o in operators[:50]:
         for r in range(ROUNDS):
@@ -79,18 +101,27 @@ def rounds_model(n_ops: int, *, seed: int = 7) -> dict:
     series = {name: [[float(i * 10), v + 20 * ((i // 7) % 2)] for i in range(int(t / 10))]
               for name, v in (("sm_clock_mhz", 1900.0), ("power_w", 450.0), ("temp_c", 50.0))}
     summary = {"campaign": "runs/ab_SYNTHETIC", "switch": "DISABLE_MMA_V3", "a_value": "0",
-               "b_value": "1", "rounds": ROUNDS, "threshold_pct": 1.0, "operators": operators,
+               "b_value": "1", "a_env": {"DISABLE_MMA_V3": "0"}, "b_env": {"DISABLE_MMA_V3": "1"},
+               "rounds": ROUNDS, "threshold_pct": 1.0, "plan": plan.to_json(),
+               "fdr": {"level": verdict.fdr_level, "tested": verdict.tested,
+                       "selected": verdict.selected, "text": verdict.fdr_text},
+               "operators": operators,
                "no_report": [{"op": "op_broken", "reason": "r02/B failed (rc=1)"}],
                "skipped": [{"op": "op_same", "reason": "SWITCH_NO_IR_DIFF"}],
                "controls": {"ops": ["op_ctrl"], "aa": False, "called": 1, "total": 20, "rate": 0.05,
                             "text": "false-positive rate on this campaign's controls: 1/20"},
-               "drift": {"telemetry": True, "flagged_cells": [], "rule": "synthetic"},
-               "device_time": {"total_s": t, "per_op": {}, "text": f"device time used: {t:.0f}s"},
-               "timeline": {"t0": 0.0, "devices": {"0": series}, "cells": cells}}
-    return {"schema": 1, "kind": "rounds", "title": f"A/B rounds DISABLE_MMA_V3: synthetic, {n_ops} operators",
+               "drift": {"telemetry": True, "flagged_cells": [], "ops_with_flagged_cells": [],
+                         "unjudged_cells": [], "dependent_shapes": [], "dependent_operators": [],
+                         "rule": "synthetic"},
+               "device_time": {"total_s": t, "per_op": {}, "decided_shapes": 0, "counted_shapes": 0,
+                               "s_per_decided_shape": None, "text": f"device time used: {t:.0f}s"},
+               "timeline": {"t0": 0.0, "devices": {"0": series}, "cells": cells},
+               "time_spent": None}
+    return {"schema": SCHEMA, "kind": "rounds",
+            "title": f"A/B rounds of DISABLE_MMA_V3: synthetic, {n_ops} operators",
             "caliber": {"fields": [], "common": {"backend": "cuda"}, "differs": [], "cells": {}},
             "caliber_problems": [], "caliber_warnings": [], "rows": rows, "summary": summary,
-            "notes": ["synthetic campaign"]}
+            "notes": ["synthetic campaign", verdict.fdr_text]}
 
 
 def screen_model(n_ops: int) -> dict:
@@ -106,10 +137,11 @@ def screen_model(n_ops: int) -> dict:
                      "delta": {"label": "A/B delta (one pair)", "min_pct": low, "max_pct": high,
                                "median_pct": (low + high) / 2}})
     summary = {"campaign": "runs/screen_SYNTHETIC", "switch": "DISABLE_MMA_V3", "a_value": "0",
-               "b_value": "1", "compile_only": False, "target": None,
+               "b_value": "1", "a_env": {"DISABLE_MMA_V3": "0"}, "b_env": {"DISABLE_MMA_V3": "1"},
+               "compile_only": False, "target": None, "threshold_pct": None,
                "counts": {"IR_CHANGED": n_ops}, "ir_changed": [r["op"] for r in rows],
                "time_spent": None, "timeline": None}
-    return {"schema": 1, "kind": "screen", "title": f"screen DISABLE_MMA_V3: synthetic, {n_ops} operators",
+    return {"schema": SCHEMA, "kind": "screen", "title": f"screen DISABLE_MMA_V3: synthetic, {n_ops} operators",
             "caliber": {"fields": [], "common": {"backend": "cuda"}, "differs": [], "cells": {}},
             "caliber_problems": [], "caliber_warnings": [], "rows": rows, "summary": summary,
             "notes": []}

@@ -44,7 +44,7 @@ def test_json_form_has_the_documented_keys_and_is_strict_json(cells, capsys):
     assert zl(["report", "--ab", *cells, "--json"]) == 0
     model = json.loads(capsys.readouterr().out, parse_constant=_no_nan)
     assert set(model) == TOP_KEYS
-    assert model["schema"] == 1 and model["kind"] == "pair"
+    assert model["schema"] == 2 and model["kind"] == "pair"
     assert set(model["caliber"]) == {"fields", "common", "differs", "cells"}
     assert set(model["caliber"]["cells"]) == {"A", "B"}
     assert all(set(r) == ROW_KEYS for r in model["rows"])

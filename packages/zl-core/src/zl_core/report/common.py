@@ -16,7 +16,7 @@ from zl_core.errors import BadInputError, CaliberMismatchError
 from zl_core.pairing import Pair
 from zl_core.rows import CellRows
 
-SCHEMA = 1
+SCHEMA = 2
 KINDS = ("pair", "rounds", "screen")
 DEFAULT_THRESHOLD_PCT = 1.0
 DIRECT_NOTE = ("direct-timed rows measure the host's launch path as much as the kernel: on sub-ms "
