@@ -19,7 +19,7 @@ from zl_core.campaigns.estimate import Estimate, estimate, history
 from zl_core.campaigns.executor import Executor
 from zl_core.campaigns.judging import MIN_LOOK_ROUNDS
 from zl_core.campaigns.screen_campaign import latest_screen, run_screen
-from zl_core.errors import UsageError
+from zl_core.errors import NoDeviceError, UsageError, ZlError
 from zl_core.host import PluginHost
 from zl_core.ir_verdict import IR_CHANGED, NO_IR_DIFF
 from zl_core.opspec import OpSpec
@@ -58,9 +58,13 @@ class AbOutcome:
 
 def screen(host: PluginHost, options: ScreenOptions, *, echo: Echo = print,
            executor: Executor | None = None) -> ScreenOutcome:
+    asked_ir_only = options.measure.compile_only
     options, resume = _checked(options, "screen")
     root = runs_root(options.runs_root)
-    got, chosen, devices = _placed(host, options, options.where, "screen", root, options.ops)
+    got, chosen, devices = _placed(host, options, options.where, "screen", root, options.ops,
+                                   resume=resume)
+    if resume is not None:
+        check_resume_mode(host, resume, got, asked_ir_only=asked_ir_only)
     if got.note:
         echo(f"zl screen: {got.note}")
     choice = options.switch
@@ -132,16 +136,45 @@ def _checked(options, kind: str):
 
 
 def _placed(host: PluginHost, options, where: Where, kind: str, root: Path,
-            op_specs: tuple[str, ...] | None = None):
+            op_specs: tuple[str, ...] | None = None, *, resume: CampaignLayout | None = None):
     """Suite, operators (``op_specs``, None: taken elsewhere), backend and device
     resolved, and the executor for the lanes asked for: (resolved, executor, the lanes'
     devices or None)."""
-    # Only a screen falls back to the IR-only screen without a device: rounds need one.
-    got = resolve(host, where, options.measure, what=f"zl {kind}",
-                  local_device=lanes.needs_local_device(options.lanes),
-                  ir_only_without_device=kind == "screen", op_specs=op_specs)
+    # Only a new screen falls back to the IR-only screen without a device: rounds need
+    # one, and a resumed screen keeps the mode its finished cells were judged in.
+    try:
+        got = resolve(host, where, options.measure, what=f"zl {kind}",
+                      local_device=lanes.needs_local_device(options.lanes),
+                      ir_only_without_device=kind == "screen" and resume is None, op_specs=op_specs)
+    except NoDeviceError as exc:
+        if resume is None:
+            raise
+        meta = read_campaign(resume.root)
+        raise NoDeviceError(f"campaign {resume.root} timed its cells on {meta.get('backend')} device "
+                            f"{meta.get('device')}, and {str(exc).split(';')[0]}; resume it where "
+                            "that device is, or compare generated code in a new IR-only screen "
+                            f"(zl {kind} --compile-only ...)") from None
     chosen, device, devices = lanes.executor_for(host, got, options.lanes, kind=kind, root=root)
     return attrs.evolve(got, device=device), chosen, devices
+
+
+def check_resume_mode(host: PluginHost, resume: CampaignLayout, got, *, asked_ir_only: bool) -> None:
+    """Refuse to resume an IR-only screen where a device is now visible unless
+    --compile-only is given again: its finished cells were judged without latencies
+    (NO_IR_DIFF), and timed cells would be judged otherwise (NO_ROWS for the same code)."""
+    meta = read_campaign(resume.root)
+    if not meta.get("compile_only") or asked_ir_only:
+        return
+    try:
+        visible = host.enumerate_devices(got.backend)
+    except ZlError:
+        visible = []
+    if visible:
+        raise UsageError(f"campaign {resume.root} is an IR-only screen (TTGIR for "
+                         f"{meta.get('target')}, no latencies), and this machine has a "
+                         f"{got.backend.name} device ({visible[0]}): timed cells would not be judged "
+                         "like its finished ones. Continue it IR-only with: zl screen --resume "
+                         f"{resume.root} --compile-only; or time its operators in a new screen")
 
 
 def _recorded(options, got, devices: list[str] | None) -> dict:

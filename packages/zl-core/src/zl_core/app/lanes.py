@@ -68,7 +68,10 @@ def recorded_options(options: O, got: Resolved) -> O:
     where = attrs.evolve(options.where, source=items[0] if items else got.source,
                          more_sources=items[1:], backend=got.backend.name,
                          suite=got.provider.name)
-    measure = options.measure
+    # The mode the cells ran in, not the one asked for: an IR-only screen taken where no
+    # device was found records compile_only and its target, so a resume cannot time it.
+    measure = attrs.evolve(options.measure, compile_only=got.measure.compile_only,
+                           target=got.measure.target)
     if measure.shape_file is not None:
         measure = attrs.evolve(measure, shape_file=Path(measure.shape_file).resolve())
     if getattr(options, "dismiss", None) is not None:
@@ -88,6 +91,10 @@ def resumed(options: O, kind: str) -> tuple[O, CampaignLayout]:
         raise UsageError(f"campaign {layout.root} was measured before the graph replay budget "
                          "existed; a resume would mix two timers. Start a new campaign")
     recorded = options_from_json(type(options), meta["options"])
+    if meta.get("compile_only") and not recorded.measure.compile_only:
+        # Recorded before the mode was: campaign.json's own fields say how its cells ran.
+        recorded = attrs.evolve(recorded, measure=attrs.evolve(
+            recorded.measure, compile_only=True, target=meta.get("target")))
     defaults = _flat(options_json(type(options)()))
     given = {k: v for k, v in _flat(options_json(options)).items()
              if v != defaults.get(k) and not k.startswith("lanes.")}
