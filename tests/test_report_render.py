@@ -130,3 +130,21 @@ def test_colour_text_keeps_bracketed_size_details(cells, monkeypatch):
     doc = Document(title="t", blocks=(Para(text="[torch.Size([64, 64]), 1]"),))
     plain = re.sub(r"\x1b\[[0-9;]*m", "", render_text(doc, color=True))
     assert "[torch.Size([64, 64]), 1]" in plain
+
+
+def test_a_report_is_never_written_inside_a_campaign(tmp_path, capsys):
+    """--out inside a campaign folder could replace campaign.json or a cell's files."""
+    campaign = tmp_path / "runs" / "screen_X_20261205-000000"
+    (campaign / "mm" / "A").mkdir(parents=True)
+    meta = {"schema": 1, "kind": "screen", "switch": "X", "a_value": "0", "b_value": "1",
+            "a_env": {}, "b_env": {}, "backend": "cuda", "device": "0", "suite": "builtin",
+            "ops": ["mm"], "created": "20261205-000000", "state": "complete"}
+    (campaign / "campaign.json").write_text(json.dumps(meta))
+    before = (campaign / "campaign.json").read_bytes()
+    for out in (campaign / "campaign.json", campaign / "report.html", campaign / "mm" / "A" / "x.md",
+                campaign):
+        assert zl(["report", str(campaign), "--format", "html", "--out", str(out)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "lies inside campaign" in err[0] and str(campaign) in err[0]
+    assert (campaign / "campaign.json").read_bytes() == before
+    assert sorted(p.name for p in campaign.iterdir()) == ["campaign.json", "mm"]

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from zl_core import report as model_builder
+from zl_core.app import reports
 from zl_core.campaigns import state
 from zl_core.cli import _common
 from zl_core.errors import UsageError, VerdictGateError
@@ -55,6 +56,7 @@ def add_parser(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     fmt = _format(args)
+    reports.check_report_out(args.out)
     if args.ab and args.path:
         raise UsageError("give either a campaign PATH or --ab A_DIR B_DIR, not both")
     if args.ab:

@@ -30,6 +30,16 @@ SIDES = ("A", "B")
 _ROUND_DIR = re.compile(r"^r(\d+)$")
 
 
+def enclosing_campaign(path: Path) -> Path | None:
+    """The campaign folder ``path`` lies in (or is), if any: the nearest folder at or
+    above it that holds a campaign.json."""
+    here = Path(path).expanduser().absolute()
+    for folder in (here, *here.parents):
+        if (folder / CAMPAIGN_FILE).is_file():
+            return folder
+    return None
+
+
 def round_name(round_no: int) -> str:
     """The folder (and label) of an A/B round: ``r01``, ``r02``, ..."""
     return f"r{int(round_no):02d}"
