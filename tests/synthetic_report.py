@@ -116,7 +116,11 @@ def rounds_model(n_ops: int, *, seed: int = 7) -> dict:
                "device_time": {"total_s": t, "per_op": {}, "decided_shapes": 0, "counted_shapes": 0,
                                "s_per_decided_shape": None, "text": f"device time used: {t:.0f}s"},
                "timeline": {"t0": 0.0, "devices": {"0": series}, "cells": cells},
-               "time_spent": None}
+               "time_spent": None,
+               "judged": {"then": None, "now": {"rules": plan.to_json()["rules"], "schema": SCHEMA,
+                                                "threshold_pct": 1.0},
+                          "changed_operators": [], "changed_shapes": [], "why": [],
+                          "text": f"judged by rules {plan.to_json()['rules']}"}}
     return {"schema": SCHEMA, "kind": "rounds",
             "title": f"A/B rounds of DISABLE_MMA_V3: synthetic, {n_ops} operators",
             "caliber": {"fields": [], "common": {"backend": "cuda"}, "differs": [], "cells": {}},

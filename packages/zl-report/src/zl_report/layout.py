@@ -217,6 +217,7 @@ def _rounds(model: Mapping) -> list[Block]:
     undecided = undecided_summary(model)
     if undecided:
         blocks.append(Para(text=undecided, tone="warn"))
+    blocks += judged_blocks(s.get("judged"))
     ops = s.get("operators") or []
     if ops:
         blocks.append(Table(
@@ -443,4 +444,4 @@ def document(model: Mapping, *, brief: bool = False) -> Document:
 
 
 # Section builders use the blocks above; imported last so both modules can see each other.
-from zl_report.sections import ir_blocks, ir_cell, overview, time_blocks, timeline_blocks
+from zl_report.sections import ir_blocks, ir_cell, judged_blocks, overview, time_blocks, timeline_blocks

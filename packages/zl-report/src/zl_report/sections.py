@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from zl_report.blocks import Block, Bullets, Cards, Details, Heading, Para, Plot, Table, Timeline
-from zl_report.layout import pct
+from zl_report.layout import pct, short_shape
 
 #: Verdicts a pull-request reader needs to see (screen: the code changed; rounds: timing moved).
 CHANGED = ("IR_CHANGED", "FASTER", "SLOWER", "MIXED", "INCONCLUSIVE")
@@ -160,6 +160,34 @@ def time_blocks(spent: Mapping | None) -> list[Block]:
         blocks.append(Bullets(items=tuple(
             f"{_cell_label(c)}: {_duration(c.get('wall_s') or 0.0)}, mostly "
             f"{labels.get(c.get('phase'), c.get('phase') or '?')}" for c in slowest)))
+    return blocks
+
+
+#: Shapes listed one by one where judgements differ; the rest are counted.
+JUDGED_SHAPES_SHOWN = 40
+
+
+def judged_blocks(judged: Mapping | None) -> list[Block]:
+    """Where the verdicts kept when the campaign finished differ from today's (or the
+    rules did), both, and why."""
+    if not judged or not judged.get("then"):
+        return []
+    then, now = judged["then"], judged["now"]
+    ops, shapes = judged.get("changed_operators") or [], judged.get("changed_shapes") or []
+    if not ops and not shapes and then.get("rules") == now.get("rules"):
+        return []
+    blocks: list[Block] = [Heading(text="Judged then and now", level=2),
+                           Para(text=judged["text"], tone="warn" if ops or shapes else "muted")]
+    rows = [(o["op"], "(operator)", str(o["then"] or "-"), str(o["now"] or "-")) for o in ops]
+    rows += [(x["op"], short_shape(x["shape"]), str(x["then"] or "-"), str(x["now"] or "-"))
+             for x in shapes[:JUDGED_SHAPES_SHOWN]]
+    if rows:
+        blocks.append(Table(headers=("operator", "shape", f"then (rules {then.get('rules')})",
+                                     f"now (rules {now.get('rules')})"),
+                            rows=tuple(rows), align="llll"))
+    if len(shapes) > JUDGED_SHAPES_SHOWN:
+        blocks.append(Para(text=f"and {len(shapes) - JUDGED_SHAPES_SHOWN} more shape(s) "
+                                "(summary.judged in zl report --json lists each)", tone="muted"))
     return blocks
 
 

@@ -17,6 +17,7 @@ from zl_core.store.record import is_aa, read_campaign
 
 from .common import (
     DEFAULT_THRESHOLD_PCT,
+    SCHEMA,
     DIRECT_NOTE,
     _cell_notes,
     _median,
@@ -25,6 +26,7 @@ from .common import (
     caliber_section,
     check_caliber_groups,
 )
+from .judged import judged_then_and_now
 from .rounds_cells import OpCells, op_cells
 from .rounds_drift import drift_check, drift_flags, drift_summary, op_drift_check, split_flags
 from .time_spent import time_spent
@@ -123,6 +125,9 @@ def build_rounds(campaign: Path, *, meta: dict | None = None, allow_mismatch: bo
     summary["timeline"] = campaign_timeline(layout)
     summary["time_spent"] = time_spent(layout)
     notes.append(summary["device_time"]["text"])
+    summary["judged"] = judged_then_and_now(layout, {"schema": SCHEMA, "rows": rows, "summary": summary})
+    if summary["judged"]["then"] is not None and summary["judged"]["why"]:
+        notes.append(summary["judged"]["text"])
     title = (f"A/A rounds (both sides side A's environment, a noise control): {layout.name}"
              if is_aa(meta) else
              f"A/B rounds of {meta.get('switch') or 'the switch'}: {layout.name}")
