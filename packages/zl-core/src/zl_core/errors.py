@@ -103,3 +103,15 @@ class DeviceBusyError(ZlError):
 
     exit_code = EXIT_DEVICE_BUSY
 
+
+
+class SealBrokenError(ZlError):
+    """Raised when a frozen campaign may not start: something it was frozen against
+    differs now (``problems`` names each broken precondition)."""
+
+    exit_code = EXIT_PREFLIGHT
+
+    def __init__(self, frozen: str, problems: list[str]):
+        super().__init__(f"refusing to run the frozen campaign {frozen}: {len(problems)} "
+                         "precondition(s) broken; restore what changed, or freeze anew")
+        self.problems = tuple(problems)

@@ -213,6 +213,25 @@ class Provider(abc.ABC):
         """
         return None
 
+    # -- sealed campaigns (zl freeze): what binds a campaign to this provider's tree --
+
+    def workload_files(self, op: OpInfo, source: str | None) -> list[Path]:
+        """The files that define how ``op`` is measured under ``source`` (its benchmark
+        file and the shared harness it runs on); a sealed campaign binds their SHA-256.
+        The default: none beyond zl's own files, which every seal binds."""
+        return []
+
+    def source_commit(self, source: str | None) -> str | None:
+        """The commit of the checkout ``source`` (None: no versioned checkout)."""
+        return None
+
+    def frozen_imports(self, *, python: str, source: str | None) -> dict[str, str | None]:
+        """Where the cells' interpreter ``python`` imports the modules a sealed campaign
+        binds (``{module: path or None}``); the default: Triton."""
+        from zl_core.module_origins import origins
+
+        return origins(python, ["triton"])
+
     def read_rows(self, cell_dir: Path) -> CellRows:
         """The measurement rows of one of this provider's cells.
 

@@ -23,6 +23,7 @@ from zl_core.provider import CellCommand, CellRequest, OpInfo, Provider, ShardMe
 from zl_flaggems import gems_env, plugin_order, preflight
 from zl_flaggems.gems_env import GEMS_PACKAGE_ENV
 from zl_flaggems.preflight import BENCH_DIR
+from zl_flaggems.sealing import FlagGemsSealing
 from zl_flaggems.table import PrintedTableRows
 
 _TEST_DEF = re.compile(r"^def\s+test_([A-Za-z0-9_]+)\s*\(", re.MULTILINE)
@@ -57,6 +58,12 @@ _CORE_MODULES = ("torch", "triton")
 def gems_package(root: Path) -> str:
     """The FlagGems package a checkout holds (``flag_gems`` when it holds none we know)."""
     return next((name for name in PACKAGES if (Path(root) / "src" / name).is_dir()), "flag_gems")
+
+
+def cell_pythonpath(root: Path, existing: str) -> str:
+    """A cell's PYTHONPATH: the checkout's src/ (its package) and root first."""
+    paths = [str(root / "src"), str(root)] + [p for p in existing.split(os.pathsep) if p]
+    return os.pathsep.join(dict.fromkeys(paths))
 
 
 def _benchmark_files(root: Path) -> list[Path]:
@@ -128,7 +135,7 @@ def provider_commit(root: Path) -> str | None:
     return None
 
 
-class FlagGemsProvider(PrintedTableRows, Provider):
+class FlagGemsProvider(FlagGemsSealing, PrintedTableRows, Provider):
     """Cells from a FlagGems checkout (``--flaggems-dir`` / ``FLAGGEMS_DIR``)."""
 
     name = "flaggems"
@@ -176,6 +183,10 @@ class FlagGemsProvider(PrintedTableRows, Provider):
 
     def check_source(self, source: str | None) -> None:
         self._check_dir(source)
+
+    @staticmethod
+    def gems_package_of(root: Path) -> str:
+        return gems_package(root)
 
     def source_name(self, source: str) -> str | None:
         """A further checkout is named by its package: ``vllm`` for FlagGems-vllm."""
@@ -252,11 +263,10 @@ class FlagGemsProvider(PrintedTableRows, Provider):
         """Variables this provider adds to the cell: its import path, its share of the
         ``ZL_*`` contract, FlagGems' vendor and tuner cache (core adds its own share)."""
         existing = request.env.get("PYTHONPATH", os.environ.get("PYTHONPATH", ""))
-        paths = [str(root / "src"), str(root)] + [p for p in existing.split(os.pathsep) if p]
         shape_file = self._shape_file(request)
         environ = {**os.environ, **request.env}
         env = {
-            "PYTHONPATH": os.pathsep.join(dict.fromkeys(paths)),
+            "PYTHONPATH": cell_pythonpath(root, existing),
             contract.PROVIDER: self.name,
             GEMS_PACKAGE_ENV: gems_package(root),
             contract.SHAPE_MODE: self._shape_mode(request),

@@ -34,6 +34,7 @@ from . import lanes
 from .inputs import check_rounds, results_written_under
 from .options import AbOptions, ScreenOptions, Where
 from .resolve import cell_settings, check_op_specs, resolve, resolve_devices, runs_root
+from .seal import check_frozen
 from .skipped import read_dismiss, skipped_ops
 
 Echo = Callable[[str], None]
@@ -60,6 +61,8 @@ def screen(host: PluginHost, options: ScreenOptions, *, echo: Echo = print,
            executor: Executor | None = None) -> ScreenOutcome:
     asked_ir_only = options.measure.compile_only
     options, resume = _checked(options, "screen")
+    if options.frozen is not None:  # a sealed campaign: nothing runs unless it is as frozen
+        check_frozen(host, options.frozen, python=options.measure.python)
     root = runs_root(options.runs_root)
     got, chosen, devices = _placed(host, options, options.where, "screen", root, options.ops,
                                    resume=resume)
@@ -236,6 +239,8 @@ def _where_from_screen(where: Where, meta: dict) -> Where:
 def ab(host: PluginHost, options: AbOptions, *, echo: Echo = print,
        executor: Executor | None = None) -> AbOutcome:
     options, resume = _checked(options, "ab")
+    if options.frozen is not None:  # a sealed campaign: nothing runs unless it is as frozen
+        check_frozen(host, options.frozen, python=options.measure.python)
     check_rounds(options.rounds, options.max_rounds)
     if options.controls < 0:
         raise UsageError("--controls must be 0 or more")

@@ -25,7 +25,7 @@ from .resolve import Resolved, resolve_devices, runs_root
 
 O = TypeVar("O")
 _NESTED = {"where": Where, "measure": Measurement, "switch": SwitchChoice, "lanes": Lanes}
-_PATHS = ("runs_root", "screen", "shape_file", "resume", "dismiss")
+_PATHS = ("runs_root", "screen", "shape_file", "resume", "dismiss", "frozen")
 _PAIRS = ("a_env", "b_env")
 
 

@@ -87,6 +87,7 @@ class ScreenOptions:
     switch: SwitchChoice = SwitchChoice()
     runs_root: Path | None = None
     lanes: Lanes = Lanes()
+    frozen: Path | None = None  # a folder written by zl freeze: checked before any cell runs
 
 
 @attrs.frozen(kw_only=True)
@@ -105,3 +106,4 @@ class AbOptions:
     controls: int = 0
     threshold_pct: float = 1.0
     telemetry_interval: float = 1.0
+    frozen: Path | None = None  # a folder written by zl freeze: checked before any cell runs

@@ -117,14 +117,15 @@ _SPELLED = {"timeout_s": "timeout", "stall_timeout_s": "stall-timeout", "lock_ti
             "source": "flaggems-dir", "force": "force-switch"}
 
 
-def _option(name: str) -> str:
+def option_flag(name: str) -> str:
+    """The command-line flag of an option field (``measure.timeout_s`` -> ``--timeout``)."""
     field = name.rsplit(".", 1)[-1]
     return "--" + _SPELLED.get(field, field).replace("_", "-")
 
 
 def refuse_conflicts(recorded: dict[str, object], given: dict[str, object]) -> None:
     """Refuse options given anew that differ from the campaign's own, naming each."""
-    differ = [f"{_option(name)} {given[name]!r} (campaign: {recorded.get(name)!r})"
+    differ = [f"{option_flag(name)} {given[name]!r} (campaign: {recorded.get(name)!r})"
               for name in sorted(given) if name.rsplit(".", 1)[-1] not in MAY_CHANGE
               and given[name] != recorded.get(name)]
     if differ:

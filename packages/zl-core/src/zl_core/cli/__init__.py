@@ -16,7 +16,8 @@ from zl_core import __version__, interrupts
 from zl_core import host as host_module
 from zl_core.errors import EXIT_FAILED, EXIT_USAGE, ZlError
 
-COMMANDS = ("backends", "doctor", "telemetry", "ops", "run", "screen", "ab", "report", "worker", "diff")
+COMMANDS = ("backends", "doctor", "telemetry", "ops", "run", "screen", "ab", "report", "worker", "diff",
+            "freeze")
 
 
 class _Parser(argparse.ArgumentParser):

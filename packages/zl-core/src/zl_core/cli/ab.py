@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from zl_core import app, contract
+from zl_core.app import seal
 from zl_core.cli import _common
 from zl_core.host import plugin_host
 
@@ -43,16 +44,23 @@ def add_parser(sub) -> None:
                               default_start=contract.CAMPAIGN_START)
     # Screens only; taken here so that zl ab can say why it refuses it.
     p.add_argument("--per-device", type=_common.positive_int, default=1, help=argparse.SUPPRESS)
+    p.add_argument("--manifest", type=Path, metavar="DIR",
+                   help="run a campaign frozen by 'zl freeze' (its folder): every precondition is "
+                   "checked before any cell, and the frozen matrix decides every other option "
+                   "but --runs-root")
     p.set_defaults(handler=run)
 
 
 def options_from(args: argparse.Namespace) -> app.AbOptions:
-    return app.AbOptions(ops=tuple(args.ops or ()), where=_common.where_from(args),
-                         measure=_common.measurement_from(args), switch=_common.switch_from(args),
-                         runs_root=args.runs_root, rounds=args.rounds, max_rounds=args.max_rounds,
-                         screen=args.screen, allow_no_ir_diff=args.allow_no_ir_diff, aa=args.aa,
-                         controls=args.controls, threshold_pct=args.threshold,
-                         telemetry_interval=args.telemetry_interval, lanes=_common.lanes_from(args))
+    options = app.AbOptions(ops=tuple(args.ops or ()), where=_common.where_from(args),
+                            measure=_common.measurement_from(args), switch=_common.switch_from(args),
+                            runs_root=args.runs_root, rounds=args.rounds, max_rounds=args.max_rounds,
+                            screen=args.screen, allow_no_ir_diff=args.allow_no_ir_diff, aa=args.aa,
+                            controls=args.controls, threshold_pct=args.threshold,
+                            telemetry_interval=args.telemetry_interval, lanes=_common.lanes_from(args))
+    if args.manifest is not None:
+        return seal.frozen_options("ab", args.manifest, options)
+    return options
 
 
 def run(args: argparse.Namespace) -> int:

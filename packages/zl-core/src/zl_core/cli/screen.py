@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from zl_core import app, contract, phases
+from zl_core.app import seal
 from zl_core.cli import _common
 from zl_core.host import plugin_host
 from zl_core.ttgir_layout import LAUNCH_FLOOR
@@ -29,15 +30,22 @@ def add_parser(sub) -> None:
                    help="cells run at once on each device: their imports, compilation and IR dump "
                    "overlap; their latency deltas are then indicative only (recorded as "
                    "concurrency; default 1; A/B rounds always run one)")
+    p.add_argument("--manifest", type=Path, metavar="DIR",
+                   help="run a campaign frozen by 'zl freeze' (its folder): every precondition is "
+                   "checked before any cell, and the frozen matrix decides every other option "
+                   "but --runs-root")
     p.set_defaults(handler=run)
 
 
 def options_from(args: argparse.Namespace) -> app.ScreenOptions:
-    return app.ScreenOptions(ops=tuple(args.ops or ()), dismiss=args.dismiss,
-                             where=_common.where_from(args),
-                             measure=_common.measurement_from(args),
-                             switch=_common.switch_from(args), runs_root=args.runs_root,
-                             lanes=_common.lanes_from(args))
+    options = app.ScreenOptions(ops=tuple(args.ops or ()), dismiss=args.dismiss,
+                                where=_common.where_from(args),
+                                measure=_common.measurement_from(args),
+                                switch=_common.switch_from(args), runs_root=args.runs_root,
+                                lanes=_common.lanes_from(args))
+    if args.manifest is not None:
+        return seal.frozen_options("screen", args.manifest, options)
+    return options
 
 
 #: Printed under the verdicts, so the table explains itself.

@@ -129,6 +129,16 @@ class BuiltinSuiteProvider(PrintedTableRows, Provider):
         ops = [op for path in sorted(bench.glob("test_*.py")) for op in read_benchmark_file(path)]
         return sorted(ops, key=lambda o: (o.op, o.op_file))
 
+    def workload_files(self, op: OpInfo, source: str | None) -> list[Path]:
+        """The operator's benchmark file, the suite's harness and the operator's kernels."""
+        root = self.root(source)
+        bench = root / BENCH_DIR
+        harness = [p for p in sorted(bench.glob("*")) if p.is_file() and p.suffix in (".py", ".yaml")
+                   and not p.name.startswith("test_")]
+        kernels = root / "kernels"
+        return [bench / f"test_{op.op_file}.py", *harness,
+                *(p for p in (kernels / "_spec.py", kernels / f"{op.op_file}.py") if p.is_file())]
+
     # -- preflight ---------------------------------------------------------------------
 
     def preflight(self, request: CellRequest, host: PluginHost | None = None) -> None:

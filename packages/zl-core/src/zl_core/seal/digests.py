@@ -1,0 +1,71 @@
+"""SHA-256 digests of the files a sealed campaign is bound to: zl's own (the harness),
+and each workload's benchmark files (what a provider says defines its measurement)."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+#: zl's own packages, where installed: the harness whose code a receipt names.
+ZL_PACKAGES = ("zl_core", "zl_flaggems", "zl_report", "zl_backend_cuda", "zl_backend_musa",
+               "zl_backend_rocm", "zl_backend_ascend")
+#: Files of a package that are part of what runs (code, schemas, shape files, ini).
+SUFFIXES = (".py", ".json", ".yaml", ".yml", ".ini", ".txt")
+
+
+def file_sha256(path: Path) -> str | None:
+    """The file's SHA-256 in hex, None when it cannot be read."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def combined(digests: Mapping[str, str | None]) -> str:
+    """One digest over named digests (sorted by name), so two sets compare at a glance."""
+    digest = hashlib.sha256()
+    for name in sorted(digests):
+        digest.update(f"{name}\0{digests[name] or '-'}\n".encode())
+    return digest.hexdigest()
+
+
+def zl_files(packages: Iterable[str] = ZL_PACKAGES) -> dict[str, str | None]:
+    """``{"zl_core/cell.py": sha256, ...}`` over zl's installed packages."""
+    out: dict[str, str | None] = {}
+    for name in packages:
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        for root in spec.submodule_search_locations:
+            root = Path(root)
+            for path in sorted(root.rglob("*")):
+                if (path.is_file() and path.suffix in SUFFIXES
+                        and "__pycache__" not in path.parts):
+                    out[f"{name}/{path.relative_to(root).as_posix()}"] = file_sha256(path)
+    return out
+
+
+def differences(frozen: Mapping[str, str | None], now: Mapping[str, str | None]) -> list[str]:
+    """Names whose digest differs, or that one side lacks: ``edited x``, ``new y``, ``gone z``."""
+    out = [f"edited {n}" for n in sorted(frozen) if n in now and now[n] != frozen[n]]
+    out += [f"new {n}" for n in sorted(set(now) - set(frozen))]
+    out += [f"gone {n}" for n in sorted(set(frozen) - set(now))]
+    return out
+
+
+def shown_path(path: Path, root: Path | None) -> str:
+    """``path`` relative to the source ``root`` where it lies in it (the same on every
+    machine that checks out the source elsewhere), else as it is."""
+    path = Path(path)
+    if root is not None:
+        try:
+            return path.resolve().relative_to(Path(root).resolve()).as_posix()
+        except ValueError:
+            pass
+    return path.as_posix()

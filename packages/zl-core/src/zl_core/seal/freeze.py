@@ -1,0 +1,221 @@
+"""``zl freeze``: a manifest checked against the provider's inventory and the real tree,
+then frozen into an immutable task matrix bound to it by SHA-256.
+
+A frozen folder holds ``manifest.yaml`` (the manifest, byte for byte), ``matrix.json``
+(what will run: the resolved workloads with the digests of their benchmark files, the
+source commits, zl's own files, where the cells import Triton and the provider's library
+from) and ``seal.json`` (the digests of the other two). :mod:`.preconditions` checks a
+frozen folder against the machine before anything runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import attrs
+
+from zl_core import __version__, atomic
+from zl_core.errors import BadInputError, ZlError
+from zl_core.host import PluginHost
+from zl_core.provider import OpInfo, Provider
+from zl_core.stamps import utc_stamp
+
+from . import digests
+from .manifest import Manifest, ManifestError, SourceEntry, Workload, load_manifest
+
+MANIFEST_NAME, MATRIX_NAME, SEAL_NAME = "manifest.yaml", "matrix.json", "seal.json"
+SCHEMA = 1
+
+
+@attrs.frozen(kw_only=True)
+class Frozen:
+    """A matrix ready to write (or written): the manifest it came from and what runs."""
+
+    manifest: Manifest
+    manifest_path: Path
+    matrix: dict
+
+
+def plan(host: PluginHost, manifest_path: Path, *, python: str = sys.executable) -> Frozen:
+    """Check the manifest against the provider and the tree and build the matrix; raises
+    ManifestError naming every problem found."""
+    manifest_path = Path(manifest_path)
+    manifest = load_manifest(manifest_path)
+    problems: list[str] = []
+    provider = _provider(host, manifest.suite, problems)
+    _backend(host, manifest.backend, problems)
+    sources = _sources(provider, manifest.sources, problems) if provider else []
+    tasks = _tasks(provider, manifest, problems) if provider else []
+    imports = provider.frozen_imports(python=python, source=_default_path(manifest)) if provider else {}
+    for module, origin in imports.items():
+        if origin is None:
+            problems.append(f"import {module}: {python} cannot import it; freeze with the "
+                            "interpreter the cells run (--python)")
+    if problems:
+        raise ManifestError(manifest_path, problems)
+    zl = digests.zl_files()
+    matrix = {
+        "schema": SCHEMA, "campaign": manifest.campaign, "claim": manifest.claim,
+        "frozen": utc_stamp(), "manifest_sha256": digests.file_sha256(manifest_path),
+        "zl": {"version": __version__, "files_sha256": digests.combined(zl), "files": zl},
+        "python": python, "imports": imports,
+        "suite": manifest.suite, "backend": manifest.backend, "device": manifest.device,
+        "device_name": manifest.device_name, "compile_only": manifest.compile_only,
+        "target": manifest.target,
+        "switch": {"name": manifest.switch, "a": manifest.a_value, "b": manifest.b_value},
+        "measure": {"timer": manifest.timer, "replay_ms": manifest.replay_ms,
+                    "level": manifest.level, "timeout_s": manifest.timeout_s},
+        "rounds": manifest.rounds if manifest.rounds is not None else "auto",
+        "max_rounds": manifest.max_rounds, "threshold_pct": manifest.threshold_pct,
+        "launch_floor": manifest.launch_floor, "sources": sources, "tasks": tasks,
+    }
+    return Frozen(manifest=manifest, manifest_path=manifest_path, matrix=matrix)
+
+
+def write(frozen: Frozen, out: Path) -> Path:
+    """Write the frozen folder ``out``; a folder that exists and is not empty is refused
+    (a frozen matrix is never replaced: freeze into a new folder)."""
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise BadInputError(f"{out} exists and is not an empty folder; a frozen campaign is never "
+                            "overwritten: freeze into a new folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        manifest = out / MANIFEST_NAME
+        shutil.copyfile(frozen.manifest_path, manifest)
+        os.chmod(manifest, 0o444)
+        matrix = atomic.write_json_atomic(out / MATRIX_NAME, frozen.matrix)
+        os.chmod(matrix, 0o444)
+        seal = atomic.write_json_atomic(out / SEAL_NAME, {
+            "schema": SCHEMA, "manifest_sha256": digests.file_sha256(manifest),
+            "matrix_sha256": digests.file_sha256(matrix)})
+        os.chmod(seal, 0o444)
+    except OSError as exc:
+        raise BadInputError(f"cannot write the frozen campaign under {out}: {exc.strerror}") from None
+    return out
+
+
+def read(frozen_dir: Path) -> tuple[dict, dict]:
+    """The matrix and seal of a frozen folder, or a one-line error."""
+    frozen_dir = Path(frozen_dir)
+    out = []
+    for name in (MATRIX_NAME, SEAL_NAME):
+        path = frozen_dir / name
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise BadInputError(f"cannot read {path}: {exc.strerror}; give a folder written by "
+                                "zl freeze") from None
+        except ValueError as exc:
+            raise BadInputError(f"corrupt {path}: {' '.join(str(exc).split())[:100]}; freeze the "
+                                "manifest again") from None
+        if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+            raise BadInputError(f"{path} is not a zl freeze {name} of schema {SCHEMA}")
+        out.append(data)
+    return out[0], out[1]
+
+
+# -- the checks behind plan() ------------------------------------------------------------
+
+
+def _provider(host: PluginHost, name: str, problems: list[str]) -> Provider | None:
+    providers = host.providers()
+    if name not in providers:
+        problems.append(f"suite: no suite {name!r} is installed (installed: "
+                        f"{', '.join(sorted(providers)) or 'none'})")
+        return None
+    return providers[name]
+
+
+def _backend(host: PluginHost, name: str, problems: list[str]) -> None:
+    try:
+        host.get_backend(name)
+    except ZlError as exc:
+        problems.append(f"backend: {exc}")
+
+
+def _default_path(manifest: Manifest) -> str | None:
+    return str(manifest.sources[0].path) if manifest.sources else None
+
+
+def _sources(provider: Provider, entries: tuple[SourceEntry, ...], problems: list[str]) -> list[dict]:
+    out = []
+    for i, entry in enumerate(entries):
+        where = f"sources[{i}] ({entry.name})"
+        try:
+            provider.check_source(str(entry.path))
+        except ZlError as exc:
+            problems.append(f"{where}: {exc}")
+            continue
+        commit = provider.source_commit(str(entry.path))
+        if commit != entry.commit:
+            problems.append(f"{where}.commit: the checkout at {entry.path} is at {commit or 'no known commit'}, "
+                            f"the manifest says {entry.commit}")
+        changed = getattr(provider, "source_changes", lambda _s: [])(str(entry.path))
+        if changed:
+            problems.append(f"{where}: {len(changed)} tracked file(s) changed and not committed "
+                            f"({', '.join(changed[:3])}); commit or stash them, a commit cannot "
+                            "vouch for them")
+        out.append({"name": entry.name, "path": str(entry.path), "commit": commit})
+    return out
+
+
+def _tasks(provider: Provider, manifest: Manifest, problems: list[str]) -> list[dict]:
+    paths = {s.name: str(s.path) for s in manifest.sources}
+    default = manifest.sources[0].name if manifest.sources else None
+    tasks = []
+    for i, work in enumerate(manifest.workloads):
+        where = f"workloads[{i}] ({work.op})"
+        name = work.source or default
+        if work.source is not None and work.source not in paths:
+            problems.append(f"{where}.source: no source named {work.source!r} "
+                            f"(the manifest names {', '.join(paths) or 'none'})")
+            continue
+        source = paths.get(name) if name else None
+        info = _target(provider, work, source, where, problems)
+        if info is None:
+            continue
+        files = {}
+        root = Path(source) if source else None
+        for path in provider.workload_files(info, source):
+            digest = digests.file_sha256(path)
+            shown = digests.shown_path(path, root)
+            if digest is None:
+                problems.append(f"{where}: benchmark file {shown} cannot be read")
+            files[shown] = digest
+        tasks.append({"ordinal": len(tasks) + 1, "op": info.op, "source": name,
+                      "op_file": info.op_file, "dtypes": list(work.dtypes),
+                      "timeout_s": work.timeout_s or manifest.timeout_s, "reason": work.reason,
+                      "files": files})
+    return tasks
+
+
+def _target(provider: Provider, work: Workload, source: str | None, where: str,
+            problems: list[str]) -> OpInfo | None:
+    """The workload's operator in the real tree, or None with its problem noted."""
+    ops = provider.list_ops(source)
+    found = [o for o in ops if o.op == work.op and (work.op_file is None or o.op_file == work.op_file)]
+    if not found:
+        near = sorted({o.op for o in ops if o.op.startswith(work.op[:3])})[:5]
+        problems.append(f"{where}.op: no operator {work.op}"
+                        + (f" in file {work.op_file}" if work.op_file else "")
+                        + f" in the {provider.name} suite" + (f" at {source}" if source else "")
+                        + (f" (near: {', '.join(near)})" if near else ""))
+        return None
+    if len(found) > 1:
+        problems.append(f"{where}.op_file: {work.op} is in {', '.join(o.op_file for o in found)}; "
+                        "name one")
+        return None
+    info = found[0]
+    if info.skip:
+        problems.append(f"{where}: the benchmark is skip-marked ({info.skip}); it would measure nothing")
+    unknown = [d for d in work.dtypes if info.dtypes and d not in info.dtypes]
+    if unknown:
+        problems.append(f"{where}.dtypes: {', '.join(unknown)} not offered by {work.op} "
+                        f"(it offers {', '.join(info.dtypes)})")
+    return info
+

@@ -1,0 +1,256 @@
+"""A sealed campaign's manifest: the contract a reviewer reads, in YAML.
+
+Every problem of a manifest is named at once (a reviewer fixes them together), each
+with where it is (``workloads[2].dtypes``) and what is expected. Narrowing what a
+workload measures (fewer dtypes than its benchmark offers) needs a stated reason, so
+an exclusion stays visible in review.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import attrs
+
+from zl_core.errors import BadInputError
+
+SCHEMA = 1
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+COMMIT = re.compile(r"^[0-9a-f]{40}$")
+TIMERS = ("graph", "direct")
+#: The keys a manifest may hold, and those a workload may hold.
+KEYS = ("schema", "campaign", "claim", "suite", "sources", "backend", "device", "device_name",
+        "compile_only", "target", "switch", "timer", "replay_ms", "level", "rounds", "max_rounds",
+        "threshold_pct", "launch_floor", "timeout_s", "workloads")
+WORKLOAD_KEYS = ("op", "source", "op_file", "dtypes", "timeout_s", "reason")
+MAX_MANIFEST_BYTES = 1 << 20
+
+
+class ManifestError(BadInputError):
+    """Raised when a manifest cannot be frozen; ``problems`` names each thing wrong."""
+
+    def __init__(self, path: Path, problems: list[str]):
+        self.problems = tuple(problems)
+        super().__init__(f"{path}: {len(problems)} problem(s) in the manifest; fix each "
+                         "and freeze again")
+
+
+@attrs.frozen(kw_only=True)
+class SourceEntry:
+    name: str
+    path: Path  # absolute, resolved against the manifest's folder
+    commit: str
+
+
+@attrs.frozen(kw_only=True)
+class Workload:
+    op: str
+    source: str | None = None
+    op_file: str | None = None
+    dtypes: tuple[str, ...] = ()
+    timeout_s: float | None = None
+    reason: str = ""  # why the workload is narrowed (dtypes chosen)
+
+
+@attrs.frozen(kw_only=True)
+class Manifest:
+    campaign: str
+    claim: str
+    suite: str
+    sources: tuple[SourceEntry, ...]
+    backend: str
+    device: str | None
+    device_name: str | None
+    compile_only: bool
+    target: str | None
+    switch: str
+    a_value: str
+    b_value: str
+    timer: str
+    replay_ms: float
+    level: str
+    rounds: int | None  # None: adaptive up to max_rounds
+    max_rounds: int
+    threshold_pct: float
+    launch_floor: int
+    timeout_s: float
+    workloads: tuple[Workload, ...]
+
+
+def load_manifest(path: Path) -> Manifest:
+    """The manifest at ``path``, or ManifestError naming every problem."""
+    import yaml
+
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise BadInputError(f"cannot read manifest {path}: {exc.strerror}; give the "
+                            "path of a manifest YAML file") from None
+    if len(raw) > MAX_MANIFEST_BYTES:
+        raise BadInputError(f"manifest {path} is over {MAX_MANIFEST_BYTES} bytes; a manifest "
+                            "lists workloads, not data")
+    try:
+        data = yaml.safe_load(raw.decode("utf-8"))
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise BadInputError(f"manifest {path} is not UTF-8 YAML: "
+                            f"{' '.join(str(exc).split())[:160]}") from None
+    if not isinstance(data, dict):
+        raise ManifestError(path, ["the manifest must be a mapping of keys (schema, campaign, ...)"])
+    return _Reader(data, path.parent.resolve()).manifest(path)
+
+
+class _Reader:
+    """Reads each key once, noting every problem instead of stopping at the first."""
+
+    def __init__(self, data: dict, base: Path):
+        self.data, self.base, self.problems = data, base, []
+
+    def manifest(self, path: Path) -> Manifest:
+        d = self.data
+        for key in sorted(set(d) - set(KEYS), key=str):
+            self.problems.append(f"{key}: not a manifest key (known: {', '.join(KEYS)})")
+        if d.get("schema") != SCHEMA:
+            self.problems.append(f"schema: must be {SCHEMA}, got {d.get('schema')!r}")
+        campaign = self.name("campaign", d.get("campaign"))
+        claim = self.text("claim", d.get("claim"))
+        compile_only = self.flag("compile_only", d.get("compile_only", False))
+        device = d.get("device")
+        if compile_only:
+            if device is not None:
+                self.problems.append("device: an IR-only (compile_only) campaign names no device")
+        elif device is None or not isinstance(device, (str, int)) or isinstance(device, bool):
+            self.problems.append("device: the device id the cells run on (e.g. \"0\"), required")
+        switch = d.get("switch") if isinstance(d.get("switch"), dict) else {}
+        if not isinstance(d.get("switch"), dict):
+            self.problems.append("switch: a mapping {name, a, b}")
+        rounds = d.get("rounds", 6)
+        if rounds != "auto":
+            rounds = self.count("rounds", rounds, low=4)
+        manifest = Manifest(
+            campaign=campaign, claim=claim, suite=self.text("suite", d.get("suite")),
+            sources=self.sources(d.get("sources", [])),
+            backend=self.text("backend", d.get("backend")),
+            device=None if device is None else str(device),
+            device_name=self.optional_text("device_name", d.get("device_name")),
+            compile_only=compile_only, target=self.optional_text("target", d.get("target")),
+            switch=self.text("switch.name", switch.get("name")),
+            a_value=self.text("switch.a", switch.get("a"), allow_empty=True),
+            b_value=self.text("switch.b", switch.get("b"), allow_empty=True),
+            timer=self.choice("timer", d.get("timer", "graph"), TIMERS),
+            replay_ms=self.number("replay_ms", d.get("replay_ms", 100.0)),
+            level=self.text("level", d.get("level", "core")),
+            rounds=None if rounds == "auto" else rounds,
+            max_rounds=self.count("max_rounds", d.get("max_rounds", 12), low=4),
+            threshold_pct=self.number("threshold_pct", d.get("threshold_pct", 1.0)),
+            launch_floor=self.count("launch_floor", d.get("launch_floor", 4), low=0),
+            timeout_s=self.number("timeout_s", d.get("timeout_s", 1200.0)),
+            workloads=self.workloads(d.get("workloads")))
+        if self.problems:
+            raise ManifestError(path, self.problems)
+        return manifest
+
+    def sources(self, value: object) -> tuple[SourceEntry, ...]:
+        if not isinstance(value, list):
+            self.problems.append("sources: a list of {name, path, commit}")
+            return ()
+        out, names = [], set()
+        for i, item in enumerate(value):
+            where = f"sources[{i}]"
+            if not isinstance(item, dict) or set(item) - {"name", "path", "commit"}:
+                self.problems.append(f"{where}: a mapping of name, path and commit")
+                continue
+            name = self.name(f"{where}.name", item.get("name"))
+            if name in names:
+                self.problems.append(f"{where}.name: {name!r} is named twice")
+            names.add(name)
+            commit = item.get("commit")
+            if not isinstance(commit, str) or not COMMIT.match(commit):
+                self.problems.append(f"{where}.commit: the checkout's 40-character lowercase git "
+                                     f"commit, got {commit!r}")
+            text = self.text(f"{where}.path", item.get("path"))
+            out.append(SourceEntry(name=name, path=(self.base / Path(text).expanduser()).resolve()
+                                   if text else self.base, commit=str(commit)))
+        return tuple(out)
+
+    def workloads(self, value: object) -> tuple[Workload, ...]:
+        if not isinstance(value, list) or not value:
+            self.problems.append("workloads: a non-empty list of {op, ...}")
+            return ()
+        out, seen = [], set()
+        for i, item in enumerate(value):
+            where = f"workloads[{i}]"
+            if not isinstance(item, dict):
+                self.problems.append(f"{where}: a mapping with at least op")
+                continue
+            for key in sorted(set(item) - set(WORKLOAD_KEYS), key=str):
+                self.problems.append(f"{where}.{key}: not a workload key (known: {', '.join(WORKLOAD_KEYS)})")
+            dtypes = item.get("dtypes", [])
+            if not isinstance(dtypes, list) or not all(isinstance(x, str) and x for x in dtypes):
+                self.problems.append(f"{where}.dtypes: a list of dtype names")
+                dtypes = []
+            reason = item.get("reason", "")
+            if dtypes and (not isinstance(reason, str) or not reason.strip()):
+                self.problems.append(f"{where}.reason: narrowing to dtypes {dtypes} needs a stated "
+                                     "reason, so the exclusion stays visible in review")
+            workload = Workload(
+                op=self.name(f"{where}.op", item.get("op")),
+                source=self.optional_text(f"{where}.source", item.get("source")),
+                op_file=self.optional_text(f"{where}.op_file", item.get("op_file")),
+                dtypes=tuple(dtypes),
+                timeout_s=None if item.get("timeout_s") is None
+                else self.number(f"{where}.timeout_s", item["timeout_s"]),
+                reason=reason.strip() if isinstance(reason, str) else "")
+            key = (workload.source, workload.op, workload.op_file)
+            if key in seen:
+                self.problems.append(f"{where}: workload {workload.op} is listed twice")
+            seen.add(key)
+            out.append(workload)
+        return tuple(out)
+
+    # -- one value each -------------------------------------------------------
+
+    def text(self, where: str, value: object, *, allow_empty: bool = False) -> str:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            value = str(value)  # a switch value such as 0 or 1, written without quotes
+        if not isinstance(value, str) or (not value.strip() and not allow_empty):
+            self.problems.append(f"{where}: a non-empty string, got {value!r}")
+            return ""
+        return value.strip()
+
+    def optional_text(self, where: str, value: object) -> str | None:
+        return None if value is None else self.text(where, value)
+
+    def name(self, where: str, value: object) -> str:
+        if not isinstance(value, str) or not NAME.match(value):
+            self.problems.append(f"{where}: letters, digits, '.', '_' or '-', at most 64, "
+                                 f"got {value!r}")
+            return str(value)
+        return value
+
+    def flag(self, where: str, value: object) -> bool:
+        if not isinstance(value, bool):
+            self.problems.append(f"{where}: true or false, got {value!r}")
+            return False
+        return value
+
+    def choice(self, where: str, value: object, choices: tuple[str, ...]) -> str:
+        if value not in choices:
+            self.problems.append(f"{where}: one of {', '.join(choices)}, got {value!r}")
+            return choices[0]
+        return str(value)
+
+    def number(self, where: str, value: object) -> float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not ok or not math.isfinite(float(value)) or float(value) <= 0:
+            self.problems.append(f"{where}: a number > 0, got {value!r}")
+            return 1.0
+        return float(value)
+
+    def count(self, where: str, value: object, *, low: int) -> int:
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= 1000:
+            self.problems.append(f"{where}: a whole number from {low} to 1000, got {value!r}")
+            return max(low, 1)
+        return value

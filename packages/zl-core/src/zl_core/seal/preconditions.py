@@ -1,0 +1,136 @@
+"""What a frozen campaign checks before its first cell, each check named: the manifest
+and matrix are the frozen ones, zl's own files are unchanged, every source is at its
+frozen commit with its benchmark files unchanged, every target still exists, the cells'
+interpreter imports Triton and the provider's library from the frozen paths, and the
+device is the one named and free."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from zl_core import devicelock
+from zl_core.errors import SealBrokenError, ZlError
+from zl_core.host import PluginHost
+from zl_core.provider import OpInfo
+
+from . import digests
+from .freeze import MANIFEST_NAME, MATRIX_NAME, read
+
+
+def check(host: PluginHost, frozen_dir: Path, *, python: str | None = None) -> dict:
+    """The frozen matrix, once every precondition holds; SealBrokenError naming each
+    one that does not."""
+    frozen_dir = Path(frozen_dir)
+    matrix, seal = read(frozen_dir)
+    problems: list[str] = []
+    _bound(frozen_dir, matrix, seal, problems)
+    _harness(matrix, problems)
+    provider = host.providers().get(str(matrix.get("suite")))
+    if provider is None:
+        problems.append(f"suite: {matrix.get('suite')!r} is not installed")
+    else:
+        _sources(provider, matrix, problems)
+        _targets(provider, matrix, problems)
+        _imports(provider, matrix, python or str(matrix.get("python") or sys.executable), problems)
+    _device(host, matrix, problems)
+    if problems:
+        raise SealBrokenError(str(frozen_dir), problems)
+    return matrix
+
+
+def _bound(frozen_dir: Path, matrix: dict, seal: dict, problems: list[str]) -> None:
+    manifest = digests.file_sha256(frozen_dir / MANIFEST_NAME)
+    if manifest != seal.get("manifest_sha256") or manifest != matrix.get("manifest_sha256"):
+        problems.append(f"manifest: {MANIFEST_NAME} differs from the one frozen (sha256 "
+                        f"{str(manifest)[:12]}, frozen {str(matrix.get('manifest_sha256'))[:12]})")
+    if digests.file_sha256(frozen_dir / MATRIX_NAME) != seal.get("matrix_sha256"):
+        problems.append(f"matrix: {MATRIX_NAME} was edited after freezing")
+
+
+def _harness(matrix: dict, problems: list[str]) -> None:
+    frozen = (matrix.get("zl") or {}).get("files") or {}
+    changed = digests.differences(frozen, digests.zl_files())
+    if changed:
+        problems.append(f"zl: {len(changed)} of zl's own files differ from the frozen harness "
+                        f"({', '.join(changed[:3])}{', ...' if len(changed) > 3 else ''})")
+
+
+def _sources(provider, matrix: dict, problems: list[str]) -> None:
+    for source in matrix.get("sources") or []:
+        name, path = source.get("name"), str(source.get("path"))
+        if not Path(path).is_dir():
+            problems.append(f"source {name}: {path} is gone")
+            continue
+        commit = provider.source_commit(path)
+        if commit != source.get("commit"):
+            problems.append(f"source {name}: {path} is at {commit or 'no known commit'}, frozen at "
+                            f"{source.get('commit')}")
+        changed = getattr(provider, "source_changes", lambda _s: [])(path)
+        if changed:
+            problems.append(f"source {name}: {len(changed)} tracked file(s) changed and not "
+                            f"committed ({', '.join(changed[:3])})")
+
+
+def _source_path(matrix: dict, name: object) -> str | None:
+    return next((str(s["path"]) for s in matrix.get("sources") or [] if s.get("name") == name), None)
+
+
+def _targets(provider, matrix: dict, problems: list[str]) -> None:
+    inventories: dict[str | None, list[OpInfo]] = {}
+    for task in matrix.get("tasks") or []:
+        source = _source_path(matrix, task.get("source"))
+        if source not in inventories:
+            inventories[source] = provider.list_ops(source)
+        found = [o for o in inventories[source]
+                 if o.op == task.get("op") and o.op_file == task.get("op_file")]
+        if not found:
+            problems.append(f"target {task.get('op')}: no longer in {task.get('op_file')} of the "
+                            f"{provider.name} suite" + (f" at {source}" if source else ""))
+            continue
+        root = Path(source) if source else None
+        now = {digests.shown_path(path, root): digests.file_sha256(path)
+               for path in provider.workload_files(found[0], source)}
+        changed = digests.differences(task.get("files") or {}, now)
+        if changed:
+            problems.append(f"benchmark {task.get('op')}: {', '.join(changed[:3])}"
+                            f"{', ...' if len(changed) > 3 else ''}")
+
+
+def _imports(provider, matrix: dict, python: str, problems: list[str]) -> None:
+    default = (matrix.get("sources") or [{}])[0].get("path")
+    now = provider.frozen_imports(python=python, source=default)
+    for module, frozen in (matrix.get("imports") or {}).items():
+        if now.get(module) != frozen:
+            problems.append(f"import {module}: {python} imports it from {now.get(module) or 'nowhere'}, "
+                            f"frozen from {frozen}")
+
+
+def _device(host: PluginHost, matrix: dict, problems: list[str]) -> None:
+    if matrix.get("compile_only"):
+        return
+    device = str(matrix.get("device"))
+    try:
+        backend = host.get_backend(str(matrix.get("backend")))
+        # The devices this machine shows (mask, vendor tool, torch), not merely the one named.
+        present = host.enumerate_devices(backend)
+    except ZlError as exc:
+        problems.append(f"device: {matrix.get('backend')} device {device} cannot be looked for ({exc})")
+        return
+    if device not in present:
+        problems.append(f"device: {backend.name} device {device} is not here (this machine shows "
+                        f"{', '.join(present) or 'none'})")
+        return
+    name = host.device_identity(backend, device).get("device_name")
+    if matrix.get("device_name") and name != matrix["device_name"]:
+        problems.append(f"device: {backend.name} device {device} is {name or 'unnamed'}, frozen "
+                        f"for {matrix['device_name']}")
+    lock = devicelock.DeviceLock(backend.name, device)
+    try:
+        free = lock.try_acquire()
+    except OSError as exc:
+        problems.append(f"device: its lock cannot be taken ({exc.strerror})")
+        return
+    if not free:
+        problems.append(f"device: {backend.name} device {device} is busy ({lock.holder()})")
+    lock.release()

@@ -1,0 +1,247 @@
+"""Sealed campaigns: a manifest frozen into a task matrix bound to it by SHA-256, then run
+by ``zl screen --manifest``, which refuses to start, naming every broken precondition,
+when anything differs from what was frozen. Through the CLI: the built-in suite compiled
+for real (IR-only, no device), a fake FlagGems checkout under git, and a fake nvidia-smi
+that answers in nvidia-smi's own CSV."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import fake_flaggems
+import pytest
+from zl_core import devicelock
+from zl_core.cli import main
+
+BUILTIN = """\
+schema: 1
+campaign: builtin-ir-only
+claim: DISABLE_MMA_V3 changes the TTGIR of the built-in GEMM compiled for sm_90
+suite: builtin
+sources: []
+backend: cuda
+compile_only: true
+target: cuda:90
+switch: {name: DISABLE_MMA_V3, a: 0, b: 1}
+workloads:
+  - op: mm
+    dtypes: [float16]
+    reason: the tensor-core path the switch reaches
+  - op: add
+"""
+
+
+@pytest.fixture
+def machine(tmp_path, monkeypatch):
+    """A tools folder first on PATH (no nvidia-smi yet) and the runs root in tmp."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", os.pathsep.join([str(bin_dir), os.path.dirname(sys.executable), "/usr/bin", "/bin"]))
+    for key in ("CUDA_VISIBLE_DEVICES", "ZL_BACKEND", "FLAGGEMS_DIR"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("ZL_RUNS_ROOT", str(tmp_path / "runs"))
+    return bin_dir
+
+
+def nvidia_smi(bin_dir: Path, name: str = "NVIDIA H200") -> None:
+    """A GPU 0 named ``name``: the index query and the identity query, as nvidia-smi prints them."""
+    tool = bin_dir / "nvidia-smi"
+    tool.write_text(f"#!{sys.executable}\nimport sys\nargs = ' '.join(sys.argv[1:])\n"
+                    "if 'name,uuid' in args:\n"
+                    f"    print('{name}, GPU-8f6e0b7a-0000-0000-0000-000000000000, 580.65.06')\n"
+                    "elif 'query-gpu=index' in args:\n    print('0')\n")
+    tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
+
+
+def zl(*argv: str) -> int:
+    try:
+        return main([str(a) for a in argv])
+    except SystemExit as exc:
+        return int(exc.code)
+
+
+def problems(capsys) -> list[str]:
+    return [line.strip() for line in capsys.readouterr().err.splitlines()[1:]]
+
+
+def freeze(tmp_path: Path, text: str, capsys, name: str = "frozen") -> Path:
+    manifest = tmp_path / f"{name}.yaml"
+    manifest.write_text(text)
+    out = tmp_path / name
+    assert zl("freeze", manifest, "--out", out) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    return out
+
+
+def test_a_builtin_manifest_is_frozen_then_screened(machine, tmp_path, capsys):
+    frozen = freeze(tmp_path, BUILTIN, capsys)
+    matrix = json.loads((frozen / "matrix.json").read_text())
+    assert [t["op"] for t in matrix["tasks"]] == ["mm", "add"] and matrix["tasks"][0]["dtypes"] == ["float16"]
+    assert all(len(t["files"]) >= 3 for t in matrix["tasks"]) and matrix["imports"]["triton"]
+    assert not os.access(frozen / "matrix.json", os.W_OK) or os.geteuid() == 0  # written read-only
+    assert zl("screen", "--manifest", frozen) == 0
+    [campaign] = (tmp_path / "runs").glob("screen_*")
+    meta = json.loads((campaign / "campaign.json").read_text())
+    assert meta["options"]["frozen"] == str(frozen.resolve()) and meta["compile_only"] is True
+    assert meta["ops"] == ["mm:mm:float16", "add"]
+    rows = {r["op"]: r["verdict"] for r in json.loads((campaign / "screen.json").read_text())["ops"]}
+    assert rows == {"mm": "IR_CHANGED", "add": "NO_IR_DIFF"}
+    # A frozen folder is never replaced.
+    assert zl("freeze", tmp_path / "frozen.yaml", "--out", frozen) == 2
+    assert "never overwritten" in capsys.readouterr().err
+
+
+def test_a_dry_run_checks_and_estimates_but_writes_nothing(machine, tmp_path, capsys):
+    (tmp_path / "m.yaml").write_text(BUILTIN)
+    assert zl("freeze", tmp_path / "m.yaml", "--dry-run") == 0
+    out = capsys.readouterr().out
+    assert "1. mm [mm] float16" in out and "estimated device time" in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bin", "m.yaml"]
+
+
+def test_a_manifest_with_problems_names_every_one(machine, tmp_path, capsys):
+    (tmp_path / "m.yaml").write_text(BUILTIN.replace("schema: 1", "schema: 7\ncolour: blue")
+                                     .replace("    reason: the tensor-core path the switch reaches\n", "")
+                                     + "rounds: 2\n")
+    assert zl("freeze", tmp_path / "m.yaml", "--dry-run") == 2
+    found = problems(capsys)
+    assert any(p.startswith("colour: not a manifest key") for p in found)
+    assert any(p.startswith("schema: must be 1") for p in found)
+    assert any(p.startswith("workloads[0].reason: narrowing to dtypes") for p in found)
+    assert any(p.startswith("rounds: a whole number from 4") for p in found)
+    (tmp_path / "m.yaml").write_text(BUILTIN.replace("- op: add", "- op: nosuchop"))
+    assert zl("freeze", tmp_path / "m.yaml", "--dry-run") == 2
+    assert any("workloads[1] (nosuchop).op: no operator nosuchop" in p for p in problems(capsys))
+
+
+@pytest.mark.parametrize("damage, named", [
+    (lambda f: _edit(f / "manifest.yaml", lambda t: t.replace("- op: add", "- op: softmax")), "manifest:"),
+    (lambda f: _edit(f / "matrix.json", lambda t: t.replace('"timeout_s": 1200.0', '"timeout_s": 9.0')), "matrix:"),
+])
+def test_an_edited_manifest_or_matrix_is_refused_by_name(machine, tmp_path, capsys, damage, named):
+    frozen = freeze(tmp_path, BUILTIN, capsys)
+    damage(frozen)
+    assert zl("screen", "--manifest", frozen) == 3
+    err = capsys.readouterr().err.splitlines()
+    assert "precondition(s) broken" in err[0] and any(line.strip().startswith(named) for line in err[1:])
+    assert not (tmp_path / "runs").exists()  # nothing ran
+
+
+def test_a_changed_harness_is_refused(machine, tmp_path, capsys, monkeypatch):
+    from zl_core.seal import digests
+
+    frozen = freeze(tmp_path, BUILTIN, capsys)
+    real = digests.zl_files
+    monkeypatch.setattr(digests, "zl_files", lambda: {**real(), "zl_core/cell.py": "0" * 64})
+    assert zl("screen", "--manifest", frozen) == 3
+    assert any(p.startswith("zl: 1 of zl's own files differ") and "edited zl_core/cell.py" in p
+               for p in problems(capsys))
+
+
+def test_options_beside_a_manifest_are_refused(machine, tmp_path, capsys):
+    frozen = freeze(tmp_path, BUILTIN, capsys)
+    assert zl("screen", "--manifest", frozen, "--ops", "softmax", "--timeout", "5") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "drop --ops, --timeout (the matrix decides them)" in err[0]
+
+
+def _edit(path: Path, change) -> None:
+    path.chmod(0o644)
+    path.write_text(change(path.read_text()))
+
+
+def _git(root: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
+    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True,
+                          env=env).stdout.strip()
+
+
+@pytest.fixture
+def checkout(tmp_path) -> Path:
+    root = fake_flaggems.build(tmp_path / "FlagGems")
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "fake FlagGems")
+    return root
+
+
+def flaggems_manifest(root: Path) -> str:
+    return textwrap.dedent(f"""\
+        schema: 1
+        campaign: fake-gemm
+        claim: a fake FlagGems checkout under a frozen contract
+        suite: flaggems
+        sources:
+          - {{name: main, path: {root}, commit: {_git(root, "rev-parse", "HEAD")}}}
+        backend: cuda
+        device: "0"
+        device_name: NVIDIA H200
+        switch: {{name: DISABLE_MMA_V3, a: "0", b: "1"}}
+        workloads:
+          - op: fakemm
+            op_file: fake
+          - op: fakeadd
+        """)
+
+
+def test_every_broken_precondition_of_a_flaggems_campaign_is_named(machine, tmp_path, capsys, checkout):
+    from zl_core.app import seal
+    from zl_core.host import plugin_host
+
+    frozen = freeze(tmp_path, flaggems_manifest(checkout), capsys)
+    matrix = json.loads((frozen / "matrix.json").read_text())
+    assert matrix["sources"][0]["commit"] == _git(checkout, "rev-parse", "HEAD")
+    assert "benchmark/test_fake.py" in matrix["tasks"][0]["files"]
+    assert matrix["imports"]["flag_gems"].startswith(str(checkout))
+    nvidia_smi(machine)
+    assert seal.check_frozen(plugin_host(), frozen)["campaign"] == "fake-gemm"  # all as frozen
+
+    nvidia_smi(machine, "NVIDIA H100 80GB HBM3")  # another device
+    bench = checkout / "benchmark" / "test_fake.py"
+    bench.write_text(bench.read_text() + "\n# tuned\n")  # an edited benchmark file, uncommitted
+    assert zl("screen", "--manifest", frozen) == 3
+    found = problems(capsys)
+    assert "device: cuda device 0 is NVIDIA H100 80GB HBM3, frozen for NVIDIA H200" in found
+    assert any(p.startswith("benchmark fakemm: edited benchmark/test_fake.py") for p in found)
+    assert any(p.startswith("source main: 1 tracked file(s) changed and not committed") for p in found)
+
+    # Another commit, without fakemm: the source and the missing target are named.
+    bench.write_text(bench.read_text().replace("def test_fakemm", "def test_fakemm_renamed"))
+    _git(checkout, "commit", "-q", "-am", "rename")
+    (machine / "nvidia-smi").unlink()  # and no device at all
+    assert zl("screen", "--manifest", frozen) == 3
+    found = problems(capsys)
+    assert any(p.startswith("source main:") and "frozen at" in p for p in found)
+    assert any(p.startswith("target fakemm: no longer in fake") for p in found)
+    assert any(p.startswith("device: cuda device 0 is not here") for p in found), found
+
+
+def test_a_busy_device_is_refused(machine, tmp_path, capsys, checkout):
+    frozen = freeze(tmp_path, flaggems_manifest(checkout), capsys)
+    nvidia_smi(machine)
+    lock = devicelock.DeviceLock("cuda", "0")
+    assert lock.try_acquire()
+    try:
+        assert zl("screen", "--manifest", frozen) == 3
+    finally:
+        lock.release()
+    assert any(p.startswith("device: cuda device 0 is busy") for p in problems(capsys))
+
+
+def test_ab_takes_rounds_threshold_and_the_frozen_ops_from_the_matrix(machine, tmp_path, capsys):
+    from zl_core.app import AbOptions, seal
+
+    frozen = freeze(tmp_path, BUILTIN + "rounds: auto\nmax_rounds: 16\nthreshold_pct: 2\n", capsys)
+    options = seal.frozen_options("ab", frozen, AbOptions(runs_root=tmp_path / "r"))
+    assert options.ops == ("mm:mm:float16", "add") and options.rounds is None
+    assert options.max_rounds == 16 and options.threshold_pct == 2.0
+    assert options.switch.switch == "DISABLE_MMA_V3" and options.switch.b_value == "1"
+    assert options.measure.compile_only and options.measure.target == "cuda:90"
+    assert options.frozen == frozen.resolve() and options.runs_root == tmp_path / "r"
