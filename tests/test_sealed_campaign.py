@@ -238,10 +238,19 @@ def test_a_busy_device_is_refused(machine, tmp_path, capsys, checkout):
 def test_ab_takes_rounds_threshold_and_the_frozen_ops_from_the_matrix(machine, tmp_path, capsys):
     from zl_core.app import AbOptions, seal
 
-    frozen = freeze(tmp_path, BUILTIN + "rounds: auto\nmax_rounds: 16\nthreshold_pct: 2\n", capsys)
+    frozen = freeze(tmp_path, BUILTIN.replace("  - op: add", "  - op: add\n    timeout_s: 90")
+                    + "rounds: auto\nmax_rounds: 16\nthreshold_pct: 2\n", capsys)
     options = seal.frozen_options("ab", frozen, AbOptions(runs_root=tmp_path / "r"))
     assert options.ops == ("mm:mm:float16", "add") and options.rounds is None
     assert options.max_rounds == 16 and options.threshold_pct == 2.0
     assert options.switch.switch == "DISABLE_MMA_V3" and options.switch.b_value == "1"
     assert options.measure.compile_only and options.measure.target == "cuda:90"
     assert options.frozen == frozen.resolve() and options.runs_root == tmp_path / "r"
+    # Each workload's own timeout reaches its cells; the others have the manifest's.
+    from zl_core.app.resolve import cell_settings
+    from zl_core.opspec import OpSpec
+
+    settings = cell_settings(options.measure, None)
+    assert options.measure.op_timeouts == (("add", 90.0),) and options.measure.timeout_s == 1200.0
+    assert settings.timeout_of(OpSpec.parse("add")) == 90.0
+    assert settings.timeout_of(OpSpec.parse("mm:mm:float16")) == 1200.0

@@ -49,6 +49,8 @@ class Measurement:
     sweep_devices: str = ""
     compile_only: bool = False
     target: str | None = None  # compile-only target
+    #: ``(op, seconds)``: operators with their own cell timeout (a sealed campaign's workloads).
+    op_timeouts: tuple[tuple[str, float], ...] = attrs.field(default=(), converter=tuple)
 
 
 @attrs.frozen(kw_only=True)

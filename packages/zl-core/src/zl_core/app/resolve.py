@@ -305,7 +305,7 @@ def cell_settings(measure: Measurement, sources: Sources | str | None) -> CellSe
                         compile_workers=measure.compile_workers,
                         sweep_devices=tuple(d for d in measure.sweep_devices.split(",") if d),
                         compile_only=measure.compile_only,
-                        target=measure.target)
+                        target=measure.target, op_timeouts=measure.op_timeouts)
 
 
 def resolve_devices(host: PluginHost, backend: Backend, spec: str, *, what: str) -> list[str]:

@@ -81,7 +81,12 @@ def frozen_options(kind: str, frozen_dir: Path, given):
     measure = attrs.evolve(base, python=matrix["python"], timer=matrix["measure"]["timer"],
                            replay_ms=float(matrix["measure"]["replay_ms"]),
                            level=matrix["measure"]["level"],
-                           timeout_s=max(float(t["timeout_s"]) for t in matrix["tasks"]),
+                           timeout_s=float(matrix["measure"]["timeout_s"]),
+                           op_timeouts=tuple(
+                               (OpSpec.parse(spec, prefixes=frozenset(s["name"] for s in sources),
+                                             default_source=default_name).op, float(t["timeout_s"]))
+                               for spec, t in zip(ops, matrix["tasks"])
+                               if float(t["timeout_s"]) != float(matrix["measure"]["timeout_s"])),
                            compile_only=bool(matrix["compile_only"]), target=matrix["target"])
     switch = SwitchChoice(switch=matrix["switch"]["name"], a_value=matrix["switch"]["a"],
                           b_value=matrix["switch"]["b"])

@@ -40,6 +40,12 @@ class CellSettings:
     concurrency: int = 1
     #: Every checkout, the default first; an operator's ``source`` picks its cells' one.
     sources: Sources = attrs.field(factory=Sources)
+    #: ``(op, seconds)``: operators whose cells have their own timeout (a sealed
+    #: campaign's per-workload ``timeout_s``); the rest have ``timeout_s``.
+    op_timeouts: tuple[tuple[str, float], ...] = attrs.field(default=(), converter=tuple)
+
+    def timeout_of(self, op: OpSpec) -> float:
+        return dict(self.op_timeouts).get(op.op, self.timeout_s)
 
     def to_json(self) -> dict:
         """The fields campaign.json records (the rest are in every cell's identity)."""
@@ -61,7 +67,7 @@ class CellSettings:
                            replay_from=replay_from, timer=self.timer, timing=self.timing,
                            direct_repeat=self.direct_repeat, replay_ms=self.replay_ms,
                            isolate_tuner_cache=self.isolate_tuner_cache, env=env,
-                           timeout_s=self.timeout_s, stall_timeout_s=self.stall_timeout_s,
+                           timeout_s=self.timeout_of(op), stall_timeout_s=self.stall_timeout_s,
                            compile_only=self.compile_only,
                            target=self.target, side=side, concurrency=self.concurrency,
                            start=self.start, lock_timeout_s=self.lock_timeout_s,
