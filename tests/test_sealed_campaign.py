@@ -92,6 +92,22 @@ def test_a_builtin_manifest_is_frozen_then_screened(machine, tmp_path, capsys):
     assert meta["ops"] == ["mm:mm:float16", "add"]
     rows = {r["op"]: r["verdict"] for r in json.loads((campaign / "screen.json").read_text())["ops"]}
     assert rows == {"mm": "IR_CHANGED", "add": "NO_IR_DIFF"}
+    # Receipts: every cell and the campaign, bound to the frozen matrix; the campaign sealed.
+    from zl_core.seal import receipts
+
+    receipt = json.loads((campaign / "receipt.json").read_text())
+    seal_json = json.loads((frozen / "seal.json").read_text())
+    assert receipt["frozen"]["matrix_sha256"] == seal_json["matrix_sha256"]
+    assert receipt["rules"] is None and receipt["zl"]["files_sha256"] == matrix["zl"]["files_sha256"]
+    assert sorted(receipt["cells"]) == ["add/A", "add/B", "mm/A", "mm/B"]
+    cell = json.loads((campaign / "mm" / "B" / "receipt.json").read_text())
+    assert "run_identity.json" in cell["files"] and any(f.endswith(".ttgir") for f in cell["files"])
+    assert all(not (p.stat().st_mode & 0o222) for p in campaign.rglob("*") if p.is_file())
+    assert receipts.check(campaign) == []
+    ttgir = next((campaign / "mm" / "B").rglob("*.ttgir"))
+    ttgir.chmod(0o644)
+    ttgir.write_text(ttgir.read_text() + "// edited\n")
+    assert receipts.check(campaign) == [f"mm/B: edited {ttgir.relative_to(campaign / 'mm' / 'B').as_posix()}"]
     # A frozen folder is never replaced.
     assert zl("freeze", tmp_path / "frozen.yaml", "--out", frozen) == 2
     assert "never overwritten" in capsys.readouterr().err
@@ -254,3 +270,15 @@ def test_ab_takes_rounds_threshold_and_the_frozen_ops_from_the_matrix(machine, t
     assert options.measure.op_timeouts == (("add", 90.0),) and options.measure.timeout_s == 1200.0
     assert settings.timeout_of(OpSpec.parse("add")) == 90.0
     assert settings.timeout_of(OpSpec.parse("mm:mm:float16")) == 1200.0
+
+
+def test_a_campaign_not_frozen_gets_receipts_but_stays_writable(machine, tmp_path, capsys):
+    from zl_core.seal import receipts
+
+    assert zl("screen", "--suite", "builtin", "--switch", "DISABLE_MMA_V3", "--ops", "add") == 0
+    [campaign] = (tmp_path / "runs").glob("screen_*")
+    receipt = json.loads((campaign / "receipt.json").read_text())
+    assert receipt["frozen"] is None and sorted(receipt["cells"]) == ["add/A", "add/B"]
+    assert "campaign.json" in receipt["tables"] and "screen.json" in receipt["tables"]
+    assert os.access(campaign / "campaign.json", os.W_OK)
+    assert receipts.check(campaign) == []

@@ -34,7 +34,7 @@ from . import lanes
 from .inputs import check_rounds, results_written_under
 from .options import AbOptions, ScreenOptions, Where
 from .resolve import cell_settings, check_op_specs, resolve, resolve_devices, runs_root
-from .seal import check_frozen
+from .seal import check_frozen, finish_campaign
 from .skipped import read_dismiss, skipped_ops
 
 Echo = Callable[[str], None]
@@ -93,6 +93,7 @@ def screen(host: PluginHost, options: ScreenOptions, *, echo: Echo = print,
                                     cell_settings(got.measure, got.sources), root,
                                     executor=executor or chosen, resume=resume,
                                     recorded=_recorded(options, got, devices), skipped=skipped)
+    finish_campaign(campaign)  # receipts; a frozen campaign is sealed
     return ScreenOutcome(campaign=campaign, rows=tuple(rows), compile_only=got.measure.compile_only,
                          failed=tuple(state.failed_ops(CampaignLayout(campaign))))
 

@@ -100,3 +100,33 @@ def frozen_options(kind: str, frozen_dir: Path, given):
                      threshold_pct=float(matrix["threshold_pct"]))
 
 
+
+
+def finish_campaign(campaign: Path) -> Path | None:
+    """Once a campaign is complete: write its receipts and, when it ran a frozen matrix,
+    seal it (its files read-only). Returns the campaign receipt (None: not complete)."""
+    from zl_core import stats
+    from zl_core.campaigns import state
+    from zl_core.seal import receipts
+    from zl_core.status import latest_by_cell, read_status
+    from zl_core.store.layout import CampaignLayout
+    from zl_core.store.record import ROUNDS_KINDS, read_campaign
+
+    layout = CampaignLayout(Path(campaign))
+    meta = read_campaign(layout.root)
+    if state.state_of(meta) != state.COMPLETE:
+        return None
+    cells = sorted({(layout.root / row["cell"]) for row in latest_by_cell(read_status(layout.root)).values()
+                    if row.get("cell") and (layout.root / row["cell"]).is_dir()})
+    frozen_dir = (meta.get("options") or {}).get("frozen")
+    frozen = None
+    if frozen_dir:
+        matrix, sealed = freeze.read(Path(frozen_dir))
+        frozen = {"dir": str(frozen_dir), "campaign": matrix.get("campaign"),
+                  "manifest_sha256": sealed.get("manifest_sha256"),
+                  "matrix_sha256": sealed.get("matrix_sha256")}
+    path = receipts.write(layout, cells, rules=stats.RULES if meta.get("kind") in ROUNDS_KINDS else None,
+                          frozen=frozen)
+    if frozen is not None:
+        receipts.seal(layout)
+    return path

@@ -76,4 +76,5 @@ def run(args: argparse.Namespace) -> int:
     model = app.campaign_report(done.campaign, threshold_pct=done.threshold_pct)
     _common.show_report(model, "ab")
     app.keep_report_json(done.campaign, model)
+    seal.finish_campaign(done.campaign)  # receipts (report.json included); a frozen campaign is sealed
     return _common.failed_exit(done.failed, "ab")
