@@ -116,13 +116,14 @@ class Cdp:
             or (e.get("method") == "Runtime.consoleAPICalled" and e["params"]["type"] == "error")
             or (e.get("method") == "Log.entryAdded" and e["params"]["entry"]["level"] == "error"))]
 
-    def screenshot(self, session: str, *, full_height: int | None = None) -> bytes:
-        """A PNG of the viewport, or of the page's top ``full_height`` CSS pixels."""
+    def screenshot(self, session: str, *, clip: tuple[float, float] | None = None) -> bytes:
+        """A PNG of the viewport, or of the page's full width from ``clip`` = (top, height)
+        in CSS pixels."""
         params: dict = {"format": "png"}
-        if full_height:
+        if clip:
             width = self.evaluate(session, "document.documentElement.clientWidth")
             params.update(captureBeyondViewport=True,
-                          clip={"x": 0, "y": 0, "width": width, "height": full_height, "scale": 1})
+                          clip={"x": 0, "y": clip[0], "width": width, "height": clip[1], "scale": 1})
         return base64.b64decode(self.send("Page.captureScreenshot", session, **params)["data"])
 
     def close_tab(self, session: str) -> None:

@@ -169,8 +169,8 @@ PLOTS = """Array.from(document.querySelectorAll('svg.forest')).map(function(svg)
           dots: all('path[stroke-width="5"]').reduce(function(n,p){
             return n+(p.getAttribute('d').match(/h0/g)||[]).length;},0),
           labelsLeft: Math.min.apply(null, all('text.label').map(function(t){return box(t)[0];})),
-          labels: Array.from(svg.querySelectorAll('text.label')).map(function(t){
-            return [t.childNodes[1].textContent, t.querySelector('title').textContent];}),
+          labels: all('text.label').map(function(t){var whole=t.querySelector('title');
+            return [t.lastChild.textContent, whole ? whole.textContent : t.lastChild.textContent];}),
           axis: Array.from(svg.querySelectorAll('text.axis')).map(function(t){
             return [t.textContent].concat(box(t));})};})"""
 

@@ -32,6 +32,7 @@ table{border-collapse:collapse;font-size:.85rem}
 th,td{padding:.25rem .6rem;border-bottom:1px solid #e0e0e0;vertical-align:top}
 th{background:#fafafa;text-align:left}
 td.r,th.r{text-align:right;font-variant-numeric:tabular-nums}
+@media (min-width:1000px){td.r{white-space:nowrap}}
 .good{color:#2e7d32}.bad{color:#c62828}.warn{color:#e65100}.muted{color:#757575}
 tr.good td:first-child{border-left:3px solid #2e7d32}
 tr.bad td:first-child{border-left:3px solid #c62828}

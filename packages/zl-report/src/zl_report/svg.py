@@ -88,29 +88,27 @@ def _swatch(kind: str, x: float, cy: float) -> str:
     if kind == "words":  # a note without a mark
         return ""
     if kind == "dot":
-        return (f'<circle cx="{x + 8:.1f}" cy="{cy:.1f}" r="2.5" fill="{grey}" '
-                'fill-opacity="0.55"/>')
+        return f'<circle cx="{x + 8:.0f}" cy="{cy:.0f}" r="2.5" fill="{grey}" fill-opacity="0.55"/>'
     if kind == "bar":
-        return (f'<line x1="{x:.1f}" y1="{cy:.1f}" x2="{x + 16:.1f}" y2="{cy:.1f}" stroke="{grey}" '
-                'stroke-width="3" stroke-opacity="0.45"/>')
+        return (f'<path d="M{x:.0f} {cy:.0f}h16" stroke="{grey}" stroke-width="3" '
+                'stroke-opacity="0.45"/>')
     if kind in ("mid", "hollow"):
         return f'<path {_diamond(x + 8, cy, 5, grey if kind == "mid" else "#ffffff", grey)}/>'
     fill = {"band": "#e6e6e6", "A": CELL_FILL["A"], "B": CELL_FILL["B"]}[kind]
-    return (f'<rect x="{x:.1f}" y="{cy - 5:.1f}" width="16" height="10" fill="{fill}" stroke="#ccc" '
-            'stroke-width="0.5"/>')
+    return f'<rect x="{x:.0f}" y="{cy - 5:.0f}" width="16" height="10" fill="{fill}" stroke="#bbb"/>'
 
 
 def _legend(entries: list[tuple[str, str]], top: float, left: float = 4) -> tuple[list[str], float]:
     """(kind of mark, words) entries in rows within WIDTH; the SVG and the height they take."""
-    out, x, y = ['<g class="legend">'], left, top
+    out, x, y = ['<g class="legend" font-size="10" fill="#444">'], left, top
     for kind, words in entries:
         indent = 0 if kind == "words" else 22
         need = indent + text_width(words, 10) + 14
         if x > left and x + need > WIDTH - RIGHT_PAD:
             x, y = left, y + LEGEND_ROW_H
         cy = y + LEGEND_ROW_H / 2
-        out.append(_swatch(kind, x, cy) + f'<text x="{x + indent:.1f}" y="{cy + 3.5:.1f}" '
-                   f'font-size="10" fill="#444">{escape(words)}</text>')
+        out.append(_swatch(kind, x, cy) + f'<text x="{x + indent:.0f}" y="{cy + 3.5:.0f}">'
+                   f"{escape(words)}</text>")
         x += need
     out.append("</g>")
     return out, y + LEGEND_ROW_H - top
@@ -189,12 +187,12 @@ def _axis_title(plot: Plot, x0: float, x1: float, y: float) -> tuple[list[str], 
 def _row(item, cy: float, x0: float, x) -> list[str]:
     color = COLORS.get(item.tone, COLORS[None])
     label = fit_label(item.label, x0 - 14)
+    whole = f"<title>{escape(item.label)}</title>" if label != item.label else ""  # on hover
     out = [f'<text class="label" x="{x0 - 8:.1f}" y="{cy + 4:.1f}" text-anchor="end" '
-           f'font-size="{FONT}"><title>{escape(item.label)}</title>{escape(label)}</text>']
+           f'font-size="{FONT}">{whole}{escape(label)}</text>']
     if item.low is not None and item.high is not None:
         out.append(f'<line x1="{x(item.low):.1f}" y1="{cy:.1f}" x2="{x(item.high):.1f}" '
-                   f'y2="{cy:.1f}" stroke="{color}" stroke-width="3" stroke-opacity="0.45">'
-                   f'<title>{escape(item.label)}: {item.low:+.2f}% .. {item.high:+.2f}%</title></line>')
+                   f'y2="{cy:.1f}" stroke="{color}" stroke-width="3" stroke-opacity="0.45"/>')
     if item.points:  # one path of round-capped zero-length strokes: a dot each, few bytes
         dots = "".join(f"M{x(p):.1f} {cy:.1f}h0" for p in item.points)
         values = ", ".join(f"{p:+.2f}%" for p in item.points)
