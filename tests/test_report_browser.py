@@ -1,127 +1,33 @@
-"""The HTML report in a real headless Chromium, driven over the DevTools protocol.
-
-Chromium runs with ``--remote-debugging-pipe``: commands go to its fd 3 and replies
-come from its fd 4, one NUL-terminated JSON message each, so no websocket library
-is needed. Checked: the page loads without console errors or exceptions, typing
-into the operator filter changes the number of rows shown, sorting reorders them,
-and a screenshot comes back at the requested size and is not blank.
+"""The HTML report of a 1,000-operator campaign in a real headless Chromium, driven over
+the DevTools protocol (tests/browser.py). Checked: the page loads without console errors
+or exceptions, typing into the operator filter changes the number of rows shown, sorting
+reorders them, and a screenshot comes back at the requested size and is not blank.
+It also opens the reports of the real device campaigns and 200-operator models 800 px wide.
 """
 
 from __future__ import annotations
 
 import base64
-import fcntl
-import json
-import os
-import shutil
-import struct
-import subprocess
+import math
 import sys
-import zlib
+import tarfile
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from synthetic_report import rounds_model
+from browser import Cdp, find_browser, png_size_and_colours
+from synthetic_report import rounds_model, screen_model
+from zl_report import layout as zl_layout
 from zl_report import render
+from zl_report.layout import FOLD_ABOVE, UNCHANGED, anchor
 
-BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--remote-debugging-pipe")
 WIDTH, HEIGHT = 1200, 900
-
-
-def _browser() -> str | None:
-    return next((shutil.which(b) for b in BROWSERS if shutil.which(b)), None)
-
-
-class Cdp:
-    """A minimal DevTools client over the pipe: send a command, read until its reply."""
-
-    def __init__(self, browser: str, profile: Path):
-        to_chrome_r, self._to_chrome = os.pipe()
-        self._from_chrome, from_chrome_w = os.pipe()
-        # Chromium expects the pipe at fds 3 (read) and 4 (write) of its own process.
-        def bind():  # via fds >= 10 first, so neither end can clobber the other
-            read_end = fcntl.fcntl(to_chrome_r, fcntl.F_DUPFD, 10)
-            write_end = fcntl.fcntl(from_chrome_w, fcntl.F_DUPFD, 10)
-            os.dup2(read_end, 3)
-            os.dup2(write_end, 4)
-
-        self.proc = subprocess.Popen([browser, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
-                                     preexec_fn=bind, pass_fds=(3, 4),  # noqa: PLW1509 - single-threaded test
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        os.close(to_chrome_r)
-        os.close(from_chrome_w)
-        self._buffer = b""
-        self._next = 0
-        self.events: list[dict] = []
-
-    def _read(self) -> dict:
-        while b"\0" not in self._buffer:
-            chunk = os.read(self._from_chrome, 1 << 20)
-            if not chunk:
-                raise RuntimeError("the browser closed its DevTools pipe")
-            self._buffer += chunk
-        raw, self._buffer = self._buffer.split(b"\0", 1)
-        return json.loads(raw)
-
-    def send(self, method: str, session: str | None = None, **params) -> dict:
-        self._next += 1
-        message = {"id": self._next, "method": method, "params": params}
-        if session:
-            message["sessionId"] = session
-        os.write(self._to_chrome, json.dumps(message).encode() + b"\0")
-        while True:
-            reply = self._read()
-            if reply.get("id") == self._next:
-                if "error" in reply:
-                    raise RuntimeError(f"{method}: {reply['error']}")
-                return reply.get("result", {})
-            self.events.append(reply)
-
-    def wait_for(self, method: str) -> dict:
-        for event in self.events:
-            if event.get("method") == method:
-                return event
-        while True:
-            event = self._read()
-            self.events.append(event)
-            if event.get("method") == method:
-                return event
-
-    def close(self) -> None:
-        try:
-            self.send("Browser.close")
-        except (RuntimeError, OSError):
-            pass
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        os.close(self._to_chrome)
-        os.close(self._from_chrome)
-
-
-def png_size_and_colours(data: bytes) -> tuple[int, int, int]:
-    """(width, height, distinct byte values in the decompressed image data)."""
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    width, height = struct.unpack(">II", data[16:24])
-    idat, pos = b"", 8
-    while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        if kind == b"IDAT":
-            idat += data[pos + 8:pos + 8 + length]
-        pos += 12 + length
-    return width, height, len(set(zlib.decompress(idat)))
 
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
-    browser = _browser()
+    browser = find_browser()
     if browser is None:
         pytest.skip("no Chromium found (apt-get install -y chromium); the browser test needs one")
     root = tmp_path_factory.mktemp("browser")
@@ -129,23 +35,13 @@ def page(tmp_path_factory):
     report.write_text(render(rounds_model(1000), "html"), encoding="utf-8")
     cdp = Cdp(browser, root / "profile")
     try:
-        target = cdp.send("Target.createTarget", url="about:blank")["targetId"]
-        session = cdp.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
-        for domain in ("Page", "Runtime", "Log"):
-            cdp.send(f"{domain}.enable", session)
-        cdp.send("Emulation.setDeviceMetricsOverride", session, width=WIDTH, height=HEIGHT,
-                 deviceScaleFactor=1, mobile=False)
-        cdp.send("Page.navigate", session, url=report.as_uri())
-        cdp.wait_for("Page.loadEventFired")
-        yield cdp, session
+        yield cdp, cdp.open(report.as_uri(), WIDTH, HEIGHT)
     finally:
         cdp.close()
 
 
 def evaluate(cdp: Cdp, session: str, expression: str):
-    result = cdp.send("Runtime.evaluate", session, expression=expression, returnByValue=True)
-    assert "exceptionDetails" not in result, result
-    return result["result"].get("value")
+    return cdp.evaluate(session, expression)
 
 
 VISIBLE = ("Array.prototype.filter.call(document.querySelector('table.ops').tBodies[0].rows,"
@@ -155,11 +51,7 @@ VISIBLE = ("Array.prototype.filter.call(document.querySelector('table.ops').tBod
 def test_the_page_loads_without_console_errors(page):
     cdp, session = page
     assert evaluate(cdp, session, "document.querySelectorAll('table.ops tbody tr').length") == 1000
-    errors = [e for e in cdp.events
-              if e.get("method") == "Runtime.exceptionThrown"
-              or (e.get("method") == "Runtime.consoleAPICalled" and e["params"]["type"] == "error")
-              or (e.get("method") == "Log.entryAdded" and e["params"]["entry"]["level"] == "error")]
-    assert errors == []
+    assert cdp.errors(session) == []
     assert evaluate(cdp, session, "document.querySelectorAll('script[src],link[href],img[src]').length") == 0
 
 
@@ -195,3 +87,206 @@ def test_a_screenshot_is_the_right_size_and_not_blank(page, tmp_path):
     width, height, colours = png_size_and_colours(shot)
     assert (width, height) == (WIDTH, HEIGHT)
     assert colours > 30  # a blank page decompresses to a handful of byte values
+
+
+# --------------------------------------------------------------------------- the pages at 800 px
+# The real device campaigns kept in docs/validation/data and 200-operator synthetic models,
+# each opened in a tab 800 px wide.
+
+DATA = Path(__file__).resolve().parents[1] / "docs" / "validation" / "data"
+ARCHIVES = [*sorted(DATA.glob("2026-12-03-a[ab]-*.tgz")), DATA / "2026-12-05-two-sources" / "campaign.tgz"]
+NARROW = 800
+LARGE = 200
+PAGES = [a.parent.name if a.name == "campaign.tgz" else a.stem for a in ARCHIVES] + [
+    "synthetic rounds", "synthetic screen", "long shapes"]
+
+
+def _long_shapes() -> dict:
+    """Shapes that differ only in their last dimension, each longer than a plot's label
+    column and with a word no table column can break."""
+    model = rounds_model(2)
+    for k, row in enumerate(model["rows"]):
+        dims = ", ".join(["8192"] * 12 + [str(64 << k)])
+        row["shape"] = f"bfloat16 [torch.Size([{dims}]), torch.Size([{dims}])]"
+    return model
+
+
+def _model(name: str, into: Path) -> dict:
+    if name == "synthetic rounds":
+        return rounds_model(LARGE)
+    if name == "synthetic screen":
+        return screen_model(LARGE)
+    if name == "long shapes":
+        return _long_shapes()
+    from zl_core.report.dispatch import build
+
+    archive = next(a for a in ARCHIVES if name in (a.stem, a.parent.name))
+    with tarfile.open(archive) as tar:
+        tar.extractall(into, filter="data")
+    (meta,) = [p for p in into.rglob("campaign.json")
+               if p.parent.name.startswith(("ab_", "aa_", "screen_"))]
+    return build(meta.parent, allow_mismatch=True)
+
+
+@pytest.fixture(scope="module")
+def chromium(tmp_path_factory):
+    browser = find_browser()
+    if browser is None:
+        pytest.skip("no Chromium found (apt-get install -y chromium); the browser test needs one")
+    cdp = Cdp(browser, tmp_path_factory.mktemp("profile"))
+    try:
+        yield cdp
+    finally:
+        cdp.close()
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    """name -> (model, page file)."""
+    root = tmp_path_factory.mktemp("pages")
+    out = {}
+    for n, name in enumerate(PAGES):
+        model = _model(name, root / f"campaign{n}")
+        page = root / f"page{n}.html"
+        page.write_text(render(model, "html"), encoding="utf-8")
+        out[name] = model, page
+    return out
+
+
+def _finite_deltas(model: dict) -> int:
+    return sum(1 for r in model["rows"] for d in (r.get("stats") or {}).get("deltas_pct") or ()
+               if isinstance(d, int | float) and math.isfinite(d))
+
+
+# Per forest plot: its legend's words and right edge, its width, its round-dots, the left
+# edge of its labels, each label as shown and whole, and the axis' words with their boxes.
+PLOTS = """Array.from(document.querySelectorAll('svg.forest')).map(function(svg){
+  var box=function(e){var b=e.getBBox(); return [b.x, b.y, b.x+b.width, b.y+b.height];};
+  var all=function(sel){return Array.from(svg.querySelectorAll(sel));};
+  return {legend: all('g.legend text').map(function(t){return t.textContent;}),
+          legendRight: Math.max.apply(null, all('g.legend text').map(function(t){return box(t)[2];})),
+          width: svg.viewBox.baseVal.width,
+          dots: all('path[stroke-width="5"]').reduce(function(n,p){
+            return n+(p.getAttribute('d').match(/h0/g)||[]).length;},0),
+          labelsLeft: Math.min.apply(null, all('text.label').map(function(t){return box(t)[0];})),
+          labels: all('text.label').map(function(t){var whole=t.querySelector('title');
+            return [t.lastChild.textContent, whole ? whole.textContent : t.lastChild.textContent];}),
+          axis: Array.from(svg.querySelectorAll('text.axis')).map(function(t){
+            return [t.textContent].concat(box(t));})};})"""
+
+
+def _overlap(a, b) -> bool:
+    """Whether two [x0, y0, x1, y1] boxes share any area."""
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_at_800_px_the_page_never_scrolls_sideways_and_every_plot_is_explained(chromium, reports, name):
+    model, page = reports[name]
+    session = chromium.open(page.as_uri(), NARROW, HEIGHT)
+    try:
+        assert chromium.errors(session) == []
+        assert chromium.evaluate(session, "document.documentElement.scrollWidth") <= NARROW
+        # A wide table scrolls inside its own box.
+        assert chromium.evaluate(session, "document.querySelectorAll('table').length") == \
+            chromium.evaluate(session, "document.querySelectorAll('div.scroll > table').length")
+        plots = chromium.evaluate(session, PLOTS)
+        assert plots, "every report here draws a forest plot"
+        for plot in plots:
+            assert len(plot["legend"]) >= 2 and plot["legendRight"] <= plot["width"]
+            assert plot["labelsLeft"] >= 0, "a label runs off the plot's left edge"
+            shown = [text for text, _ in plot["labels"]]
+            assert len(set(shown)) == len({full for _, full in plot["labels"]}), "two labels read alike"
+            # The axis says its unit and which way is faster, without its words touching.
+            words = [a[0] for a in plot["axis"]]
+            assert "\u2190 B slower" in words and "B faster \u2192" in words
+            assert any("%" in w and "A/B" in w for w in words)
+            boxes = [a[1:] for a in plot["axis"]]
+            assert not any(_overlap(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+        operators = model["summary"].get("operators") or model["rows"]
+        if len(operators) <= FOLD_ABOVE:
+            assert chromium.evaluate(session, "document.querySelectorAll('details.fold').length") == 0
+        if model["kind"] == "rounds":
+            assert sum(p["dots"] for p in plots) == _finite_deltas(model) > 0
+            assert all("per-round delta" in p["legend"] for p in plots)
+        timeline = chromium.evaluate(session, "Array.from(document.querySelectorAll('svg.timeline text'))"
+                                              ".map(function(t){return t.textContent;})")
+        series = {name for _, s in (model["summary"].get("timeline") or {}).get("devices", {}).items()
+                  for name in s}
+        units = {"sm_clock_mhz": "MHz", "power_w": "W", "temp_c": "\u00b0C", "util_pct": "%"}
+        for key in series:
+            assert units[key] in timeline, key
+        if series:
+            assert "campaign time, s" in timeline and "cell, side A" in timeline
+    finally:
+        chromium.close_tab(session)
+
+
+FOLDED = ("Array.from(document.querySelectorAll('details.fold[id]')).map(function(d){"
+          "return [d.id, d.open];})")
+OPEN_SECTIONS = "Array.from(document.querySelectorAll('h2[id^=\"op-\"]')).map(function(h){return h.id;})"
+# Whether every open operator's section comes before every folded one.
+OPEN_FIRST = ("(function(){var open=document.querySelectorAll('h2[id^=\"op-\"]'),"
+              "folded=document.querySelector('details.fold[id]');"
+              "return Array.prototype.every.call(open,function(h){"
+              "return !!(h.compareDocumentPosition(folded) & Node.DOCUMENT_POSITION_FOLLOWING);});})()")
+
+
+def _in_view(cdp: Cdp, session: str, ident: str) -> bool:
+    top = cdp.evaluate(session, f"document.getElementById('{ident}').getBoundingClientRect().top")
+    return -2 <= top < HEIGHT / 2  # scrolled to, give or take a fraction of a pixel
+
+
+def test_a_large_campaign_folds_its_unchanged_operators_after_the_changed_ones(chromium, reports):
+    model, page = reports["synthetic rounds"]
+    ops = model["summary"]["operators"]
+    unchanged = [anchor(o["op"]) for o in ops if o["verdict"] in UNCHANGED]
+    assert len(ops) > FOLD_ABOVE and 0 < len(unchanged) < len(ops)
+    session = chromium.open(page.as_uri(), NARROW, HEIGHT)
+    try:
+        folded = chromium.evaluate(session, FOLDED)
+        assert [i for i, _ in folded] == unchanged and not any(is_open for _, is_open in folded)
+        opened = set(chromium.evaluate(session, OPEN_SECTIONS))
+        assert opened == {anchor(o["op"]) for o in ops} - set(unchanged)
+        assert chromium.evaluate(session, OPEN_FIRST)
+        # A link in the operator table opens the folded section it leads to and shows it.
+        target = unchanged[0]
+        chromium.evaluate(session, f"document.querySelector('table.ops a[href=\"#{target}\"]').click()")
+        assert chromium.evaluate(session, f"document.getElementById('{target}').open")
+        assert _in_view(chromium, session, target)
+        # So does a hash navigated to, in the page and when the page is opened with it.
+        target = unchanged[1]
+        chromium.evaluate(session, f"location.hash = '#{target}'; new Promise(r => setTimeout(r, 100))",
+                          wait=True)
+        assert chromium.evaluate(session, f"document.getElementById('{target}').open")
+        assert _in_view(chromium, session, target)
+    finally:
+        chromium.close_tab(session)
+    target = unchanged[2]
+    session = chromium.open(f"{page.as_uri()}#{target}", NARROW, HEIGHT)
+    try:
+        assert chromium.evaluate(session, f"document.getElementById('{target}').open")
+        assert _in_view(chromium, session, target)
+        assert chromium.errors(session) == []
+    finally:
+        chromium.close_tab(session)
+
+
+def _height(cdp: Cdp, page: Path) -> int:
+    session = cdp.open(page.as_uri(), NARROW, HEIGHT)
+    try:
+        return cdp.evaluate(session, "document.documentElement.scrollHeight")
+    finally:
+        cdp.close_tab(session)
+
+
+@pytest.mark.parametrize("name", ["synthetic rounds", "synthetic screen"])
+def test_folding_makes_a_large_page_less_than_60_percent_as_tall(chromium, reports, name, monkeypatch,
+                                                                   tmp_path):
+    model, page = reports[name]
+    folded = _height(chromium, page)
+    monkeypatch.setattr(zl_layout, "FOLD_ABOVE", 10**9)
+    unfolded = tmp_path / "unfolded.html"
+    unfolded.write_text(render(model, "html"), encoding="utf-8")
+    assert "<details class=\"fold\"" not in unfolded.read_text(encoding="utf-8")
+    assert folded < 0.6 * _height(chromium, unfolded)

@@ -14,6 +14,9 @@ class Heading:
     text: str
     level: int = 2
     anchor: str = ""  # an id other blocks link to (HTML)
+    # HTML: the section this heading opens (up to the next heading of its level) is
+    # folded (collapsed), after the sections left open; the other forms ignore it.
+    fold: bool = False
 
 
 @attrs.frozen(kw_only=True)
@@ -53,8 +56,16 @@ class PlotItem:
 class Plot:
     title: str
     items: tuple[PlotItem, ...]
-    x_label: str = "delta % (positive = B faster)"
+    x_label: str = "delta, % = (A/B \u2212 1) \u00d7 100 on latency"
+    negative_label: str = "B slower"  # what each end of the axis means
+    positive_label: str = "B faster"
     threshold: float | None = None  # shaded +/- band
+    # The legend: what each mark stands for ("" leaves a mark out of it).
+    point_label: str = "per-round delta"
+    bar_label: str = "confidence interval"
+    mid_label: str = "estimate"
+    hollow_label: str = "kept apart (fell back to direct timing)"
+    tone_label: str = "colour: the shape's verdict"
 
 
 @attrs.frozen(kw_only=True)

@@ -11,6 +11,8 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 
+import attrs
+
 from zl_report.blocks import (
     Block,
     Bullets,
@@ -26,6 +28,15 @@ SIGN_NOTE = "delta = (A / B - 1) x 100 on gems latency; positive = B faster"
 VERDICT_TONES = {"FASTER": "good", "SLOWER": "bad", "MIXED": "warn", "INCONCLUSIVE": "warn",
                  "NO_CHANGE": None, "IR_CHANGED": "warn", "NO_IR_DIFF": None,
                  "NO_TRITON": "muted", "NO_ROWS": "bad", "TIMEOUT": "bad", "FAILED": "bad"}
+
+
+#: Verdicts that say an operator did not change; beyond FOLD_ABOVE operators the HTML
+#: page folds their sections and puts them last (failures, IR changes and timing changes
+#: stay open and first), and folds every operator's IR change under its first line.
+UNCHANGED = frozenset({"NO_CHANGE", "INCONCLUSIVE", "NO_IR_DIFF", "NO_TRITON"})
+# Up to 20 operators every section is open: a reader scrolls through that many (the real
+# campaigns hold 2 to 7). A 200-operator page was 165,000 px tall with all of them open.
+FOLD_ABOVE = 20
 
 
 def anchor(op: str) -> str:
@@ -199,9 +210,11 @@ def _pair(model: Mapping) -> list[Block]:
     if counts:
         blocks.append(Para(text="not pooled: " + ", ".join(f"{v} {k}" for k, v in counts.items()),
                            tone="muted"))
-    if items:
+    if items:  # one observation per shape: its dot is its diamond
         blocks.append(Plot(title="per-shape delta (hollow: kept apart)", items=tuple(items),
-                           threshold=s.get("threshold_pct")))
+                           threshold=s.get("threshold_pct"), point_label="",
+                           mid_label="delta of the shape",
+                           hollow_label="kept apart (fallback or mixed timer)"))
     return blocks
 
 
@@ -235,7 +248,7 @@ def _rounds(model: Mapping) -> list[Block]:
             align="llrrrrrrll", tones=tuple(VERDICT_TONES.get(o["verdict"]) for o in ops),
             interactive=True, links=tuple(anchor(o["op"]) for o in ops)))
     for op in ops:
-        blocks += _rounds_op(model, op)
+        blocks += _rounds_op(model, op, many=len(ops) > FOLD_ABOVE)
     if s.get("no_report"):
         blocks.append(Heading(text="No report", level=2))
         blocks.append(Bullets(items=tuple(f"{x['op']}: {x['reason']}" for x in s["no_report"]),
@@ -268,11 +281,11 @@ def _timer(value: object) -> str:
     return str(value or "-")
 
 
-def _rounds_op(model: Mapping, op: Mapping) -> list[Block]:
+def _rounds_op(model: Mapping, op: Mapping, *, many: bool = False) -> list[Block]:
     name = op["op"]
     blocks: list[Block] = [
         Heading(text=f"{name}{' (control)' if op['control'] else ''}: {op['verdict']}", level=2,
-                anchor=anchor(name)),
+                anchor=anchor(name), fold=many and op["verdict"] in UNCHANGED),
         Para(text=op["text"], tone=VERDICT_TONES.get(op["verdict"])),
     ]
     detail = (f"{op['rounds']} rounds; median side noise "
@@ -316,9 +329,9 @@ def _rounds_op(model: Mapping, op: Mapping) -> list[Block]:
                             rows=tuple(rows), align="lllrrrrrrl", tones=tuple(tones)))
     if items:
         threshold = model["summary"].get("threshold_pct")
-        blocks.append(Plot(title=f"{name}: per-round deltas, CI and median per shape",
+        blocks.append(Plot(title=f"{name}: per-round deltas and the interval per shape",
                            items=tuple(items), threshold=threshold))
-    blocks += ir_blocks(op.get("ir"))
+    blocks += _ir(op.get("ir"), many=many)
     if op.get("notes"):
         blocks.append(Bullets(items=tuple(op["notes"]), tone="muted"))
     return blocks
@@ -400,13 +413,26 @@ def _screen(model: Mapping) -> list[Block]:
         blocks.append(Para(text="next: A/B rounds for " + " ".join(s["ir_changed"])
                            + " (zl ab takes the IR_CHANGED operators of this screen)"))
     if items:
-        blocks.append(Plot(title="delta range of the screen pair per operator", items=tuple(items)))
+        blocks.append(Plot(title="delta range of the screen pair per operator", items=tuple(items),
+                           bar_label="range of the per-shape deltas", mid_label="median",
+                           tone_label="colour: the operator's verdict"))
+    many = len(model["rows"]) > FOLD_ABOVE
     for r in model["rows"]:
         if _ir_lines(r):
-            blocks.append(Heading(text=f"{r['op']}: {r['verdict']}", level=2, anchor=anchor(r["op"])))
-            blocks += ir_blocks(r["ir"])
+            blocks.append(Heading(text=f"{r['op']}: {r['verdict']}", level=2, anchor=anchor(r["op"]),
+                                  fold=many and r["verdict"] in UNCHANGED))
+            blocks += _ir(r["ir"], many=many)
     blocks += time_blocks(s.get("time_spent"))
     blocks += timeline_blocks(s.get("timeline"))
+    return blocks
+
+
+def _ir(ir: Mapping | None, *, many: bool) -> list[Block]:
+    """An operator's IR change; in a large campaign folded under its first line (HTML),
+    so that a page of many changed operators is a list a reader can open items of."""
+    blocks = ir_blocks(ir)
+    if many and blocks and isinstance(blocks[0], Heading):
+        blocks[0] = attrs.evolve(blocks[0], fold=True)
     return blocks
 
 
