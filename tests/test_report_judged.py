@@ -36,6 +36,8 @@ def test_a_verdict_judged_otherwise_when_the_campaign_finished_shows_both(campai
         assert main(["report", str(campaign), "--format", fmt, "--allow-caliber-mismatch"]) == 0
         out = capsys.readouterr().out
         assert "Judged then and now" in out and "then (rules 1)" in out and "now (rules 2)" in out, fmt
+        if fmt == "html":  # both verdicts in every row, never folded into a line above the table
+            assert "<th>then (rules 1)</th>" in out and "every row: then" not in out
     assert (campaign / "report.json").read_bytes() == kept  # the kept judgement is never rewritten
 
 

@@ -39,6 +39,9 @@ class Table:
     tones: tuple[str | None, ...] = ()  # per row
     interactive: bool = False  # HTML: sortable columns and a filter box
     links: tuple[str, ...] = ()  # per row: anchor the first cell links to ("" = none)
+    #: Columns a row's conclusion is in: kept in every row even when every row has the
+    #: same value (other such columns are said once above the table).
+    stays: tuple[str, ...] = ("verdict",)
 
 
 @attrs.frozen(kw_only=True)

@@ -89,8 +89,6 @@ fromHash();
 # A word this long may break after its underscores in a table cell (verdicts and most
 # operator names are shorter and stay whole).
 _LONG_WORD = 24
-# A row's conclusion stays in its row even when every row has the same one.
-_STAYS = ("verdict",)
 
 
 def _cls(tone: str | None) -> str:
@@ -212,7 +210,7 @@ def _block(block: Block) -> str:
 def _table(table: Table) -> str:
     headers, rows, align = list(table.headers), [list(r) for r in table.rows], table.align
     note = ""
-    constant = [i for i in range(1, len(headers)) if len(rows) > 1 and headers[i] not in _STAYS
+    constant = [i for i in range(1, len(headers)) if len(rows) > 1 and headers[i] not in table.stays
                 and len({r[i] for r in rows}) == 1]
     if constant:  # as the text form does: said once above the table, not in every row
         note = "; ".join(f"{headers[i]}: {rows[0][i]}" for i in constant if rows[0][i])

@@ -182,9 +182,9 @@ def judged_blocks(judged: Mapping | None) -> list[Block]:
     rows += [(x["op"], short_shape(x["shape"]), str(x["then"] or "-"), str(x["now"] or "-"))
              for x in shapes[:JUDGED_SHAPES_SHOWN]]
     if rows:
-        blocks.append(Table(headers=("operator", "shape", f"then (rules {then.get('rules')})",
-                                     f"now (rules {now.get('rules')})"),
-                            rows=tuple(rows), align="llll"))
+        headers = ("operator", "shape", f"then (rules {then.get('rules')})",
+                   f"now (rules {now.get('rules')})")
+        blocks.append(Table(headers=headers, rows=tuple(rows), align="llll", stays=headers[2:]))
     if len(shapes) > JUDGED_SHAPES_SHOWN:
         blocks.append(Para(text=f"and {len(shapes) - JUDGED_SHAPES_SHOWN} more shape(s) "
                                 "(summary.judged in zl report --json lists each)", tone="muted"))

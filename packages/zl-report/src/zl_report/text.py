@@ -23,8 +23,6 @@ MIN_WIDTH = 40
 # A text column is not wrapped narrower than this.
 _MIN_TEXT_COLUMN = 12
 _GAP = "  "
-# A row's conclusion stays in its row even when every row has the same one.
-_STAYS = ("verdict",)
 
 Line = tuple[str, "str | None"]  # the text, its tone
 
@@ -82,7 +80,7 @@ def table_lines(table: Table, width: int = 10**6) -> list[Line]:
     out: list[Line] = [("", None)]
     if len(rows) > 1 and _fit_widths(headers, rows, align, width, shrink=False) is None:
         constant = [i for i in range(1, len(headers))
-                    if len({r[i] for r in rows}) == 1 and headers[i] not in _STAYS]
+                    if len({r[i] for r in rows}) == 1 and headers[i] not in table.stays]
         if constant:
             note = "; ".join(f"{headers[i]}: {rows[0][i]}" for i in constant if rows[0][i])
             if note:  # an empty column just goes
