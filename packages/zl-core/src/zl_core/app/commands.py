@@ -145,9 +145,11 @@ def _placed(host: PluginHost, options, where: Where, kind: str, root: Path,
 
 
 def _recorded(options, got, devices: list[str] | None) -> dict:
-    """What campaign.json keeps for --resume: the options, the lanes."""
+    """What campaign.json keeps for --resume: the options, the lanes; and the configuration
+    file some options came from (None: none)."""
     return {"options": lanes.options_json(lanes.recorded_options(options, got)),
-            "devices": devices, "scheduler": options.lanes.scheduler}
+            "devices": devices, "scheduler": options.lanes.scheduler,
+            "config": options.config.to_json() if options.config else None}
 
 
 @attrs.frozen(kw_only=True)

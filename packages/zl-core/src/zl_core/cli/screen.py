@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import attrs
+
 from zl_core import app, contract, phases
-from zl_core.cli import _common
+from zl_core.cli import _common, _config
 from zl_core.host import plugin_host
 from zl_core.ttgir_layout import LAUNCH_FLOOR
 
@@ -30,6 +32,7 @@ def add_parser(sub) -> None:
                    "overlap; their latency deltas are then indicative only (recorded as "
                    "concurrency; default 1; A/B rounds always run one)")
     p.set_defaults(handler=run)
+    _config.add_config_args(p, "screen")
 
 
 def options_from(args: argparse.Namespace) -> app.ScreenOptions:
@@ -49,9 +52,11 @@ TABLE_LEGEND = ("kernels A/B: distinct Triton kernels in each side's TTGIR (the 
 
 
 def run(args: argparse.Namespace) -> int:
+    args, config = _config.apply(args)
+    options = attrs.evolve(options_from(args), config=config)
     if args.plan:
-        return print_plan(app.screen_plan(plugin_host(), options_from(args)))
-    done = app.screen(plugin_host(), options_from(args))
+        return print_plan(app.screen_plan(plugin_host(), options))
+    done = app.screen(plugin_host(), options)
     rows = done.rows
     width = max(len(r["op"]) for r in rows) if rows else 2
     print(f"\nscreen: {done.campaign}" + ("  (IR-only: compiled, nothing timed)" if done.compile_only else ""))
