@@ -21,12 +21,13 @@ FIRST_PARTY = sorted(p.name for p in PACKAGES.iterdir()
                      if (p / "pyproject.toml").is_file() and p.name != "_template")
 # Import name -> distribution name, for every third-party module a package may import.
 DISTRIBUTION = {"attrs": "attrs", "pluggy": "pluggy", "rich": "rich", "yaml": "pyyaml",
-                "pytest": "pytest", "distributed": "distributed"}
+                "pytest": "pytest", "distributed": "distributed", "pynvml": "nvidia-ml-py"}
 # The user's own builds (a vendor's torch, FlagTree as triton): imported, never declared,
 # and in zl-core never at import time (checked in tests/test_architecture.py too).
 USERS_BUILD = {"torch", "triton"}
 # Imported only inside functions, behind an extra or as an optional package.
-OPTIONAL = {"zl-core": {"distributed": "dask", "zl_report": "report"}}
+OPTIONAL = {"zl-core": {"distributed": "dask", "zl_report": "report"},
+            "zl-backend-cuda": {"pynvml": "nvml"}}
 
 
 def _project(package: str) -> dict:
@@ -107,7 +108,10 @@ def test_the_zl_packages_share_one_version_and_pin_each_other_to_it():
 def test_every_third_party_dependency_has_the_lower_bound_the_lowest_session_installs():
     for package in FIRST_PARTY:
         project = _project(package)
+        # nvml (zl-backend-cuda's NVML sampler) is bounded too, though no test session
+        # installs it: its tests use a stand-in pynvml (tests/test_backend_cuda_nvml.py).
         for requirement in [*project.get("dependencies", []),
-                            *project.get("optional-dependencies", {}).get("dask", [])]:
+                            *project.get("optional-dependencies", {}).get("dask", []),
+                            *project.get("optional-dependencies", {}).get("nvml", [])]:
             if not _name(requirement).startswith("zl-"):
                 assert ">=" in requirement, (package, requirement)

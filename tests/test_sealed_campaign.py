@@ -282,3 +282,15 @@ def test_a_campaign_not_frozen_gets_receipts_but_stays_writable(machine, tmp_pat
     assert "campaign.json" in receipt["tables"] and "screen.json" in receipt["tables"]
     assert os.access(campaign / "campaign.json", os.W_OK)
     assert receipts.check(campaign) == []
+
+
+def test_a_configuration_file_never_changes_a_frozen_run(machine, tmp_path, capsys, monkeypatch):
+    frozen = freeze(tmp_path, BUILTIN, capsys)
+    (tmp_path / "zl.yaml").write_text("screen:\n  timeout: 5\n  ops: [softmax]\n")
+    monkeypatch.chdir(tmp_path)
+    assert zl("screen", "--manifest", frozen, "--config", "zl.yaml") == 2
+    assert "--manifest runs a frozen matrix as it was frozen; drop --config" in capsys.readouterr().err
+    assert zl("screen", "--manifest", frozen) == 0
+    assert f"{tmp_path / 'zl.yaml'} is not read: --manifest runs a frozen matrix" in capsys.readouterr().err
+    [campaign] = (tmp_path / "runs").glob("screen_*")
+    assert json.loads((campaign / "campaign.json").read_text())["ops"] == ["mm:mm:float16", "add"]

@@ -201,7 +201,10 @@ def test_no_package_requires_torch_or_triton(package):
     if package == "_template":  # a third party's backend: the zl-core API it was written to
         assert deps == ["zl-core>=0.1.0,<0.2"]
     elif package != "zl-core":  # first-party backends move in lockstep with zl-core
-        assert deps == ["zl-core==0.1.0"]
+        assert project["dependencies"] == ["zl-core==0.1.0"]
+        # Optional only: the CUDA backend's NVML sampler (nvidia-smi without it).
+        extras = project.get("optional-dependencies", {})
+        assert extras == ({"nvml": ["nvidia-ml-py>=11.450.51"]} if package == "zl-backend-cuda" else {})
 
 
 @pytest.mark.parametrize("package", VENDOR_PACKAGES)

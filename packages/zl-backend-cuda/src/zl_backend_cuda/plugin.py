@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import os
 
-from zl_core import Backend, hookimpl
+from zl_core import Backend, TelemetryReading, hookimpl
 from zl_core.backend import TargetGrammar
 from zl_core.vendor_tools import answers_for, classify_by_markers, run_tool
+
+from zl_backend_cuda.nvml import NvmlSampler
 
 BACKEND = Backend(
     name="cuda",
@@ -110,6 +112,16 @@ def zl_classify_capture_error(backend: Backend, exc: BaseException) -> str | Non
 def zl_telemetry_command(backend: Backend, device: str | None) -> list[str] | None:
     argv = [SMI, f"--query-gpu={TELEMETRY_QUERY}", "--format=csv,noheader,nounits"]
     return argv + ["-i", str(device)] if device not in (None, "") else argv
+
+
+#: NVML in this process, where pynvml is installed (the ``nvml`` extra); else nvidia-smi.
+NVML = NvmlSampler()
+
+
+@hookimpl
+@answers_for(BACKEND)
+def zl_sample_telemetry(backend: Backend, device: str | None) -> TelemetryReading | None:
+    return NVML.read(device)
 
 
 @hookimpl

@@ -1,13 +1,14 @@
 """zl: does a compiler switch change an operator's generated code, and its speed?
 
-The public plugin surface: :data:`hookimpl`, :class:`Backend`, :func:`plugin_host`,
+The public plugin surface: :data:`hookimpl`, :class:`Backend`, :class:`TelemetryReading`,
+:func:`plugin_host`,
 and :mod:`zl_core.vendor_tools` (running a vendor's tool, reading its runtime's errors).
 """
 
 from zl_core._markers import hookimpl
-from zl_core.backend import Backend
+from zl_core.backend import Backend, TelemetryReading
 from zl_core.host import PluginHost, plugin_host
 
 __version__ = "0.1.0"
 
-__all__ = ["Backend", "PluginHost", "__version__", "hookimpl", "plugin_host"]
+__all__ = ["Backend", "PluginHost", "TelemetryReading", "__version__", "hookimpl", "plugin_host"]

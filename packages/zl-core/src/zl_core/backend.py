@@ -1,4 +1,5 @@
-"""The frozen descriptor a vendor plugin returns from ``zl_backends``."""
+"""The frozen records a vendor plugin answers with: the descriptor it returns from
+``zl_backends``, and an in-process telemetry reading (``zl_sample_telemetry``)."""
 
 from __future__ import annotations
 
@@ -127,3 +128,17 @@ class Backend:
             "visibility_env_keys": list(self.visibility_env_keys),
             "compile_targets": self.compile_targets.describe() if self.compile_targets else None,
         }
+
+
+@attrs.frozen(kw_only=True)
+class TelemetryReading:
+    """One telemetry sample a backend took in-process, through a vendor library (the
+    answer of ``zl_sample_telemetry``), or why that library cannot sample here."""
+
+    #: What sampled, as zl doctor and the notes name it: "NVML (nvidia-ml-py 13.615.71)".
+    sampler: str
+    #: One row per device in the common telemetry columns (empty: it could not sample).
+    rows: tuple[Any, ...] = attrs.field(default=(), converter=tuple)
+    #: Why it could not sample (rows empty): zl then runs ``zl_telemetry_command`` and
+    #: says this once.
+    unavailable: str = ""

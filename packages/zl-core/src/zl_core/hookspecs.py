@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from zl_core._markers import hookspec
 
 if TYPE_CHECKING:
-    from zl_core.backend import Backend
+    from zl_core.backend import Backend, TelemetryReading
     from zl_core.provider import Provider
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "zl_enumerate_devices",
     "zl_parse_telemetry",
     "zl_providers",
+    "zl_sample_telemetry",
     "zl_telemetry_command",
 ]
 
@@ -109,6 +110,26 @@ def zl_telemetry_command(backend: Backend, device: str | None) -> list[str] | No
     :param backend: the backend asked about; answer None for any other.
     :param device: a device index to pin, or None for every device.
     :return: argv (no shell), or None when this backend has no sampler.
+
+    Stops at first non-None result.
+    """
+
+
+@hookspec(firstresult=True)
+def zl_sample_telemetry(backend: Backend, device: str | None) -> TelemetryReading | None:
+    """Take one telemetry sample in-process, through a vendor library, without a tool.
+
+    Implemented by: the vendor package of ``backend`` where its library is installed
+    (zl-backend-cuda: NVML through pynvml). Asked before ``zl_telemetry_command``; the
+    same columns, units and device indices as the tool's.
+
+    :param backend: the backend asked about; answer None for any other.
+    :param device: a device index (or the id the visibility variable gave) to sample,
+        or None for every device.
+    :return: a :class:`~zl_core.backend.TelemetryReading` with rows; one with
+        ``unavailable`` set when the library is installed but cannot sample (zl then
+        runs the tool and says why once); or None when there is no library, and zl
+        runs the tool quietly.
 
     Stops at first non-None result.
     """

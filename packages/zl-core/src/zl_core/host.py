@@ -26,7 +26,7 @@ import pluggy
 
 from zl_core import bounded, hookspecs, interrupts
 from zl_core._markers import ENTRY_POINT_GROUP, PROJECT
-from zl_core.backend import Backend
+from zl_core.backend import Backend, TelemetryReading
 from zl_core.errors import NoDeviceError, UnknownBackendError, UnknownProviderError, UsageError
 from zl_core.provider import Provider
 
@@ -72,6 +72,13 @@ def _disabled_names() -> set[str]:
 #: Called with each new plugin problem (one line naming the plugin and the hook) as it
 #: happens, so a long campaign says so at once; the command line adds a printer.
 PROBLEM_LISTENERS: list[Callable[[str], None]] = []
+
+
+def _telemetry_rows(answer: Any) -> list[dict[str, str]]:
+    """Rows of the common telemetry columns, every value a string ("" where none)."""
+    return [{col: "" if row.get(col) is None else str(row.get(col)) for col in TELEMETRY_COLUMNS}
+            for row in answer]
+
 
 class PluginHost:
     """Typed facade over the ``zl`` plugin manager."""
@@ -234,6 +241,7 @@ class PluginHost:
         for backend in self.backends():
             self.probe_devices(backend)
             self.telemetry_command(backend, None)
+            self.sample_telemetry(backend, None)
             self.parse_telemetry(backend, "")
             self.classify_capture_error(backend, probe)
             self.compat_plugins(backend)
@@ -394,12 +402,19 @@ class PluginHost:
         return answer or None
 
     def parse_telemetry(self, backend: Backend, raw: str) -> list[dict[str, str]]:
-        def rows(answer: Any) -> list[dict[str, str]]:
-            return [{col: "" if row.get(col) is None else str(row.get(col)) for col in TELEMETRY_COLUMNS}
-                    for row in answer]
-
-        return self._first("zl_parse_telemetry", rows, "a list of row mappings",
+        return self._first("zl_parse_telemetry", _telemetry_rows, "a list of row mappings",
                            backend=backend, raw=raw) or []
+
+    def sample_telemetry(self, backend: Backend, device: str | None = None) -> TelemetryReading | None:
+        """A sample a plugin took in-process (its rows in the common columns), one that
+        says why its library cannot sample, or None: no in-process sampler."""
+        def reading(answer: Any) -> TelemetryReading:
+            if not isinstance(answer, TelemetryReading):
+                raise TypeError(type(answer).__name__)
+            return attrs.evolve(answer, rows=_telemetry_rows(answer.rows))
+
+        return self._first("zl_sample_telemetry", reading, "a TelemetryReading",
+                           backend=backend, device=device)
 
     # -- compatibility -----------------------------------------------------------------
 

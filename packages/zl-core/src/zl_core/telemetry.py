@@ -2,7 +2,12 @@
 
 Telemetry is evidence, never a gate: every failure becomes a reason string, and the
 caller decides whether to print it. ``zl telemetry`` and the campaign sampler both
-build on :func:`sample_once`.
+build on :func:`take_sample`.
+
+A backend may sample in-process, through a vendor library (``zl_sample_telemetry``,
+e.g. NVML); where it has none, or its library cannot sample, the vendor's tool runs
+(``zl_telemetry_command``), and a library that could not sample is named once by the
+caller (:attr:`Sample.passed_over`).
 """
 
 from __future__ import annotations
@@ -13,8 +18,10 @@ import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 
+import attrs
+
 from zl_core import stamps
-from zl_core.backend import Backend
+from zl_core.backend import Backend, TelemetryReading
 from zl_core.host import TELEMETRY_COLUMNS, PluginHost
 
 COLUMNS = ("timestamp", *TELEMETRY_COLUMNS)
@@ -47,16 +54,53 @@ def _first_line(text: str, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
+@attrs.frozen(kw_only=True)
+class Sample:
+    """One sample: its rows (or why there are none), what took it, and what was passed over."""
+
+    rows: list = attrs.field(factory=list)  # one dict per device, TELEMETRY_COLUMNS
+    reason: str = ""  # why there are no rows
+    sampler: str = ""  # what took (or tried to take) it: "NVML (...)", "nvidia-smi"
+    #: Why the backend's in-process sampler did not take it ("" when it did, or has none).
+    passed_over: str = ""
+
+
+def take_sample(host: PluginHost, backend: Backend, device: str | None,
+                timeout: float = DEFAULT_TIMEOUT_S) -> Sample:
+    """One sample through the backend's in-process sampler, else through its tool."""
+    reading = host.sample_telemetry(backend, device)
+    if reading is not None and reading.rows:
+        return Sample(rows=list(reading.rows), sampler=reading.sampler)
+    argv = host.telemetry_command(backend, device)
+    rows, reason = _by_command(host, backend, argv, timeout)
+    return Sample(rows=rows, reason=reason, sampler=argv[0] if argv else "",
+                  passed_over=passed_over(reading, argv))
+
+
+def passed_over(reading: TelemetryReading | None, argv: Sequence[str] | None) -> str:
+    """Why an in-process reading without rows was passed over, and for what ("": none)."""
+    if reading is None or reading.rows:
+        return ""
+    return (f"{reading.sampler} cannot sample ({reading.unavailable or 'it read no device'}); "
+            + (f"sampling with {argv[0]} instead" if argv else "no other sampler"))
+
+
 def sample_once(host: PluginHost, backend: Backend, device: str | None,
                 timeout: float = DEFAULT_TIMEOUT_S) -> tuple[list[dict[str, str]], str]:
-    """Run the backend's sampler once and parse it.
+    """Take one sample (:func:`take_sample`).
 
     :return: ``(rows, "")`` with one row per device in :data:`TELEMETRY_COLUMNS`
-        (values are strings, empty where the tool reports nothing), or
+        (values are strings, empty where the sampler reports nothing), or
         ``([], reason)`` when there is no sampler, it is not installed, fails,
         hangs, or prints nothing the backend's parser understands.
     """
-    argv = host.telemetry_command(backend, device)
+    sample = take_sample(host, backend, device, timeout)
+    return sample.rows, sample.reason
+
+
+def _by_command(host: PluginHost, backend: Backend, argv: list[str] | None,
+                timeout: float) -> tuple[list[dict[str, str]], str]:
+    """Run the backend's tool once and parse what it printed."""
     if not argv:
         return [], f"backend {backend.name} declares no telemetry sampler"
     tool = argv[0]

@@ -7,12 +7,13 @@ decides an exit code.
 """
 
 from .commands import AbOutcome, ScreenOutcome, ScreenPlan, ab, screen, screen_plan
-from .options import AbOptions, Lanes, Measurement, ScreenOptions, SwitchChoice, Where
+from .options import AbOptions, ConfigUse, Lanes, Measurement, ScreenOptions, SwitchChoice, Where
 from .reports import campaign_report, keep_report_json
 
 __all__ = [
     "AbOptions",
     "AbOutcome",
+    "ConfigUse",
     "Lanes",
     "Measurement",
     "ScreenOptions",

@@ -182,9 +182,11 @@ def check_resume_mode(host: PluginHost, resume: CampaignLayout, got, *, asked_ir
 
 
 def _recorded(options, got, devices: list[str] | None) -> dict:
-    """What campaign.json keeps for --resume: the options, the lanes."""
+    """What campaign.json keeps for --resume: the options, the lanes; and the configuration
+    file some options came from (None: none)."""
     return {"options": lanes.options_json(lanes.recorded_options(options, got)),
-            "devices": devices, "scheduler": options.lanes.scheduler}
+            "devices": devices, "scheduler": options.lanes.scheduler,
+            "config": options.config.to_json() if options.config else None}
 
 
 @attrs.frozen(kw_only=True)

@@ -30,8 +30,11 @@ _PAIRS = ("a_env", "b_env", "op_timeouts")
 
 
 def options_json(options: Any) -> dict:
-    """The options as JSON (paths as strings, tuples as lists)."""
-    return attrs.asdict(options, value_serializer=lambda _i, _f, v: str(v) if isinstance(v, Path) else v)
+    """The options as JSON (paths as strings, tuples as lists), without the configuration
+    file they came from: campaign.json keeps that apart (``config``), and a resume
+    compares only the options themselves."""
+    return attrs.asdict(options, filter=lambda field, _v: field.name != "config",
+                        value_serializer=lambda _i, _f, v: str(v) if isinstance(v, Path) else v)
 
 
 def options_from_json(cls: type[O], data: dict) -> O:

@@ -80,6 +80,21 @@ class Lanes:
 
 
 @attrs.frozen(kw_only=True)
+class ConfigUse:
+    """The configuration file a command took option values from (``campaign.json``'s
+    ``config``); the values themselves are already in the option record."""
+
+    path: Path
+    sha256: str  # of the file's bytes when it was read
+    values: dict = attrs.field(factory=dict)  # key -> the value as the file wrote it, taken
+    overridden: tuple[str, ...] = ()  # keys of the file that the command line gave anew
+
+    def to_json(self) -> dict:
+        return {"path": str(self.path), "sha256": self.sha256, "values": dict(self.values),
+                "overridden": list(self.overridden)}
+
+
+@attrs.frozen(kw_only=True)
 class ScreenOptions:
     ops: tuple[str, ...] = ()  # op[:op_file[:dtypes]] specs; () = every op of the suite
     dismiss: Path | None = None  # "op  reason" lines: listed as SKIPPED, never run
@@ -90,6 +105,7 @@ class ScreenOptions:
     runs_root: Path | None = None
     lanes: Lanes = Lanes()
     frozen: Path | None = None  # a folder written by zl freeze: checked before any cell runs
+    config: ConfigUse | None = None  # the configuration file some of these came from
 
 
 @attrs.frozen(kw_only=True)
@@ -109,3 +125,4 @@ class AbOptions:
     threshold_pct: float = 1.0
     telemetry_interval: float = 1.0
     frozen: Path | None = None  # a folder written by zl freeze: checked before any cell runs
+    config: ConfigUse | None = None  # the configuration file some of these came from

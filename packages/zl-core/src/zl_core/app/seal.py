@@ -105,8 +105,8 @@ def frozen_options(kind: str, frozen_dir: Path, given):
 def finish_campaign(campaign: Path) -> Path | None:
     """Once a campaign is complete: write its receipts and, when it ran a frozen matrix,
     seal it (its files read-only). Returns the campaign receipt (None: not complete)."""
-    from zl_core import stats
     from zl_core.campaigns import state
+    from zl_core.campaigns.judging import RULES
     from zl_core.seal import receipts
     from zl_core.status import latest_by_cell, read_status
     from zl_core.store.layout import CampaignLayout
@@ -125,7 +125,7 @@ def finish_campaign(campaign: Path) -> Path | None:
         frozen = {"dir": str(frozen_dir), "campaign": matrix.get("campaign"),
                   "manifest_sha256": sealed.get("manifest_sha256"),
                   "matrix_sha256": sealed.get("matrix_sha256")}
-    path = receipts.write(layout, cells, rules=stats.RULES if meta.get("kind") in ROUNDS_KINDS else None,
+    path = receipts.write(layout, cells, rules=RULES if meta.get("kind") in ROUNDS_KINDS else None,
                           frozen=frozen)
     if frozen is not None:
         receipts.seal(layout)

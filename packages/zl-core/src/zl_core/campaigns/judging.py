@@ -17,6 +17,9 @@ from zl_core.errors import BadInputError
 from zl_core.pairing import OK, Key
 from zl_core.series import FALLBACK_SEGMENT, ShapeSeries
 
+#: The version of the judging rules (stats.RULES), for receipts and reports.
+RULES = stats.RULES
+
 #: Fewest rounds any look can judge (re-exported for the report's drift check).
 MIN_LOOK_ROUNDS = stats.MIN_LOOK_ROUNDS
 

@@ -31,21 +31,30 @@ class TelemetrySampler:
         if self.interval_s <= 0:
             self.note = "telemetry off (--telemetry-interval 0)"
             return
-        if self.host.telemetry_command(self.backend, self.device) is None:
+        from zl_core.telemetry import passed_over
+
+        # Asked up front, so that a vendor library that cannot sample (NVML without a
+        # driver) is named once, as the campaign starts, before its tool takes over.
+        reading = self.host.sample_telemetry(self.backend, self.device)
+        command = self.host.telemetry_command(self.backend, self.device)
+        if reading is None and command is None:
             self.note = f"telemetry: backend {self.backend.name} declares no sampler"
             return
+        if passed_over(reading, command):
+            self.note = f"telemetry: {passed_over(reading, command)}"
         self._thread = threading.Thread(target=self._loop, name="zl-telemetry", daemon=True)
         self._thread.start()
 
     def _loop(self) -> None:
-        from zl_core.telemetry import sample_once
+        from zl_core.telemetry import take_sample
 
         with open(self.path, "a", encoding="utf-8") as fh:
             if fh.tell() == 0:
                 fh.write("\t".join(TELEMETRY_COLUMNS) + "\n")
             while not self._stop.is_set():
                 stamp = utc_stamp()
-                rows, reason = sample_once(self.host, self.backend, self.device)
+                sample = take_sample(self.host, self.backend, self.device)
+                rows, reason = sample.rows, sample.reason
                 if rows:
                     fh.writelines("\t".join([stamp, *(row.get(c, "") for c in TELEMETRY_COLUMNS[1:])]) + "\n" for row in rows)
                     self.samples += len(rows)

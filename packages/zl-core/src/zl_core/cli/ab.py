@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import attrs
+
 from zl_core import app, contract
 from zl_core.app import seal
-from zl_core.cli import _common
+from zl_core.cli import _common, _config
 from zl_core.host import plugin_host
 
 
@@ -49,6 +51,7 @@ def add_parser(sub) -> None:
                    "checked before any cell, and the frozen matrix decides every other option "
                    "but --runs-root")
     p.set_defaults(handler=run)
+    _config.add_config_args(p, "ab")
 
 
 def options_from(args: argparse.Namespace) -> app.AbOptions:
@@ -64,7 +67,8 @@ def options_from(args: argparse.Namespace) -> app.AbOptions:
 
 
 def run(args: argparse.Namespace) -> int:
-    done = app.ab(plugin_host(), options_from(args))
+    args, config = _config.apply(args)
+    done = app.ab(plugin_host(), attrs.evolve(options_from(args), config=config))
     if done.campaign is None:
         return 0
     print(f"\nab: {done.campaign}")

@@ -254,23 +254,35 @@ def _device_checks(host: PluginHost, backend: Backend, probe: dict[str, Any]) ->
                             detail=f"no {backend.name} device found ({why}; visibility variables: "
                                    f"{keys}); run on a machine with one, or compare generated code "
                                    "only with --compile-only"))
+    checks.append(_sampler_check(host, backend))
+    return checks
+
+
+def _sampler_check(host: PluginHost, backend: Backend) -> Check:
+    """Which telemetry sampler campaigns would use: the backend's in-process one (a vendor
+    library) where it samples, else its tool, asked once."""
+    reading = host.sample_telemetry(backend, None)
+    if reading is not None and reading.rows:
+        return Check(name="sampler", status="ok",
+                     detail=f"in use: {reading.sampler}, in-process ({len(reading.rows)} device(s) read)")
+    # A library that is installed and cannot sample is named beside the tool that takes over.
+    library = (f" ({reading.sampler} cannot sample: {reading.unavailable or 'it read no device'})"
+               if reading is not None else "")
     argv = host.telemetry_command(backend, None)
     if not argv:
-        checks.append(Check(name="sampler", status="note",
-                            detail=f"{backend.name} declares no telemetry sampler; campaigns run without one"))
-    elif shutil.which(argv[0]):
-        why = check_tool(argv, SAMPLER_PROBE_S)  # on PATH is not working: ask it once
-        if why:
-            checks.append(Check(name="sampler", status="problem",
-                                detail=f"{why}; campaigns would run without telemetry (clocks, "
-                                       "temperature, power)"))
-        else:
-            checks.append(Check(name="sampler", status="ok",
-                                detail=f"{argv[0]} at {shutil.which(argv[0])} answers"))
-    else:
-        checks.append(Check(name="sampler", status="note",
-                            detail=f"{argv[0]} is not on PATH; campaigns run without telemetry"))
-    return checks
+        return Check(name="sampler", status="note",
+                     detail=f"{backend.name} declares no telemetry sampler{library}; campaigns run "
+                            "without one")
+    if not shutil.which(argv[0]):
+        return Check(name="sampler", status="note",
+                     detail=f"{argv[0]} is not on PATH{library}; campaigns run without telemetry")
+    why = check_tool(argv, SAMPLER_PROBE_S)  # on PATH is not working: ask it once
+    if why:
+        return Check(name="sampler", status="problem",
+                     detail=f"{why}{library}; campaigns would run without telemetry (clocks, "
+                            "temperature, power)")
+    return Check(name="sampler", status="ok",
+                 detail=f"in use: {argv[0]} at {shutil.which(argv[0])} answers{library}")
 
 
 def run(args: argparse.Namespace) -> int:

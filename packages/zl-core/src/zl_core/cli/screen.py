@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import attrs
+
 from zl_core import app, contract, phases
 from zl_core.app import seal
-from zl_core.cli import _common
+from zl_core.cli import _common, _config
 from zl_core.host import plugin_host
 from zl_core.ttgir_layout import LAUNCH_FLOOR
 
@@ -35,6 +37,7 @@ def add_parser(sub) -> None:
                    "checked before any cell, and the frozen matrix decides every other option "
                    "but --runs-root")
     p.set_defaults(handler=run)
+    _config.add_config_args(p, "screen")
 
 
 def options_from(args: argparse.Namespace) -> app.ScreenOptions:
@@ -57,9 +60,11 @@ TABLE_LEGEND = ("kernels A/B: distinct Triton kernels in each side's TTGIR (the 
 
 
 def run(args: argparse.Namespace) -> int:
+    args, config = _config.apply(args)
+    options = attrs.evolve(options_from(args), config=config)
     if args.plan:
-        return print_plan(app.screen_plan(plugin_host(), options_from(args)))
-    done = app.screen(plugin_host(), options_from(args))
+        return print_plan(app.screen_plan(plugin_host(), options))
+    done = app.screen(plugin_host(), options)
     rows = done.rows
     width = max(len(r["op"]) for r in rows) if rows else 2
     print(f"\nscreen: {done.campaign}" + ("  (IR-only: compiled, nothing timed)" if done.compile_only else ""))

@@ -33,12 +33,22 @@ def run(args: argparse.Namespace) -> int:
     host = plugin_host()
     backend = resolve_backend(host, args.backend)
     device = telemetry.sampler_device(backend, args.device)
+    said: set[str] = set()
+
+    def sample() -> list[dict[str, str]]:
+        taken = telemetry.take_sample(host, backend, device)
+        if taken.passed_over and taken.passed_over not in said:  # a library passed over: once
+            said.add(taken.passed_over)
+            print(f"zl telemetry: {taken.passed_over}", file=sys.stderr, flush=True)
+        if not taken.rows:
+            print(f"zl telemetry: {taken.reason}", file=sys.stderr, flush=True)
+        return taken.rows
+
     try:
-        rows, reason = telemetry.sample_once(host, backend, device)
+        rows = sample()
         if not rows:
-            # Nothing to show: say why, and leave stdout empty so that no file
-            # ever looks sampled when it is not.
-            print(f"zl telemetry: {reason}", file=sys.stderr)
+            # Nothing to show (the reason is on stderr): leave stdout empty so that no
+            # file ever looks sampled when it is not.
             return 0
         print(telemetry.HEADER)
         while True:
@@ -48,8 +58,6 @@ def run(args: argparse.Namespace) -> int:
             if args.once:
                 return 0
             sleep(args.interval)
-            rows, reason = telemetry.sample_once(host, backend, device)
-            if not rows:  # a transient failure mid-run: note it and keep sampling
-                print(f"zl telemetry: {reason}", file=sys.stderr)
+            rows = sample()  # a transient failure mid-run is noted and sampling goes on
     except KeyboardInterrupt:
         return 0

@@ -8,6 +8,7 @@ A's environment). Campaigns written before the ``aa`` kind existed say ``ab`` wi
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from zl_core.atomic import write_json_atomic
@@ -68,6 +69,15 @@ def _number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
 
 
+def _config(value: object) -> bool:
+    """The configuration file a campaign took options from (``zl_core.config_file``)."""
+    return (isinstance(value, dict) and isinstance(value.get("path"), str)
+            and isinstance(value.get("sha256"), str)
+            and re.fullmatch(r"[0-9a-f]{64}", value["sha256"]) is not None
+            and isinstance(value.get("values"), dict) and all(isinstance(k, str) for k in value["values"])
+            and _names(value.get("overridden")))
+
+
 #: The fields zl reads back from campaign.json, and what each must be.
 _FIELDS = {
     "kind": (lambda v: isinstance(v, str), "a campaign kind"),
@@ -80,4 +90,6 @@ _FIELDS = {
     "state": (lambda v: isinstance(v, str), "a campaign state"),
     "options": (lambda v: isinstance(v, dict), "the recorded arguments"),
     "round_order": (lambda v: isinstance(v, str), "a round order"),
+    # Optional: campaigns written before configuration files existed have none.
+    "config": (_config, "the configuration file used: path, sha256, values, overridden"),
 }
