@@ -231,6 +231,7 @@ def _rounds(model: Mapping) -> list[Block]:
     if undecided:
         blocks.append(Para(text=undecided, tone="warn"))
     blocks += judged_blocks(s.get("judged"))
+    blocks += class_blocks(s.get("classes"))
     ops = s.get("operators") or []
     if ops:
         blocks.append(Table(
@@ -470,4 +471,12 @@ def document(model: Mapping, *, brief: bool = False) -> Document:
 
 
 # Section builders use the blocks above; imported last so both modules can see each other.
-from zl_report.sections import ir_blocks, ir_cell, judged_blocks, overview, time_blocks, timeline_blocks
+from zl_report.sections import (  # noqa: E402
+    class_blocks,
+    ir_blocks,
+    ir_cell,
+    judged_blocks,
+    overview,
+    time_blocks,
+    timeline_blocks,
+)

@@ -191,6 +191,32 @@ def judged_blocks(judged: Mapping | None) -> list[Block]:
     return blocks
 
 
+#: What each class means, for the reader of the table.
+CLASS_MEANING = ("G: correct, fewer layout conversions, faster in both run orders; C: correct, "
+                 "fewer conversions, gain under the bar; B: correct, conversions not down; R: "
+                 "correct, a stable regression; K: wrong on the candidate only; X: nothing to claim "
+                 "(failed, timed out, broken replay, or wrong on both sides)")
+CLASS_TONES = {"G": "good", "C": None, "B": "muted", "R": "bad", "K": "bad", "X": "warn"}
+
+
+def class_blocks(classes: Mapping | None) -> list[Block]:
+    """The classes a sealed campaign was accounted into, with the rule that decided them."""
+    if not classes:
+        return []
+    rule = classes.get("rule") or {}
+    counts = classes.get("counts") or {}
+    rows = classes.get("classes") or []
+    return [Heading(text="Classes (sealed campaign)", level=2),
+            Para(text=", ".join(f"{k} {counts[k]}" for k in "GCBRKX" if counts.get(k)) + "; rule: "
+                 f"layout conversions of variants launched more than {rule.get('launch_floor')} times, "
+                 f"G at {rule.get('gain_pct')}% and R at {rule.get('regression_pct')}% in both run orders"),
+            Para(text=CLASS_MEANING, tone="muted"),
+            Table(headers=("operator", "class", "why"), rows=tuple((str(c["op"]), str(c["class"]),
+                                                                   str(c["why"])) for c in rows),
+                  align="lll", tones=tuple(CLASS_TONES.get(c["class"]) for c in rows),
+                  stays=("class",))]
+
+
 def _cell_label(cell: Mapping) -> str:
     rnd = str(cell.get("round") or "0")
     return f"{cell['op']} r{rnd.zfill(2)}/{cell['side']}" if rnd != "0" else f"{cell['op']} {cell['side']}"

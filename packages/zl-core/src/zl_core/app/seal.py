@@ -48,8 +48,10 @@ def check_frozen(host: PluginHost, frozen_dir: Path, *, python: str | None = Non
     return preconditions.check(host, frozen_dir, python=python)
 
 
-#: What a run of a frozen matrix still takes from the command line: where results go.
-MAY_GIVE = ("runs_root", "frozen")
+#: What a run of a frozen matrix still takes from the command line: where results go, how
+#: often telemetry is sampled and how long a busy device is waited for (none of them is
+#: part of what the cells measure).
+MAY_GIVE = ("runs_root", "frozen", "config", "telemetry_interval", "measure.lock_timeout_s")
 
 
 def frozen_options(kind: str, frozen_dir: Path, given):
@@ -63,7 +65,8 @@ def frozen_options(kind: str, frozen_dir: Path, given):
     default = cls()
     flat_given, flat_default = _flat(options_json(given)), _flat(options_json(default))
     differ = sorted({option_flag(name) for name, value in flat_given.items()
-                     if name.split(".")[0] not in MAY_GIVE and value != flat_default.get(name)})
+                     if name not in MAY_GIVE and name.split(".")[0] not in MAY_GIVE
+                     and value != flat_default.get(name)})
     if differ:
         raise UsageError(f"--manifest runs the frozen matrix as it was frozen; drop "
                          f"{', '.join(differ)} (the matrix decides them), or freeze a new manifest")
@@ -78,7 +81,7 @@ def frozen_options(kind: str, frozen_dir: Path, given):
                   more_sources=tuple(f"{s['name']}={s['path']}" for s in sources[1:]),
                   backend=matrix["backend"], device=matrix["device"])
     base = default.measure
-    measure = attrs.evolve(base, python=matrix["python"], timer=matrix["measure"]["timer"],
+    measure = attrs.evolve(base, python=matrix["python"], lock_timeout_s=given.measure.lock_timeout_s, timer=matrix["measure"]["timer"],
                            replay_ms=float(matrix["measure"]["replay_ms"]),
                            level=matrix["measure"]["level"],
                            timeout_s=float(matrix["measure"]["timeout_s"]),
@@ -95,7 +98,8 @@ def frozen_options(kind: str, frozen_dir: Path, given):
     if kind == "screen":
         return ScreenOptions(**common)
     rounds = matrix["rounds"]
-    return AbOptions(**common, rounds=rounds if isinstance(rounds, int) else None,
+    return AbOptions(**common, telemetry_interval=given.telemetry_interval,
+                     rounds=rounds if isinstance(rounds, int) else None,
                      max_rounds=int(matrix["max_rounds"]),
                      threshold_pct=float(matrix["threshold_pct"]))
 
@@ -125,8 +129,83 @@ def finish_campaign(campaign: Path) -> Path | None:
         frozen = {"dir": str(frozen_dir), "campaign": matrix.get("campaign"),
                   "manifest_sha256": sealed.get("manifest_sha256"),
                   "matrix_sha256": sealed.get("matrix_sha256")}
+    if frozen is not None and meta.get("kind") in ROUNDS_KINDS:
+        write_classes(layout, matrix)
     path = receipts.write(layout, cells, rules=RULES if meta.get("kind") in ROUNDS_KINDS else None,
                           frozen=frozen)
     if frozen is not None:
         receipts.seal(layout)
     return path
+
+
+def _kept_model(layout) -> dict:
+    """The report the campaign kept when it finished (report.json), else built now."""
+    import json
+
+    from zl_core import report
+
+    try:
+        model = json.loads(layout.report_json.read_text(encoding="utf-8"))
+        if isinstance(model, dict) and model.get("kind") == "rounds":
+            return model
+    except (OSError, ValueError):
+        pass
+    return report.build(layout.root, allow_mismatch=True)
+
+
+def write_classes(layout, matrix: dict) -> Path:
+    """classes.json of a frozen A/B campaign, under the frozen matrix's rule."""
+    from zl_core.atomic import write_json_atomic
+    from zl_core.seal import account
+
+    classes = account.account(layout.root, _kept_model(layout), floor=int(matrix["launch_floor"]),
+                              gain_pct=float(matrix.get("gain_pct", 5.0)),
+                              regression_pct=float(matrix.get("regression_pct", 3.0)))
+    return write_json_atomic(layout.root / account.CLASSES_FILE, classes)
+
+
+def reaccount_campaign(campaign: Path, out: Path, *, launch_floor: int | None = None,
+                       gain_pct: float | None = None, regression_pct: float | None = None) -> dict:
+    """Re-derive a sealed A/B campaign's classes under another rule (the values not given
+    are the sealed rule's), from its sealed files alone; written under ``out``, never
+    inside a campaign. Returns what was written (``classes.json``'s content)."""
+    from zl_core.atomic import write_json_atomic
+    from zl_core.errors import BadInputError
+    from zl_core.seal import account, digests, receipts
+    from zl_core.store.layout import CampaignLayout, enclosing_campaign
+
+    layout = CampaignLayout(Path(campaign))
+    if not (layout.root / receipts.RECEIPT).is_file():
+        raise UsageError(f"{layout.root} has no campaign receipt ({receipts.RECEIPT}); zl reaccount "
+                         "reads sealed runs (zl ab --manifest)")
+    changed = receipts.check(layout.root)
+    if changed:
+        raise BadInputError(f"{layout.root} changed since its receipt ({'; '.join(changed[:3])}"
+                            f"{'; ...' if len(changed) > 3 else ''}); a re-accounting reads the "
+                            "sealed files as they were sealed")
+    sealed = account.read_classes(layout.root / receipts.CLASSES_FILE)
+    if sealed is None:
+        raise UsageError(f"{layout.root} has no readable {receipts.CLASSES_FILE}; only an A/B "
+                         "campaign of a frozen matrix is accounted into classes")
+    out = Path(out)
+    inside = enclosing_campaign(out)
+    if inside is not None:
+        raise UsageError(f"--out {out} lies inside campaign {inside}; a re-accounting is written "
+                         "outside every run (e.g. --out reaccounted/)")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UsageError(f"{out} exists and is not an empty folder; give a new one")
+    rule = sealed.get("rule") or {}
+    derived = account.reaccount(
+        sealed, layout.root, _kept_model(layout),
+        floor=int(rule.get("launch_floor", 4) if launch_floor is None else launch_floor),
+        gain_pct=float(rule.get("gain_pct", 5.0) if gain_pct is None else gain_pct),
+        regression_pct=float(rule.get("regression_pct", 3.0) if regression_pct is None else regression_pct))
+    out.mkdir(parents=True, exist_ok=True)
+    classes = write_json_atomic(out / receipts.CLASSES_FILE, derived)
+    write_json_atomic(out / receipts.RECEIPT, {
+        "schema": receipts.SCHEMA, "reaccounts": str(layout.root),
+        "sealed_receipt_sha256": digests.file_sha256(layout.root / receipts.RECEIPT),
+        "sealed_classes_sha256": digests.file_sha256(layout.root / receipts.CLASSES_FILE),
+        "sealed_rule": rule, "rule": derived["rule"], "changes": derived["changes"],
+        "classes_sha256": digests.file_sha256(classes), "written": derived["written"]})
+    return derived

@@ -56,6 +56,13 @@ def recorded_round_order(meta: Mapping) -> str:
     return order
 
 
+def round_orders(scheme: str, rounds_done: int) -> dict[str, str]:
+    """``{"r01": "AB", "r02": "BA", ...}``: which side each round ran first."""
+    from zl_core.store.layout import round_name
+
+    return {round_name(r): order for r, order in stats.round_order(scheme, range(1, rounds_done + 1)).items()}
+
+
 def stats_plan(*, rounds: int | str | None, max_rounds: int | None, threshold_pct: float,
                rounds_done: int, round_order: str) -> stats.Plan:
     """The plan a campaign is judged by: fixed N rounds, or adaptive up to max_rounds."""

@@ -17,7 +17,7 @@ from zl_core import host as host_module
 from zl_core.errors import EXIT_FAILED, EXIT_USAGE, ZlError
 
 COMMANDS = ("backends", "doctor", "telemetry", "ops", "run", "screen", "ab", "report", "worker", "diff",
-            "freeze")
+            "freeze", "reaccount")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -35,7 +35,7 @@ def add_parser(sub) -> None:
     p.add_argument("--manifest", type=Path, metavar="DIR",
                    help="run a campaign frozen by 'zl freeze' (its folder): every precondition is "
                    "checked before any cell, and the frozen matrix decides every other option "
-                   "but --runs-root")
+                   "but --runs-root and --lock-timeout")
     p.set_defaults(handler=run)
     _config.add_config_args(p, "screen")
 

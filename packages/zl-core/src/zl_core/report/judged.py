@@ -1,5 +1,5 @@
 """Which rules judged a campaign when it finished, which judge it now, and the verdicts
-that differ between the two.
+that differ between the two; and the classes a sealed campaign was accounted into.
 
 ``zl ab`` keeps the report it printed at the end as the campaign's ``report.json``. A
 later ``zl report`` judges the same cells again, by the rules of the zl that runs it
@@ -113,3 +113,17 @@ def _why(then: Mapping, now: Mapping) -> list[str]:
 def _number(value: object) -> bool:
     return (isinstance(value, int | float) and not isinstance(value, bool)
             and math.isfinite(float(value)))
+
+
+def sealed_classes(layout: CampaignLayout) -> dict | None:
+    """The classes (G/C/B/R/K/X) a sealed A/B campaign was accounted into when it finished
+    (its ``classes.json``), None for a campaign without them."""
+    from zl_core.seal.account import read_classes
+    from zl_core.seal.receipts import CLASSES_FILE
+
+    data = read_classes(layout.root / CLASSES_FILE)
+    if data is None:
+        return None
+    return {"rule": data.get("rule"), "counts": data.get("counts"),
+            "classes": [{"op": c.get("op"), "class": c.get("class"), "why": c.get("why")}
+                        for c in data.get("classes") or []]}

@@ -6,7 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from zl_core import caliber, stats
-from zl_core.campaigns.judging import judge, recorded_round_order, series_latencies, stats_plan
+from zl_core.campaigns.judging import (
+    judge,
+    recorded_round_order,
+    round_orders,
+    series_latencies,
+    stats_plan,
+)
 from zl_core.ir.section import ir_section
 from zl_core.pairing import pair_rows, shape_label
 from zl_core.rows import read_cell
@@ -26,7 +32,7 @@ from .common import (
     caliber_section,
     check_caliber_groups,
 )
-from .judged import judged_then_and_now
+from .judged import judged_then_and_now, sealed_classes
 from .rounds_cells import OpCells, op_cells
 from .rounds_drift import drift_check, drift_flags, drift_summary, op_drift_check, split_flags
 from .time_spent import time_spent
@@ -111,6 +117,7 @@ def build_rounds(campaign: Path, *, meta: dict | None = None, allow_mismatch: bo
         "a_env": meta.get("a_env"), "b_env": meta.get("b_env"),
         "rounds": meta.get("rounds"), "threshold_pct": threshold,
         "plan": judged_by.to_json(),
+        "round_orders": round_orders(judged_by.round_order, max(done.values(), default=0)),
         "fdr": {"level": verdict.fdr_level, "tested": verdict.tested,
                 "selected": verdict.selected, "text": verdict.fdr_text},
         "operators": operators,
@@ -126,6 +133,7 @@ def build_rounds(campaign: Path, *, meta: dict | None = None, allow_mismatch: bo
     summary["time_spent"] = time_spent(layout)
     notes.append(summary["device_time"]["text"])
     summary["judged"] = judged_then_and_now(layout, {"schema": SCHEMA, "rows": rows, "summary": summary})
+    summary["classes"] = sealed_classes(layout)
     if summary["judged"]["then"] is not None and summary["judged"]["why"]:
         notes.append(summary["judged"]["text"])
     title = (f"A/A rounds (both sides side A's environment, a noise control): {layout.name}"

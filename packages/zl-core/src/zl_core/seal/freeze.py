@@ -71,7 +71,8 @@ def plan(host: PluginHost, manifest_path: Path, *, python: str = sys.executable)
                     "level": manifest.level, "timeout_s": manifest.timeout_s},
         "rounds": manifest.rounds if manifest.rounds is not None else "auto",
         "max_rounds": manifest.max_rounds, "threshold_pct": manifest.threshold_pct,
-        "launch_floor": manifest.launch_floor, "sources": sources, "tasks": tasks,
+        "launch_floor": manifest.launch_floor, "gain_pct": manifest.gain_pct,
+        "regression_pct": manifest.regression_pct, "sources": sources, "tasks": tasks,
     }
     return Frozen(manifest=manifest, manifest_path=manifest_path, matrix=matrix)
 

@@ -23,7 +23,7 @@ TIMERS = ("graph", "direct")
 #: The keys a manifest may hold, and those a workload may hold.
 KEYS = ("schema", "campaign", "claim", "suite", "sources", "backend", "device", "device_name",
         "compile_only", "target", "switch", "timer", "replay_ms", "level", "rounds", "max_rounds",
-        "threshold_pct", "launch_floor", "timeout_s", "workloads")
+        "threshold_pct", "launch_floor", "gain_pct", "regression_pct", "timeout_s", "workloads")
 WORKLOAD_KEYS = ("op", "source", "op_file", "dtypes", "timeout_s", "reason")
 MAX_MANIFEST_BYTES = 1 << 20
 
@@ -75,6 +75,8 @@ class Manifest:
     max_rounds: int
     threshold_pct: float
     launch_floor: int
+    gain_pct: float  # class G: faster by at least this in both run orders
+    regression_pct: float  # class R: slower by at least this in both run orders
     timeout_s: float
     workloads: tuple[Workload, ...]
 
@@ -146,6 +148,8 @@ class _Reader:
             max_rounds=self.count("max_rounds", d.get("max_rounds", 12), low=4),
             threshold_pct=self.number("threshold_pct", d.get("threshold_pct", 1.0)),
             launch_floor=self.count("launch_floor", d.get("launch_floor", 4), low=0),
+            gain_pct=self.number("gain_pct", d.get("gain_pct", 5.0)),
+            regression_pct=self.number("regression_pct", d.get("regression_pct", 3.0)),
             timeout_s=self.number("timeout_s", d.get("timeout_s", 1200.0)),
             workloads=self.workloads(d.get("workloads")))
         if self.problems:

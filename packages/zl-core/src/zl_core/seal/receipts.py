@@ -22,6 +22,7 @@ from zl_core.store.layout import CampaignLayout
 from . import digests
 
 RECEIPT = "receipt.json"
+CLASSES_FILE = "classes.json"  # seal.account writes it; a receipt binds it
 SCHEMA = 1
 #: Identity fields a cell receipt repeats: where and with what the cell ran.
 IDENTITY_FIELDS = ("provider", "source", "provider_commit", "gems_package", "backend", "device",
@@ -55,7 +56,7 @@ def write(layout: CampaignLayout, cells: list[Path], *, rules: int | None,
     zl = digests.zl_files()
     tables = {p.name: digests.file_sha256(p) for p in
               (layout.campaign_file, layout.status_file, layout.screen_json, layout.screen_tsv,
-               layout.report_json, layout.telemetry_file) if p.is_file()}
+               layout.report_json, layout.telemetry_file, layout.root / CLASSES_FILE) if p.is_file()}
     receipt = {"schema": SCHEMA, "campaign": layout.name, "kind": meta.get("kind"),
                "written": utc_stamp(), "zl": {"version": __version__,
                                               "files_sha256": digests.combined(zl), "files": zl},

@@ -21,6 +21,7 @@ import attrs
 from zl_core.ttgir_layout import safe_component
 
 CAMPAIGN_FILE = "campaign.json"
+CHECK_DIR = "check"  # an operator's accuracy-test cells, one per side
 STATUS_FILE = "status.tsv"
 TELEMETRY_FILE = "telemetry.tsv"
 SCREEN_TSV = "screen.tsv"
@@ -121,6 +122,10 @@ class CampaignLayout:
 
     def op_dir(self, op: str) -> Path:
         return self.root / op_folder(op)
+
+    def check_dir(self, op: str, side: str) -> Path:
+        """Where a side's accuracy tests of ``op`` ran: ``<op>/check/<side>``."""
+        return self.op_dir(op) / CHECK_DIR / side
 
     def round_dir(self, op: str, round_no: int) -> Path:
         return self.op_dir(op) / round_name(round_no)

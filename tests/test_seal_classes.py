@@ -1,0 +1,174 @@
+"""Classes G/C/B/R/K/X beside the verdicts of a sealed A/B campaign, and re-accounting a
+sealed run under another launch floor without a device: the rule itself on constructed
+evidence, then a frozen campaign of the sleepy suite over a fake CUDA host (its cells
+write TTGIR with layout conversions, a launch index and per-side latencies)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from zl_core.cli import main
+from zl_core.seal.classes import Correctness, Evidence, classify, demotes
+
+OK = Correctness(passed=12)
+WRONG = Correctness(passed=10, failed=2)
+
+
+def cls(**kw) -> str:
+    base = {"op": "op", "correctness_a": OK, "correctness_b": OK, "convert_layouts_a": 3,
+            "convert_layouts_b": 1, "order_deltas_pct": {"AB": 8.0, "BA": 7.0}}
+    return classify(Evidence(**{**base, **kw})).cls
+
+
+def test_each_class_and_the_order_they_are_decided_in():
+    assert cls() == "G"
+    assert cls(order_deltas_pct={"AB": 8.0, "BA": 2.0}) == "C"  # not faster enough in one order
+    assert cls(order_deltas_pct={"AB": 8.0, "BA": None}) == "C"  # one order never timed
+    assert cls(convert_layouts_b=3) == "B"
+    assert cls(order_deltas_pct={"AB": -4.0, "BA": -3.5}) == "R"
+    assert cls(order_deltas_pct={"AB": -4.0, "BA": -1.0}) == "C"  # not stable: no R
+    assert cls(correctness_b=WRONG) == "K"  # faster and wrong is K, never G
+    assert cls(correctness_a=WRONG, correctness_b=WRONG) == "X"
+    assert cls(correctness_b=Correctness(problem="no accuracy.xml")) == "X"
+    assert cls(failure="side B timed out") == "X"
+    assert cls(failure="side B timed out", correctness_b=WRONG) == "X"
+    assert cls(convert_layouts_a=None) == "X"
+    assert cls(unchanged="SWITCH_NO_IR_DIFF") == "B"
+    assert cls(correctness_a=None, correctness_b=None) == "G"  # a provider without tests
+
+
+def test_a_reaccounting_may_demote_but_never_promote():
+    assert demotes("G", "C") and demotes("C", "B") and demotes("B", "X") and demotes("C", "C")
+    assert not demotes("C", "G") and not demotes("B", "C") and not demotes("X", "B")
+
+
+MANIFEST = """\
+schema: 1
+campaign: sleepy-classes
+claim: the classes of a fake layout pass
+suite: sleepy
+sources: []
+backend: cuda
+device: "0"
+device_name: NVIDIA Fake H200
+switch: {name: FAKE_SWITCH, a: "0", b: "1"}
+rounds: 4
+launch_floor: 0
+workloads:
+"""
+OPS = ("gconv", "cconv", "bconv", "rconv", "inputconv", "hiddenconv", "abs", "crash")
+EXPECTED = {"gconv": "G", "cconv": "C", "bconv": "B", "rconv": "R", "inputconv": "C",
+            "hiddenconv": "B", "abs": "B", "crash": "X"}
+
+
+@pytest.fixture
+def sealed(lanes_host, monkeypatch, tmp_path, capsys):
+    import zl_core.host as host_module
+
+    monkeypatch.setattr(host_module, "_HOST", lanes_host)
+    monkeypatch.setenv("ZL_RUNS_ROOT", str(tmp_path / "runs"))
+    monkeypatch.setenv("ZL_FAKE_OPS", " ".join(OPS))
+    monkeypatch.setenv("ZL_FAKE_SLEEP", "0.05")
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(MANIFEST + "".join(f"  - op: {op}\n" for op in OPS))
+    assert main(["freeze", str(manifest), "--out", str(tmp_path / "frozen")]) == 0
+    # A campaign where a cell failed never exits 0: crash's cells die every time.
+    assert main(["ab", "--manifest", str(tmp_path / "frozen"), "--telemetry-interval", "0"]) in (6,)
+    capsys.readouterr()
+    [campaign] = (tmp_path / "runs").glob("ab_*")
+    return campaign
+
+
+def test_a_sealed_campaign_its_classes_and_their_reaccounting(sealed, tmp_path, capsys):
+    """One campaign (it takes a while) for the three parts below."""
+    accounted_into_classes(sealed)
+    reaccounted_at_the_sealed_floor_and_above(sealed, tmp_path, capsys)
+    reaccounting_never_writes_inside_a_run(sealed, tmp_path, capsys)
+
+
+def accounted_into_classes(sealed):
+    classes = json.loads((sealed / "classes.json").read_text())
+    assert {c["op"]: c["class"] for c in classes["classes"]} == EXPECTED
+    assert classes["rule"] == {"launch_floor": 0, "gain_pct": 5.0, "regression_pct": 3.0}
+    gconv = next(c for c in classes["classes"] if c["op"] == "gconv")
+    assert gconv["evidence"]["convert_layouts_a"] == 3 and gconv["evidence"]["convert_layouts_b"] == 1
+    assert all(v > 5 for v in gconv["evidence"]["order_deltas_pct"].values())
+    receipt = json.loads((sealed / "receipt.json").read_text())
+    assert "classes.json" in receipt["tables"] and receipt["rules"] == 2
+    # The report shows them beside the verdicts, in every form, and its model keeps its schema.
+    import jsonschema
+    from zl_core.report.dispatch import build
+    from zl_report import render
+
+    model = build(sealed)
+    assert {c["op"]: c["class"] for c in model["summary"]["classes"]["classes"]} == EXPECTED
+    schema = json.loads((Path(__file__).resolve().parents[1] / "packages/zl-core/src/zl_core/schemas/"
+                         "report.schema.json").read_text())
+    jsonschema.validate(json.loads(json.dumps(model, default=str)), schema)
+    for fmt in ("text", "md", "html"):
+        out = render(model, fmt)
+        assert "Classes (sealed campaign)" in out and "rconv" in out, fmt
+    assert not (sealed / "classes.json").stat().st_mode & 0o222  # sealed
+
+
+def reaccounted_at_the_sealed_floor_and_above(sealed, tmp_path, capsys):
+    assert main(["reaccount", str(sealed), "--out", str(tmp_path / "same"), "--launch-floor", "0"]) == 0
+    same = json.loads((tmp_path / "same" / "classes.json").read_text())
+    assert {c["op"]: c["class"] for c in same["classes"]} == EXPECTED and same["changes"] == []
+    assert "no class changed" in capsys.readouterr().out
+
+    assert main(["reaccount", str(sealed), "--out", str(tmp_path / "floor4"), "--launch-floor", "4"]) == 0
+    out = capsys.readouterr().out
+    derived = json.loads((tmp_path / "floor4" / "classes.json").read_text())
+    classes = {c["op"]: c["class"] for c in derived["classes"]}
+    # inputconv's conversions were in its input kernel (2 launches): demoted C -> B.
+    assert classes["inputconv"] == "B" and "inputconv: C -> B" in out
+    # hiddenconv would rise B -> G once its input kernel is left out: refused, it stays B.
+    assert classes["hiddenconv"] == "B" and "hiddenconv: B -> G (promotion refused: stays)" in out
+    assert {k: v for k, v in classes.items() if k not in ("inputconv", "hiddenconv")} == \
+        {k: v for k, v in EXPECTED.items() if k not in ("inputconv", "hiddenconv")}
+    receipt = json.loads((tmp_path / "floor4" / "receipt.json").read_text())
+    assert receipt["reaccounts"] == str(sealed) and receipt["rule"]["launch_floor"] == 4
+    assert {c["op"]: (c["sealed"], c["taken"]) for c in receipt["changes"]} == \
+        {"inputconv": ("C", "B"), "hiddenconv": ("B", "B")}
+
+
+def reaccounting_never_writes_inside_a_run(sealed, tmp_path, capsys):
+    before = sorted(p.relative_to(sealed).as_posix() for p in sealed.rglob("*"))
+    assert main(["reaccount", str(sealed), "--out", str(sealed / "derived")]) == 2
+    assert "lies inside campaign" in capsys.readouterr().err
+    assert sorted(p.relative_to(sealed).as_posix() for p in sealed.rglob("*")) == before
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used" / "x").write_text("")
+    assert main(["reaccount", str(sealed), "--out", str(tmp_path / "used")]) == 2
+    assert "not an empty folder" in capsys.readouterr().err
+    # A campaign without a receipt, or whose files changed since it, is refused.
+    plain = tmp_path / "runs" / "plain"
+    plain.mkdir()
+    (plain / "campaign.json").write_text("{}")
+    assert main(["reaccount", str(plain), "--out", str(tmp_path / "p")]) == 2
+    assert "has no campaign receipt" in capsys.readouterr().err
+    status = sealed / "status.tsv"
+    status.chmod(0o644)
+    status.write_text(status.read_text() + "\n")
+    assert main(["reaccount", str(sealed), "--out", str(tmp_path / "q")]) == 2
+    assert "status.tsv changed" in capsys.readouterr().err
+
+
+def test_the_manifest_sets_the_class_thresholds(tmp_path):
+    from zl_core.seal.manifest import load_manifest
+
+    path = tmp_path / "m.yaml"
+    path.write_text(MANIFEST.replace("launch_floor: 0", "launch_floor: 0\ngain_pct: 10\nregression_pct: 2")
+                    + "  - op: gconv\n")
+    manifest = load_manifest(path)
+    assert manifest.gain_pct == 10.0 and manifest.regression_pct == 2.0
+    path.write_text(textwrap.dedent(MANIFEST).replace("launch_floor: 0", "launch_floor: -1\ngain_pct: 0")
+                    + "  - op: gconv\n")
+    with pytest.raises(Exception) as info:
+        load_manifest(path)
+    problems = getattr(info.value, "problems", ())
+    assert any(p.startswith("launch_floor:") for p in problems) and any(p.startswith("gain_pct:") for p in problems)
