@@ -172,6 +172,22 @@ markers =
     fake: fake ops
 """
 
+FILES["tests/test_fake.py"] = '''
+"""FlagGems-style accuracy tests: one mark per operator (no torch: plain numbers)."""
+import pytest
+
+
+@pytest.mark.fakemm
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_fakemm(n):
+    assert n * 2 == n + n
+
+
+@pytest.mark.fakeadd
+def test_fakeadd():
+    assert 1 + 1 == 2
+'''
+
 FILES["benchmark/__init__.py"] = ""
 
 FILES["benchmark/conftest.py"] = '''

@@ -215,6 +215,9 @@ def test_every_broken_precondition_of_a_flaggems_campaign_is_named(machine, tmp_
     matrix = json.loads((frozen / "matrix.json").read_text())
     assert matrix["sources"][0]["commit"] == _git(checkout, "rev-parse", "HEAD")
     assert "benchmark/test_fake.py" in matrix["tasks"][0]["files"]
+    # Its accuracy tests, found where FlagGems keeps them and bound with the rest.
+    assert matrix["tasks"][0]["check"] == {"file": "tests/test_fake.py", "select": ["-m", "fakemm"]}
+    assert "tests/test_fake.py" in matrix["tasks"][0]["files"]
     assert matrix["imports"]["flag_gems"].startswith(str(checkout))
     nvidia_smi(machine)
     assert seal.check_frozen(plugin_host(), frozen)["campaign"] == "fake-gemm"  # all as frozen

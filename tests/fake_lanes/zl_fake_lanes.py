@@ -11,7 +11,7 @@ from pathlib import Path
 import attrs
 from zl_core import hookimpl
 from zl_core.opspec import OpSpec
-from zl_core.provider import CellCommand, CellRequest, OpInfo, Provider, ShardMerge, WarmPlan
+from zl_core.provider import CellCommand, CellRequest, CheckSpec, OpInfo, Provider, ShardMerge, WarmPlan
 
 HERE = Path(__file__).resolve().parent
 BIN = HERE / "bin"
@@ -49,7 +49,15 @@ class SleepyProvider(Provider):
     def warm_plan(self, request):
         return WarmPlan(modules=("json",))
 
+    supports_checks = True
+
+    def default_check(self, op, source):
+        return CheckSpec(file="checks/" + op.op_file, select=("-m", op.op))
+
     def cell_command(self, request, host=None):
+        if request.check is not None:  # accuracy tests: "wrong*" operators fail on side B
+            return CellCommand(argv=(sys.executable, str(HERE / "sleepy_check.py")),
+                               cwd=Path(request.out_dir), identity={"provider_commit": "sleepy"})
         return CellCommand(argv=(sys.executable, str(HERE / "sleepy_cell.py")), cwd=Path(request.out_dir),
                            identity={"provider_commit": "sleepy"})
 

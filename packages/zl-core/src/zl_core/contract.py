@@ -143,3 +143,9 @@ COMPILE_WORKERS_CAP = 8
 #: How long a cell waits for a device another zl process holds (``--lock-timeout``; 0:
 #: for ever) before its campaign ends with exit 7, naming the holder.
 DEFAULT_LOCK_TIMEOUT_S = 1800.0
+
+
+# -- files a cell writes for the core ------------------------------------------------
+
+#: The JUnit XML report a check cell (``CellRequest.check``) writes in its folder.
+ACCURACY_REPORT = "accuracy.xml"

@@ -44,6 +44,19 @@ class OpInfo:
 
 
 @attrs.frozen(kw_only=True)
+class CheckSpec:
+    """Which accuracy tests check an operator: a test file of the provider's tree and the
+    pytest arguments that select the tests of the variant the workload measures (``-m op``,
+    ``-k EXPR``, or node ids)."""
+
+    file: str  # relative to the source
+    select: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+
+    def to_json(self) -> dict:
+        return {"file": self.file, "select": list(self.select)}
+
+
+@attrs.frozen(kw_only=True)
 class CellRequest:
     """Everything one cell needs: one operator, one device, one side's environment."""
 
@@ -87,6 +100,9 @@ class CellRequest:
     sweep_devices: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     #: ``index/count`` when this cell is one shard of such a sweep ("" otherwise).
     sweep_shard: str = ""
+    #: Set: the cell runs these accuracy tests instead of the benchmark, and writes their
+    #: JUnit XML report to ``out_dir/contract.ACCURACY_REPORT``.
+    check: CheckSpec | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -211,6 +227,16 @@ class Provider(abc.ABC):
         ``target`` is the compile-only target, if any. The default answers None:
         a provider whose cells run no Triton is not held by the check.
         """
+        return None
+
+    # -- accuracy tests: a side's correctness (docs/sealed-campaigns.md) --
+
+    #: Whether :meth:`cell_command` runs a request's ``check`` (its accuracy tests).
+    supports_checks: bool = False
+
+    def default_check(self, op: OpInfo, source: str | None) -> CheckSpec | None:
+        """The accuracy tests of ``op`` under ``source`` when a manifest names none; None
+        when this provider finds none (the manifest must then name them or say why not)."""
         return None
 
     # -- sealed campaigns (zl freeze): what binds a campaign to this provider's tree --

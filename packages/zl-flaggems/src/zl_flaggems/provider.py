@@ -170,6 +170,10 @@ class FlagGemsProvider(FlagGemsSealing, PrintedTableRows, Provider):
         if request.compile_only:
             raise PreflightError("compile_only", "FlagGems benchmarks need a device; "
                                  "use --suite builtin for compile-only cells")
+        if request.check is not None:  # accuracy tests, not the benchmark (zl_flaggems.sealing)
+            self.check_tests_exist(request.check, root)
+            self._check_interpreter(request, root, host)
+            return
         preflight.check_level(request)
         node_file, node_func = self._node_parts(request, root)
         self._check_function(root, node_file, node_func, request)
@@ -339,6 +343,8 @@ class FlagGemsProvider(FlagGemsSealing, PrintedTableRows, Provider):
             raise PreflightError("flaggems_dir", "no FlagGems checkout given; pass --flaggems-dir "
                                  "or set FLAGGEMS_DIR")
         root = root.resolve()
+        if request.check is not None:
+            return self.check_command(request, root)
         plan = self._plan(request, host)
         argv = [request.python, "-m", "pytest", "-p", "no:cacheprovider", "-s",
                 *plugin_order.pytest_args(plan.modules),

@@ -1,6 +1,6 @@
 """What binds a sealed campaign to a FlagGems checkout (host side): its commit, its
-uncommitted changes, the files that define how an operator is measured, and where the
-cells import Triton and FlagGems from."""
+uncommitted changes, the files that define how an operator is measured, where the cells
+import Triton and FlagGems from; and the accuracy tests (``tests/``) that check a side."""
 
 from __future__ import annotations
 
@@ -9,11 +9,15 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from zl_core import contract
+from zl_core.errors import PreflightError
 from zl_core.module_origins import origins
-from zl_core.provider import OpInfo
+from zl_core.provider import CellCommand, CellRequest, CheckSpec, OpInfo
 
 from zl_flaggems.preflight import BENCH_DIR
 
+#: FlagGems' accuracy tests: ``tests/test_<op>.py``, each test marked with its operator.
+TESTS_DIR = "tests"
 #: Files of the checkout's root that configure how pytest runs the benchmarks.
 ROOT_FILES = ("conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg")
 #: The benchmark folder's shared harness: every top-level file but the per-op tests.
@@ -21,7 +25,41 @@ HARNESS_SUFFIXES = (".py", ".yaml", ".yml")
 
 
 class FlagGemsSealing:
-    """Mixed into the FlagGems provider (it supplies ``_root`` and ``gems_package_of``)."""
+    """Mixed into the FlagGems provider (it supplies ``_root``, ``gems_package_of`` and
+    ``cell_env``)."""
+
+    supports_checks = True
+
+    def default_check(self, op: OpInfo, source: str | None) -> CheckSpec | None:
+        """``tests/test_<op_file>.py`` (else ``test_<op>.py``), its tests marked ``op``."""
+        root = self._root(source)
+        if root is None:
+            return None
+        for name in dict.fromkeys((op.op_file, op.op)):
+            if (root / TESTS_DIR / f"test_{name}.py").is_file():
+                return CheckSpec(file=f"{TESTS_DIR}/test_{name}.py", select=("-m", op.op))
+        return None
+
+    def check_tests_exist(self, check: CheckSpec, root: Path) -> None:
+        path = root / check.file
+        if not path.is_file():
+            raise PreflightError("accuracy_tests", f"no {check.file} in {root}; name the operator's "
+                                 "accuracy tests in the manifest (correctness.file)")
+
+    def check_command(self, request: CellRequest, root: Path) -> CellCommand:
+        """Plain pytest on the accuracy tests, in the side's environment (its switch value,
+        the checkout's package), writing JUnit XML for the core."""
+        check = request.check
+        nodes = any("::" in arg for arg in check.select)
+        argv = (request.python, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                *(() if nodes else (check.file,)), *check.select,
+                f"--junitxml={Path(request.out_dir) / contract.ACCURACY_REPORT}")
+        from zl_flaggems.provider import provider_commit
+
+        identity = {"provider": self.name, "provider_commit": provider_commit(root),
+                    "source": str(root), "gems_package": self.gems_package_of(root),
+                    "check": check.to_json()}
+        return CellCommand(argv=argv, cwd=root, env=self.cell_env(request, root), identity=identity)
 
     def workload_files(self, op: OpInfo, source: str | None) -> list[Path]:
         root = self._root(source)

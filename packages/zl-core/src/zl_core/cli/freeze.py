@@ -57,6 +57,11 @@ def run(args: argparse.Namespace) -> int:
         note = f"  ({task['reason']})" if task["reason"] else ""
         print(f"  {task['ordinal']:>3}. {task['op']} [{task['op_file']}] {dtypes}, timeout "
               f"{task['timeout_s']:g}s, {len(task['files'])} file(s) bound{note}")
+        if task.get("check"):
+            print(f"       accuracy tests: {' '.join([task['check']['file'], *task['check']['select']])}"
+                  + (f"  ({task['check_why']})" if task.get("check_why") else ""))
+        elif m.get("correctness"):
+            print(f"       accuracy tests: not run ({task.get('check_why')})")
     print(f"estimated device time: screen {_seconds(outcome.screen.total_s)}, A/B rounds "
           f"{_seconds(outcome.rounds.total_s)}")
     if outcome.out is None:

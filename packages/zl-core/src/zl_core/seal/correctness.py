@@ -6,11 +6,10 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from zl_core.contract import ACCURACY_REPORT as REPORT
 from zl_core.store.layout import CampaignLayout
 
 from .classes import Correctness
-
-REPORT = "accuracy.xml"
 
 
 def read_side(layout: CampaignLayout, op: str, side: str) -> Correctness | None:

@@ -21,7 +21,7 @@ import attrs
 from zl_core import __version__, atomic
 from zl_core.errors import BadInputError, ZlError
 from zl_core.host import PluginHost
-from zl_core.provider import OpInfo, Provider
+from zl_core.provider import CheckSpec, OpInfo, Provider
 from zl_core.stamps import utc_stamp
 
 from . import digests
@@ -72,7 +72,8 @@ def plan(host: PluginHost, manifest_path: Path, *, python: str = sys.executable)
         "rounds": manifest.rounds if manifest.rounds is not None else "auto",
         "max_rounds": manifest.max_rounds, "threshold_pct": manifest.threshold_pct,
         "launch_floor": manifest.launch_floor, "gain_pct": manifest.gain_pct,
-        "regression_pct": manifest.regression_pct, "sources": sources, "tasks": tasks,
+        "regression_pct": manifest.regression_pct, "correctness": manifest.correctness,
+        "sources": sources, "tasks": tasks,
     }
     return Frozen(manifest=manifest, manifest_path=manifest_path, matrix=matrix)
 
@@ -180,9 +181,10 @@ def _tasks(provider: Provider, manifest: Manifest, problems: list[str]) -> list[
         info = _target(provider, work, source, where, problems)
         if info is None:
             continue
+        check, check_path = _check(provider, manifest, work, info, source, where, problems)
         files = {}
         root = Path(source) if source else None
-        for path in provider.workload_files(info, source):
+        for path in [*provider.workload_files(info, source), *([check_path] if check_path else [])]:
             digest = digests.file_sha256(path)
             shown = digests.shown_path(path, root)
             if digest is None:
@@ -191,8 +193,34 @@ def _tasks(provider: Provider, manifest: Manifest, problems: list[str]) -> list[
         tasks.append({"ordinal": len(tasks) + 1, "op": info.op, "source": name,
                       "op_file": info.op_file, "dtypes": list(work.dtypes),
                       "timeout_s": work.timeout_s or manifest.timeout_s, "reason": work.reason,
-                      "files": files})
+                      "check": check.to_json() if check else None,
+                      "check_why": work.check_skip or work.check_reason, "files": files})
     return tasks
+
+
+def _check(provider: Provider, manifest: Manifest, work: Workload, info: OpInfo, source: str | None,
+           where: str, problems: list[str]) -> tuple[CheckSpec | None, Path | None]:
+    """The workload's accuracy tests (the manifest's, else the provider's own) and the
+    test file to bind; (None, None) where none run, with the problem noted if that is
+    not what the manifest said."""
+    if not manifest.correctness or work.check_skip:
+        return None, None
+    if not provider.supports_checks:
+        problems.append(f"{where}.correctness: the {provider.name} suite runs no accuracy tests; "
+                        "say correctness: false (manifest) or skip: <reason> (workload)")
+        return None, None
+    default = provider.default_check(info, source)
+    if work.check_file is None and default is None:
+        problems.append(f"{where}.correctness: no accuracy tests found for {info.op}; name them "
+                        "(correctness.file, correctness.select) or say why not (correctness.skip)")
+        return None, None
+    check = CheckSpec(file=work.check_file or default.file,
+                      select=work.check_select or (default.select if default and not work.check_file else ()))
+    path = (Path(source) if source else Path(".")) / check.file
+    if source and not path.is_file():
+        problems.append(f"{where}.correctness.file: {check.file} is not in {source}")
+        return check, None
+    return check, path if source else None
 
 
 def _target(provider: Provider, work: Workload, source: str | None, where: str,

@@ -23,8 +23,10 @@ TIMERS = ("graph", "direct")
 #: The keys a manifest may hold, and those a workload may hold.
 KEYS = ("schema", "campaign", "claim", "suite", "sources", "backend", "device", "device_name",
         "compile_only", "target", "switch", "timer", "replay_ms", "level", "rounds", "max_rounds",
-        "threshold_pct", "launch_floor", "gain_pct", "regression_pct", "timeout_s", "workloads")
-WORKLOAD_KEYS = ("op", "source", "op_file", "dtypes", "timeout_s", "reason")
+        "threshold_pct", "launch_floor", "gain_pct", "regression_pct", "timeout_s", "correctness",
+        "workloads")
+WORKLOAD_KEYS = ("op", "source", "op_file", "dtypes", "timeout_s", "reason", "correctness")
+CORRECTNESS_KEYS = ("file", "select", "reason", "skip")
 MAX_MANIFEST_BYTES = 1 << 20
 
 
@@ -52,6 +54,12 @@ class Workload:
     dtypes: tuple[str, ...] = ()
     timeout_s: float | None = None
     reason: str = ""  # why the workload is narrowed (dtypes chosen)
+    #: Its accuracy tests when the manifest names them: the file, the pytest arguments that
+    #: select the measured variant's tests, and why they were narrowed to those.
+    check_file: str | None = None
+    check_select: tuple[str, ...] = ()
+    check_reason: str = ""
+    check_skip: str = ""  # why this workload's accuracy tests are not run
 
 
 @attrs.frozen(kw_only=True)
@@ -78,6 +86,7 @@ class Manifest:
     gain_pct: float  # class G: faster by at least this in both run orders
     regression_pct: float  # class R: slower by at least this in both run orders
     timeout_s: float
+    correctness: bool  # each side runs the workloads' accuracy tests
     workloads: tuple[Workload, ...]
 
 
@@ -151,6 +160,7 @@ class _Reader:
             gain_pct=self.number("gain_pct", d.get("gain_pct", 5.0)),
             regression_pct=self.number("regression_pct", d.get("regression_pct", 3.0)),
             timeout_s=self.number("timeout_s", d.get("timeout_s", 1200.0)),
+            correctness=self.flag("correctness", d.get("correctness", True)),
             workloads=self.workloads(d.get("workloads")))
         if self.problems:
             raise ManifestError(path, self.problems)
@@ -199,7 +209,9 @@ class _Reader:
             if dtypes and (not isinstance(reason, str) or not reason.strip()):
                 self.problems.append(f"{where}.reason: narrowing to dtypes {dtypes} needs a stated "
                                      "reason, so the exclusion stays visible in review")
+            check = self.correctness(f"{where}.correctness", item.get("correctness", {}))
             workload = Workload(
+                **check,
                 op=self.name(f"{where}.op", item.get("op")),
                 source=self.optional_text(f"{where}.source", item.get("source")),
                 op_file=self.optional_text(f"{where}.op_file", item.get("op_file")),
@@ -213,6 +225,29 @@ class _Reader:
             seen.add(key)
             out.append(workload)
         return tuple(out)
+
+    def correctness(self, where: str, value: object) -> dict:
+        """A workload's ``correctness: {file, select, reason}`` or ``{skip: reason}``."""
+        if not isinstance(value, dict):
+            self.problems.append(f"{where}: a mapping of {', '.join(CORRECTNESS_KEYS)}")
+            return {}
+        for key in sorted(set(value) - set(CORRECTNESS_KEYS), key=str):
+            self.problems.append(f"{where}.{key}: not a correctness key (known: {', '.join(CORRECTNESS_KEYS)})")
+        if "skip" in value:
+            if set(value) - {"skip"}:
+                self.problems.append(f"{where}: skip goes alone (its tests are not run)")
+            return {"check_skip": self.text(f"{where}.skip", value.get("skip"))}
+        select = value.get("select", [])
+        if not isinstance(select, list) or not all(isinstance(x, str) and x for x in select):
+            self.problems.append(f"{where}.select: a list of pytest arguments (\"-k\", \"EXPR\", or node ids)")
+            select = []
+        reason = value.get("reason", "")
+        if select and (not isinstance(reason, str) or not reason.strip()):
+            self.problems.append(f"{where}.reason: selecting {select} narrows the tests to a variant; "
+                                 "say why, so the narrowing stays visible in review")
+        return {"check_file": self.optional_text(f"{where}.file", value.get("file")),
+                "check_select": tuple(select),
+                "check_reason": reason.strip() if isinstance(reason, str) else ""}
 
     # -- one value each -------------------------------------------------------
 

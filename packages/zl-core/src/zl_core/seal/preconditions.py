@@ -89,8 +89,10 @@ def _targets(provider, matrix: dict, problems: list[str]) -> None:
                             f"{provider.name} suite" + (f" at {source}" if source else ""))
             continue
         root = Path(source) if source else None
-        now = {digests.shown_path(path, root): digests.file_sha256(path)
-               for path in provider.workload_files(found[0], source)}
+        paths = list(provider.workload_files(found[0], source))
+        if task.get("check") and root is not None:  # its accuracy tests, bound at freeze
+            paths.append(root / task["check"]["file"])
+        now = {digests.shown_path(path, root): digests.file_sha256(path) for path in paths}
         changed = digests.differences(task.get("files") or {}, now)
         if changed:
             problems.append(f"benchmark {task.get('op')}: {', '.join(changed[:3])}"

@@ -20,7 +20,7 @@ from pathlib import Path
 from zl_core import contract
 from zl_core.errors import PreflightError
 from zl_core.host import PluginHost
-from zl_core.provider import CellCommand, CellRequest, OpInfo, Provider, WarmPlan
+from zl_core.provider import CellCommand, CellRequest, CheckSpec, OpInfo, Provider, WarmPlan
 from zl_flaggems import gems_env, preflight
 from zl_flaggems.preflight import BENCH_DIR
 from zl_flaggems.table import PrintedTableRows
@@ -128,6 +128,15 @@ class BuiltinSuiteProvider(PrintedTableRows, Provider):
             return []
         ops = [op for path in sorted(bench.glob("test_*.py")) for op in read_benchmark_file(path)]
         return sorted(ops, key=lambda o: (o.op, o.op_file))
+
+    supports_checks = True
+
+    def default_check(self, op: OpInfo, source: str | None) -> CheckSpec | None:
+        """The benchmark itself, every shape checked against torch and nothing timed."""
+        node = f"{BENCH_DIR}/test_{op.op_file}.py"
+        if not (self.root(source) / node).is_file():
+            return None
+        return CheckSpec(file=node, select=(f"{node}::test_{op.op}",))
 
     def workload_files(self, op: OpInfo, source: str | None) -> list[Path]:
         """The operator's benchmark file, the suite's harness and the operator's kernels."""
@@ -272,6 +281,17 @@ class BuiltinSuiteProvider(PrintedTableRows, Provider):
             "bench_level": request.level,
             "suite_dir": str(root),
         }
+        if request.check is not None:
+            # The suite's own check: every shape against torch, nothing timed (--metrics accuracy).
+            argv = [request.python, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                    "-c", str(root / INI_NAME), "--rootdir", str(root), *request.check.select,
+                    "--level", request.level, "--metrics", "accuracy",
+                    f"--junitxml={Path(request.out_dir) / contract.ACCURACY_REPORT}"]
+            for dtype in request.op.dtypes:
+                argv += ["--dtypes", dtype]
+            identity.update({"timer": "none", "check": request.check.to_json()})
+            return CellCommand(argv=tuple(argv), cwd=root, env={contract.PROVIDER: self.name, **gems},
+                               unset=unset, identity=identity)
         if request.compile_only:
             target = self._target(request)
             argv = [request.python, "-m", "zl_flaggems.compile_only", "--op", request.op.op,

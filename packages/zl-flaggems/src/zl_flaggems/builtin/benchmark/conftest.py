@@ -59,6 +59,10 @@ def pytest_addoption(parser):
                      help="dtype to run (repeatable; default: each operator's own list)")
     parser.addoption("--shape_file", default=DEFAULT_SHAPE_FILE,
                      help="YAML of shapes keyed by op name or benchmark class name")
+    parser.addoption("--metrics", action="append", default=None,
+                     choices=[*consts.DEFAULT_METRICS, "accuracy"],
+                     help="what to measure (repeatable; FlagGems' option): 'accuracy' alone checks "
+                     "each shape against torch and times nothing (a check cell)")
     parser.addoption("--record", default="none", choices=["none", "json"],
                      help="json: write every result to --output")
     parser.addoption("--output", default=None,
@@ -90,6 +94,7 @@ def pytest_configure(config):
     names = config.getoption("--dtypes")
     cfg.user_desired_dtypes = consts.torch_dtypes(names) if names else None
     cfg.shape_file = config.getoption("--shape_file")
+    cfg.user_desired_metrics = config.getoption("--metrics")
     cfg.record_json = config.getoption("--record") == "json"
     if cfg.record_json:
         cfg.output = _report_path(config)
