@@ -1,0 +1,94 @@
+"""A side's accuracy tests as a cell: the command each suite gives for CellRequest.check,
+run for real (the FlagGems suite on a fake checkout's tests/, the built-in suite collecting
+its benchmark under --metrics accuracy), and the JUnit XML read back."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import fake_flaggems
+import pytest
+from zl_core import Backend, contract
+from zl_core.errors import PreflightError
+from zl_core.opspec import OpSpec
+from zl_core.provider import CellRequest, CheckSpec, OpInfo
+from zl_core.seal.correctness import read_report
+from zl_flaggems.builtin.provider import BuiltinSuiteProvider
+from zl_flaggems.provider import FlagGemsProvider
+
+BACKEND = Backend(name="fakegpu", flaggems_vendor="fakevendor", graph_capture=True)
+
+
+def run(command, extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    env = {**os.environ, **command.env}
+    for name in command.unset:
+        env.pop(name, None)
+    return subprocess.run([*command.argv, *extra], cwd=command.cwd, env=env, capture_output=True,
+                          text=True, timeout=120, check=False)
+
+
+def test_flaggems_runs_the_operators_marked_tests_and_reports_them(tmp_path, fake_host):
+    root = fake_flaggems.build(tmp_path / "FlagGems")
+    provider = FlagGemsProvider()
+    check = provider.default_check(OpInfo(op="fakemm", op_file="fake"), str(root))
+    assert check == CheckSpec(file="tests/test_fake.py", select=("-m", "fakemm"))
+    out = tmp_path / "check" / "B"
+    out.mkdir(parents=True)
+    req = CellRequest(op=OpSpec.parse("fakemm:fake"), backend=BACKEND, out_dir=out,
+                      python=sys.executable, source=str(root), check=check)
+    command = provider.cell_command(req)
+    assert "--level" not in command.argv  # the benchmark's options are not the tests'
+    done = run(command)
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = read_report(out / contract.ACCURACY_REPORT)
+    assert (result.passed, result.failed, result.ok) == (3, 0, True)  # fakemm's 3, not fakeadd's
+    # A failing test is a failure of the side, read from the same report.
+    test = root / "tests" / "test_fake.py"
+    test.write_text(test.read_text().replace("assert n * 2 == n + n", "assert n * 2 == n + n + (n == 2)"))
+    assert run(command).returncode == 1
+    result = read_report(out / contract.ACCURACY_REPORT)
+    assert (result.passed, result.failed, result.ok) == (2, 1, False)
+
+
+def test_flaggems_names_missing_accuracy_tests_before_running(tmp_path, fake_host):
+    root = fake_flaggems.build(tmp_path / "FlagGems")
+    provider = FlagGemsProvider()
+    assert provider.default_check(OpInfo(op="fakeadd", op_file="nosuchfile"), str(root)) is None
+    req = CellRequest(op=OpSpec.parse("fakeadd:fake"), backend=BACKEND, out_dir=tmp_path,
+                      python=sys.executable, source=str(root),
+                      check=CheckSpec(file="tests/test_gone.py", select=("-m", "fakeadd")))
+    with pytest.raises(PreflightError) as info:
+        provider.preflight(req)
+    assert info.value.check == "accuracy_tests" and "tests/test_gone.py" in str(info.value)
+
+
+def test_the_builtin_suite_checks_its_benchmark_and_times_nothing(tmp_path):
+    provider = BuiltinSuiteProvider()
+    check = provider.default_check(OpInfo(op="softmax", op_file="softmax"), None)
+    assert check.select == ("benchmark/test_softmax.py::test_softmax",)
+    req = CellRequest(op=OpSpec.parse("softmax"), backend=Backend(name="cuda"), out_dir=tmp_path,
+                      python=sys.executable, check=check)
+    command = provider.cell_command(req)
+    assert "--metrics" in command.argv and command.argv[command.argv.index("--metrics") + 1] == "accuracy"
+    # No device here: collecting proves the suite takes the options (--metrics accuracy, the
+    # JUnit report) and finds the test; its run needs torch and a device.
+    done = run(command, ("--collect-only",))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "test_softmax" in done.stdout
+
+
+@pytest.mark.parametrize("body, problem", [
+    (None, "wrote no report"),
+    ("<not xml", "cannot be read"),
+    ('<testsuite tests="2" failures="0" errors="0" skipped="2"/>', "no accuracy test ran"),
+    ('<testsuite tests="x"/>', "not numbers"),
+])
+def test_a_report_that_says_nothing_is_a_problem_never_a_pass(tmp_path, body, problem):
+    path = tmp_path / "accuracy.xml"
+    if body is not None:
+        path.write_text(body)
+    result = read_report(path)
+    assert problem in result.problem and not result.ok
