@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from time import sleep
 
@@ -13,6 +14,8 @@ from zl_core.host import plugin_host
 
 DEFAULT_INTERVAL_S = 5.0
 
+log = logging.getLogger(__name__)
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("telemetry", help="sample device clocks, temperature, power and use as TSV",
@@ -21,8 +24,9 @@ def add_parser(sub) -> None:
                                    "failing sampler is reported on stderr and is not an error.")
     p.add_argument("--backend", help=f"backend name or alias (default: ${BACKEND_ENV}, "
                                      "or the only one installed)")
-    p.add_argument("--device", help="device to sample (default: the one the backend's visibility "
-                                    "variable names, else every device)")
+    p.add_argument("--device", help="device to sample (default: the one device the backend's "
+                                    "visibility variable names; every device when it names "
+                                    "none or several)")
     p.add_argument("--interval", type=_common.positive_float, default=DEFAULT_INTERVAL_S,
                    metavar="SECONDS", help=f"seconds between samples (default {DEFAULT_INTERVAL_S:g})")
     p.add_argument("--once", action="store_true", help="take one sample and exit")
@@ -38,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
         if not rows:
             # Nothing to show: say why, and leave stdout empty so that no file
             # ever looks sampled when it is not.
-            print(f"zl telemetry: {reason}", file=sys.stderr)
+            log.warning("zl telemetry: %s", reason)
             return 0
         print(telemetry.HEADER)
         while True:
@@ -50,6 +54,6 @@ def run(args: argparse.Namespace) -> int:
             sleep(args.interval)
             rows, reason = telemetry.sample_once(host, backend, device)
             if not rows:  # a transient failure mid-run: note it and keep sampling
-                print(f"zl telemetry: {reason}", file=sys.stderr)
+                log.warning("zl telemetry: %s", reason)
     except KeyboardInterrupt:
         return 0
