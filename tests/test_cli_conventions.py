@@ -387,3 +387,47 @@ def test_every_command_says_where_its_output_goes_and_takes_q_and_v():
     assert "--color" not in _help("ops")
     assert "progress goes to stderr" in _help("screen") and "progress goes to stderr" in _help("ab")
 
+
+# -- the README's table of environment variables ------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _readme_variables_section() -> str:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    return text.split("Environment variables zl reads:", 1)[1].split("### Exit codes", 1)[0]
+
+
+def _sources() -> dict[Path, str]:
+    files = [p for p in (REPO / "packages").rglob("*.py") if "_template" not in p.parts]
+    return {p: p.read_text(encoding="utf-8") for p in [*files, REPO / "noxfile.py"]}
+
+
+def test_the_readme_names_every_variable_zl_reads_or_writes():
+    from zl_core import contract, devicelock
+    from zl_core.campaigns import dask_executor
+    from zl_core.host import PluginHost
+    from zl_flaggems import gems_env
+
+    sources = _sources()
+    named = set()
+    for text in sources.values():
+        named |= set(re.findall(r"[\"'](ZL_[A-Z0-9_]+)[\"']", text))  # every ZL_* spelled in the code
+        named |= set(re.findall(r"(?:environ\.get|getenv)\(\s*[\"']([A-Z][A-Z0-9_]+)[\"']", text))
+    named |= {v for k, v in vars(contract).items() if k.isupper() and isinstance(v, str) and v.startswith("ZL_")}
+    named |= {devicelock.LOCK_DIR_ENV, dask_executor.SCRATCH_ENV, *gems_env.VENDOR_ENV_KEYS,
+              gems_env.CACHE_DIR, gems_env.DB_URL, console.NO_COLOR_ENV, console.FORCE_COLOR_ENV,
+              "COLUMNS", "VIRTUAL_ENV", "CONDA_PREFIX", "ROCR_VISIBLE_DEVICES"}
+    named |= {key for b in PluginHost.load().backends() for key in b.visibility_env_keys}
+    named |= {p.source_env for p in PluginHost.load().providers().values() if p.source_env}
+    assert "ZL_PYTHON" in named and "ZL_LOCK_DIR" in named
+    section = _readme_variables_section()
+    missing = sorted(name for name in named if f"`{name}`" not in section and f"`{name}=" not in section)
+    assert missing == []
+
+
+def test_every_variable_the_readme_names_is_in_the_code():
+    code = "\n".join(_sources().values())
+    listed = set(re.findall(r"`([A-Z][A-Z0-9_]{3,})(?:=[^`]*)?`", _readme_variables_section()))
+    assert {"ZL_PYTHON", "NO_COLOR", "FLAGGEMS_DIR"} <= listed
+    assert sorted(name for name in listed if name not in code) == []
