@@ -3,27 +3,29 @@
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 from zl_core import app
 from zl_core.errors import UsageError
 
 
-def test_screen_then_ab_from_records_alone(fake_host, tmp_path):
-    lines = []
+def test_screen_then_ab_from_records_alone(fake_host, tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger="zl_core")
     where = app.Where(suite="fake")
     screen = app.screen(fake_host, app.ScreenOptions(ops=("gemm", "pointwise"), where=where,
-                                                     runs_root=tmp_path), echo=lines.append)
+                                                     runs_root=tmp_path))
     assert [r["verdict"] for r in screen.rows] == ["IR_CHANGED", "NO_IR_DIFF"]
-    assert lines and "switch FAKE_SWITCH (A=0 B=1)" in lines[0]
+    said = [r.message for r in caplog.records if r.name == "zl_core.app.commands"]
+    assert said and "switch FAKE_SWITCH (A=0 B=1)" in said[0]
     # No operators named: the A/B campaign takes the screen's IR_CHANGED ones, its switch,
     # backend and device, and one of its NO_IR_DIFF operators as an A/A control.
     done = app.ab(fake_host, app.AbOptions(where=where, runs_root=tmp_path, rounds=4,
-                                           controls=1, telemetry_interval=0), echo=lines.append)
+                                           controls=1, telemetry_interval=0))
     assert done.screen == screen.campaign
     assert [(r.op.op, r.control, r.state) for r in done.runs] == [("gemm", False, "done"),
                                                                   ("pointwise", True, "done")]
-    assert "zl ab: switch FAKE_SWITCH A=0 B=1 (from the screen)" in lines
+    assert "zl ab: switch FAKE_SWITCH A=0 B=1 (from the screen)" in caplog.messages
     meta = json.loads((done.campaign / "campaign.json").read_text())
     assert meta["kind"] == "ab" and meta["screen"] == str(screen.campaign)
     model = app.campaign_report(done.campaign, threshold_pct=done.threshold_pct)
@@ -34,12 +36,9 @@ def test_screen_then_ab_from_records_alone(fake_host, tmp_path):
 
 def test_ab_with_nothing_changed_runs_nothing(fake_host, tmp_path):
     where = app.Where(suite="fake")
-    app.screen(fake_host, app.ScreenOptions(ops=("pointwise",), where=where, runs_root=tmp_path),
-               echo=lambda _: None)
-    said = []
-    done = app.ab(fake_host, app.AbOptions(where=where, runs_root=tmp_path), echo=said.append)
-    assert done.campaign is None and done.runs == ()
-    assert "found no IR_CHANGED operator" in said[0]
+    screen = app.screen(fake_host, app.ScreenOptions(ops=("pointwise",), where=where, runs_root=tmp_path))
+    done = app.ab(fake_host, app.AbOptions(where=where, runs_root=tmp_path))
+    assert done.campaign is None and done.runs == () and done.screen == screen.campaign
     assert not list(tmp_path.glob("ab_*"))
 
 

@@ -222,14 +222,14 @@ def test_a_campaign_whose_cells_failed_does_not_exit_0(failing, tmp_path, capsys
     rc = main(["screen", "--suite", "failing", "--ops", "crash", "fine", "--runs-root", str(tmp_path)])
     out, err = capsys.readouterr()
     assert rc == 6 and "Traceback" not in out + err
-    assert "zl screen: 1 operator(s) failed: crash (exit 6" in out
+    assert "zl screen: 1 operator(s) failed: crash (exit 6" in err and "failed: crash" not in out
 
 
 def test_a_cell_whose_rows_the_provider_cannot_read_fails_with_the_reason(failing, tmp_path, capsys):
     rc = main(["screen", "--suite", "failing", "--ops", "unreadable", "fine", "--runs-root", str(tmp_path)])
     out, err = capsys.readouterr()
     assert rc == 6 and "Traceback" not in out + err
-    assert "zl screen: 1 operator(s) failed: unreadable (exit 6" in out
+    assert "zl screen: 1 operator(s) failed: unreadable (exit 6" in err
     (campaign,) = tmp_path.glob("screen_*")
     rows = {r["op"]: r for r in json.loads((campaign / "screen.json").read_text())["ops"]}
     assert rows["unreadable"]["verdict"] == "FAILED"  # not NO_ROWS: nothing says it measured nothing
@@ -240,7 +240,8 @@ def test_a_cell_whose_rows_the_provider_cannot_read_fails_with_the_reason(failin
 
 
 def test_a_disk_that_fills_mid_screen_ends_on_one_line_not_0(failing, tmp_path, capsys):
-    rc = main(["screen", "--suite", "failing", "--ops", "fill", "fine", "--runs-root", str(tmp_path)])
+    # -q: no progress on stderr, so the one line there is the error
+    rc = main(["screen", "-q", "--suite", "failing", "--ops", "fill", "fine", "--runs-root", str(tmp_path)])
     out, err = capsys.readouterr()
     assert rc == 6 and "Traceback" not in out + err
     (line,) = [ln for ln in err.splitlines() if ln.strip()]

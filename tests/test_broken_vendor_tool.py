@@ -60,5 +60,5 @@ def test_a_hung_nvidia_smi_is_named_and_ended(machine, tmp_path, capsys, monkeyp
 
 def test_without_any_vendor_tool_the_screen_says_it_runs_ir_only(machine, tmp_path, capsys):
     assert screen(tmp_path) == 0
-    out = capsys.readouterr().out
-    assert "running the IR-only screen instead" in out  # said, not silent
+    err = capsys.readouterr().err
+    assert "running the IR-only screen instead" in err  # said (a warning), not silent

@@ -306,8 +306,8 @@ def test_two_step_flow_through_the_cli(fake_host, tmp_path, capsys):
     # Step 2 takes the screen's IR_CHANGED ops and its switch without being told.
     assert main(["ab", "--rounds", "4", "--suite", "fake", "--runs-root", root,
                  "--telemetry-interval", "0"]) == 0
-    out = capsys.readouterr().out
-    assert "using screen" in out and "gemm" in out and "switch FAKE_SWITCH A=0 B=1 (from the screen)" in out
+    err = capsys.readouterr().err
+    assert "using screen" in err and "gemm" in err and "switch FAKE_SWITCH A=0 B=1 (from the screen)" in err
     campaign = next((tmp_path / "runs").glob("ab_*"))
     assert {p.name for p in campaign.iterdir() if p.is_dir()} == {"gemm"}
     assert json.loads((campaign / "report.json").read_text())["kind"] == "rounds"

@@ -10,14 +10,17 @@ from zl_core.cli import main
 
 def test_cell_lines_say_what_runs_and_what_their_columns_mean(failing, tmp_path, capsys):  # noqa: F811
     assert main(["screen", "--suite", "failing", "--ops", "fine", "--runs-root", str(tmp_path)]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    out, err = capsys.readouterr()
+    lines = err.splitlines()  # progress: stderr
     legends = [ln for ln in lines if ln.startswith("each cell line:")]
     assert len(legends) == 1 and "[switch value]" in legends[0] and "ttgir=.ttgir files" in legends[0]
     running = lines.index("[1/2] fine A [0] running ...")
     finished = next(i for i, ln in enumerate(lines) if ln.startswith("[1/2] fine A [0] rc=0 rows=0 ttgir=0"))
     assert running < finished
-    assert any(ln.startswith("kernels A/B: distinct Triton kernels") for ln in lines)
-    assert lines[-1].endswith("then: zl ab --rounds 8")
+    results = out.splitlines()  # the verdicts, their legend and the next step: stdout
+    assert any(ln.startswith("kernels A/B: distinct Triton kernels") for ln in results)
+    assert results[-1].endswith("then: zl ab --rounds 8")
+    assert not any(ln.startswith(("each cell line:", "[1/2]")) for ln in results)
 
 
 def test_the_ir_only_screen_does_not_send_the_user_to_ab_rounds(tmp_path, capsys, monkeypatch):
@@ -48,7 +51,8 @@ def test_without_a_device_the_builtin_screen_is_ir_only_and_says_so(tmp_path, ca
     monkeypatch.setitem(sys.modules, "torch", None)  # nor a torch namespace
     monkeypatch.setattr(host_module, "_HOST", PluginHost.load())
     assert main(["screen", "--switch", "DISABLE_MMA_V3", "--ops", "add", "--runs-root", str(tmp_path)]) == 0
-    out = capsys.readouterr().out
-    assert "zl screen: no device found by any installed backend" in out
-    assert "running the IR-only screen instead (TTGIR compiled for cuda:90, no latencies)" in out
-    assert "IR-only for cuda:90" in out
+    out, err = capsys.readouterr()
+    assert "zl screen: no device found by any installed backend" in err
+    assert "running the IR-only screen instead (TTGIR compiled for cuda:90, no latencies)" in err
+    assert "IR-only for cuda:90" in err
+    assert "(IR-only: compiled, nothing timed)" in out  # the result says it too

@@ -96,7 +96,7 @@ def test_a_task_whose_worker_died_is_rerun_elsewhere_and_the_retry_recorded(tmp_
     assert len(retried) == 1  # the task of the dead worker ran again, on the other one
     op = retried[0][0]
     assert len({a[3] for a in attempts if a[0] == op}) == 2  # first on the dead worker, then the other
-    assert "rerun from scratch after its worker died" in out
+    assert "rerun from scratch after its worker died" in err  # progress: stderr
     for name in names:
         for side in "AB":
             assert json.loads((campaign / name / side / "run_identity.json").read_text())["finished"]

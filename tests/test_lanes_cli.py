@@ -84,7 +84,7 @@ def test_a_crashing_cell_is_retried_until_the_same_failure_repeats(zl, tmp_path,
     ident = identity(campaign / "crashy" / "A")
     assert ident["attempts"] == [-signal.SIGSEGV, -signal.SIGSEGV]
     assert (campaign / "crashy" / "A.attempt1" / "run.log").is_file()  # the earlier log is kept
-    assert "1 operator(s) failed: crashy" in capsys.readouterr().out
+    assert "1 operator(s) failed: crashy" in capsys.readouterr().err
     assert zl(["report", str(campaign), "--fail-on", "failed"]) == 5
 
 
@@ -101,8 +101,8 @@ def test_a_crash_that_does_not_repeat_costs_one_retry(zl, tmp_path, monkeypatch)
 def test_a_rejected_dtype_filter_is_dropped_and_said(zl, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("ZL_FAKE_OPS", "dtypeop")
     assert zl([*screen_args("--ops", "dtypeop:test_dtypeop.py:float64")]) == 0
-    out = capsys.readouterr().out
-    assert "rejects dtypes float64; running it again without the dtype filter" in out
+    err = capsys.readouterr().err
+    assert "rejects dtypes float64; running it again without the dtype filter" in err
     [campaign] = campaigns(tmp_path)
     assert identity(campaign / "dtypeop" / "A")["retry_notes"] == ["dtype_fallback"]
 
@@ -154,7 +154,7 @@ def test_resume_after_sigkill_reruns_no_finished_cell_and_misses_none(tmp_path):
     assert all(starts.count(cell) == 1 for cell in kept if cell[0] not in moved)
     for op in moved:
         assert list((campaign / ".aside").glob(f"*-moved/{op}/*/run_identity.json"))
-        assert f"{op}: its finished cells ran on device" in done.stdout
+        assert f"{op}: its finished cells ran on device" in done.stderr
     assert json.loads((campaign / "campaign.json").read_text())["state"] == "complete"
     rows = json.loads((campaign / "screen.json").read_text())["ops"]
     assert [r["op"] for r in rows] == OPS
@@ -175,7 +175,7 @@ def test_resume_refuses_different_arguments_naming_them(zl, tmp_path, capsys):
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_signal_ends_a_lanes_screen_marks_it_interrupted_and_leaves_no_cell(tmp_path, sig, code):
-    proc = run_screen_process(tmp_path, "--devices", "all", sleep="5")
+    proc = run_screen_process(tmp_path, "--devices", "all", "-q", sleep="5")  # -q: no progress lines
     started = wait_for(lambda: [r for r in ledger(tmp_path) if r[0] == "start"] if len(
         [r for r in ledger(tmp_path) if r[0] == "start"]) >= 4 else None, timeout=60)
     assert started, proc.communicate(timeout=5)
@@ -200,8 +200,8 @@ def test_ab_does_not_take_an_incomplete_screen_silently(zl, tmp_path, capsys):
     interrupted = campaigns(tmp_path)[-1]
     capsys.readouterr()
     zl(["ab", "--suite", "sleepy", "--rounds", "4", "--aa", "--telemetry-interval", "0"])
-    out = capsys.readouterr().out
-    assert f"not taking screen {interrupted}: it is interrupted" in out
+    err = capsys.readouterr().err
+    assert f"not taking screen {interrupted}: it is interrupted" in err
 
 
 def test_scheduler_without_dask_says_how_to_install_it(zl, monkeypatch, capsys):
@@ -222,7 +222,7 @@ def test_dismissed_and_skip_marked_operators_are_listed_as_skipped_with_their_re
     assert rows["add"]["notes"] == "dismissed: needs two GPUs"
     assert rows["retired"]["notes"] == "benchmark skip mark: retired upstream"
     assert {row[2] for row in ledger(tmp_path)} == {"abs"}  # only abs ran
-    assert "2 operator(s) SKIPPED, not run" in capsys.readouterr().out
+    assert "2 operator(s) SKIPPED, not run" in capsys.readouterr().err
     assert zl(["report", str(campaign)]) == 0
 
 
@@ -358,8 +358,8 @@ def test_a_resume_whose_lanes_leave_out_a_kept_device_reruns_that_operator_whole
     starts_before = len([r for r in ledger(tmp_path) if r[0] == "start"])
     capsys.readouterr()
     assert zl(["screen", "--resume", str(campaign), "--devices", "0,2"]) == 0
-    out = capsys.readouterr().out
-    assert f"{moved}: its finished cells ran on device 3 of " in out
+    err = capsys.readouterr().err
+    assert f"{moved}: its finished cells ran on device 3 of " in err
     a, b = identity(campaign / moved / "A"), identity(campaign / moved / "B")
     assert a["device"] == b["device"] in ("0", "2")  # whole, on one of this resume's lanes
     [aside] = (campaign / ".aside").glob(f"*-moved/{moved}/A/run_identity.json")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 
@@ -93,19 +94,18 @@ def test_placing_a_task_pins_every_cell_and_rebasing_moves_only_its_own_paths(la
     assert moved.a.python == sys.executable  # a path outside the campaign stays
 
 
-def test_progress_tells_the_time_left_and_lanes_say_what_they_run(lanes_host, tmp_path, monkeypatch):
-    import io
-
+def test_progress_tells_the_time_left_and_lanes_say_what_they_run(lanes_host, tmp_path, monkeypatch,
+                                                                  caplog):
     from zl_core.campaigns import progress as progress_module
 
+    caplog.set_level(logging.INFO, logger="zl_core.campaigns.progress")
     clock = iter([100.0, 130.0, 160.0])
-    out = io.StringIO()
     with monkeypatch.context() as patched:  # time is one module: unpatch it before cells run and wait
         patched.setattr(progress_module.time, "monotonic", lambda: next(clock))
-        bar = progress_module.Progress(4, "screen x", stream=out)
+        bar = progress_module.Progress(4, "screen x")
         bar.advance("abs A")  # 30 s for 1 cell: 3 cells left -> 90 s
         bar.advance("abs B")  # 60 s for 2 cells: 2 left -> 60 s
-    lines = out.getvalue().splitlines()
+    lines = caplog.messages
     assert lines[1] == "[1/4] abs A (eta 1m30s)" and lines[2] == "[2/4] abs B (eta 1m00s)"
     sink = ListSink()
     list(LanesExecutor("cuda", ["0", "1"]).run(run_pair, pair_tasks(lanes_host, tmp_path / "c", ["abs", "add"]),
@@ -175,8 +175,8 @@ def test_a_screen_runs_several_cells_per_device_and_says_so_ab_rounds_never(fake
     root = tmp_path / "runs"
     assert main(["screen", "--ops", "gemm", "pointwise", "--suite", "fake", "--per-device", "2",
                  "--start", "warm", "--runs-root", str(root)]) == 0
-    out = capsys.readouterr().out
-    assert "lane fakegpu:0/1" in out or "lane fakegpu:0/2" in out
+    err = capsys.readouterr().err
+    assert "lane fakegpu:0/1" in err or "lane fakegpu:0/2" in err
     (campaign,) = root.glob("screen_*")
     for op in ("gemm", "pointwise"):
         ident = caliber.read_identity(campaign / op / "B")

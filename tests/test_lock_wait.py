@@ -29,7 +29,8 @@ def test_a_busy_device_is_waited_for_visibly_and_only_up_to_the_lock_timeout(fak
         holder.stdin.close()
         holder.wait(timeout=10)
     assert rc == 7
-    assert f"gemm A: device fakegpu:0 is busy (held by pid {holder.pid}); waiting (up to 1.5s, --lock-timeout)" in out
+    assert f"gemm A: device fakegpu:0 is busy (held by pid {holder.pid}); waiting (up to 1.5s, --lock-timeout)" in err
+    assert "waiting" not in out  # progress, not a result
     assert f"stayed busy (held by pid {holder.pid}) for 1.5s (--lock-timeout)" in err
     (campaign,) = root.glob("screen_*")
     assert json.loads((campaign / "campaign.json").read_text())["state"] == "interrupted"

@@ -59,13 +59,13 @@ def test_a_misspelled_switch_names_the_lookalikes_it_does_read():
         check_switch(_ask(report)[0], sides, backend=CUDA, defaulted=False, force=False)
 
 
-def test_force_runs_it_anyway_and_says_so():
+def test_force_runs_it_anyway_and_says_so(caplog):
     report = SwitchReport(compiler="triton 3.6.0 in /py", unread=("DISABLE_MMA_V4",), known=STOCK_KNOWN)
-    said = []
     sides = resolve_sides(CUDA, "DISABLE_MMA_V4", None, None)
-    assert check_switch(_ask(report)[0], sides, backend=CUDA, defaulted=False, force=True,
-                        echo=said.append) is report
-    assert said and said[0].startswith("note: switch DISABLE_MMA_V4 is not read") and "--force-switch" in said[0]
+    assert check_switch(_ask(report)[0], sides, backend=CUDA, defaulted=False, force=True) is report
+    [said] = [r for r in caplog.records if r.name == "zl_core.switch_check"]
+    assert said.levelname == "WARNING"  # a forced switch is worth a warning, even under -q
+    assert said.message.startswith("note: switch DISABLE_MMA_V4 is not read") and "--force-switch" in said.message
 
 
 def test_a_provider_running_no_triton_and_an_aa_control_are_not_held():
@@ -78,13 +78,13 @@ def test_a_provider_running_no_triton_and_an_aa_control_are_not_held():
     assert len(asked) == 1  # the A/A control was not even asked about
 
 
-def test_a_compiler_that_cannot_be_asked_is_a_note_not_a_refusal():
-    said = []
+def test_a_compiler_that_cannot_be_asked_is_a_note_not_a_refusal(caplog):
     report = SwitchReport(compiler="the Triton of /py", error="cannot import triton: ImportError: x")
     sides = resolve_sides(CUDA, "DISABLE_MMA_V3", None, None)
-    check_switch(_ask(report)[0], sides, backend=CUDA, defaulted=False, force=False, echo=said.append)
-    assert said == [("note: could not ask the Triton of /py whether it reads DISABLE_MMA_V3 "
-                    "(cannot import triton: ImportError: x); the cells' preflight will say more")]
+    check_switch(_ask(report)[0], sides, backend=CUDA, defaulted=False, force=False)
+    assert [(r.levelname, r.message) for r in caplog.records] == [(
+        "WARNING", ("note: could not ask the Triton of /py whether it reads DISABLE_MMA_V3 "
+                    "(cannot import triton: ImportError: x); the cells' preflight will say more"))]
 
 
 # -- the real question, asked of a real Triton ---------------------------------------------
@@ -145,7 +145,7 @@ def test_a_flagtree_build_is_asked_in_the_cells_interpreter(tmp_path, monkeypatc
     # So the default switch of the CUDA backend applies here, where it is read.
     sides = resolve_sides(CUDA, None, None, None)
     assert check_switch(lambda n, a, b: report, sides, backend=CUDA, defaulted=True,
-                        force=False, echo=lambda _: None) is report
+                        force=False) is report
 
 
 def test_an_interpreter_without_triton_cannot_be_asked(tmp_path):
@@ -183,7 +183,7 @@ def test_screen_with_force_switch_runs_and_says_what_it_forced(installed, tmp_pa
     pytest.importorskip("triton")
     rc = main(["screen", "--ops", "add", "--compile-only", "--backend", "cuda", "--switch",
                "DISABLE_MMA_V4", "--force-switch", "--runs-root", str(tmp_path / "runs")])
-    out = capsys.readouterr().out
-    assert rc == 0, out
-    assert "note: switch DISABLE_MMA_V4 is not read by triton" in out
+    out, err = capsys.readouterr()
+    assert rc == 0, out + err
+    assert "note: switch DISABLE_MMA_V4 is not read by triton" in err  # a warning: stderr
     assert any(line.strip().startswith("add") and "NO_IR_DIFF" in line for line in out.splitlines())

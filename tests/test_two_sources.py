@@ -78,13 +78,11 @@ def options(main: Path, vllm: Path, runs: Path, ops: tuple[str, ...], vllm_item:
 
 def test_a_screen_over_both_checkouts(two):
     host, main, vllm, tmp = two
-    said: list[str] = []
     done = app.screen(host, options(main, vllm, tmp / "runs",
-                                    ("fakeadd:fake", "vllm:fakeadd@fake", "vllm:fakemm@fake2")),
-                      echo=said.append)
+                                    ("fakeadd:fake", "vllm:fakeadd@fake", "vllm:fakemm@fake2")))
     verdicts = {r["op"]: r["verdict"] for r in done.rows}
     assert set(verdicts) == {"fakeadd", "vllm:fakeadd@fake", "vllm:fakemm@fake2"}
-    assert not done.failed, said
+    assert not done.failed
     layout = CampaignLayout(done.campaign)
     # Each cell ran in its own checkout, on the package it holds; the identity says so.
     for op, root, package, node in (
@@ -108,7 +106,7 @@ def test_a_screen_over_both_checkouts(two):
 def test_a_function_two_files_share_needs_its_file(two):
     host, main, vllm, tmp = two
     with pytest.raises(BadInputError, match=r"vllm:fakeadd@fake, vllm:fakeadd@fake2"):
-        app.screen(host, options(main, vllm, tmp / "runs", ("vllm:fakeadd",)), echo=lambda _: None)
+        app.screen(host, options(main, vllm, tmp / "runs", ("vllm:fakeadd",)))
     assert not (tmp / "runs").exists() or not list((tmp / "runs").iterdir())
 
 
@@ -116,9 +114,9 @@ def test_an_unnamed_source_that_is_neither_package_must_be_named(two):
     host, main, _, tmp = two
     other = fake_flaggems.build(tmp / "Other")  # a second flag_gems checkout: no name of its own
     with pytest.raises(UsageError, match=r"both called 'main'|give it a name"):
-        app.screen(host, options(main, other, tmp / "runs", ("fakeadd:fake",)), echo=lambda _: None)
+        app.screen(host, options(main, other, tmp / "runs", ("fakeadd:fake",)))
     done = app.screen(host, options(main, other, tmp / "runs", ("fork:fakeadd:fake",),
-                                    vllm_item=f"fork={other}"), echo=lambda _: None)
+                                    vllm_item=f"fork={other}"))
     assert [r["op"] for r in done.rows] == ["fork:fakeadd"]
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -130,7 +131,8 @@ def test_a_module_that_starts_the_driver_is_left_out(tmp_path, monkeypatch):
     assert "no_such_module_zl" in zygote.report["left_out"]
 
 
-def test_a_switch_read_at_import_makes_the_whole_campaign_cold(fake_host, tmp_path, monkeypatch, capsys):
+def test_a_switch_read_at_import_makes_the_whole_campaign_cold(fake_host, tmp_path, monkeypatch, caplog):
+    caplog.set_level(logging.INFO, logger="zl_core")
     (tmp_path / "zl_test_reads_switch.py").write_text(
         "import os\nMMA = os.environ.get('FAKE_SWITCH', '0')  # read once, at import\n")
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
@@ -138,20 +140,21 @@ def test_a_switch_read_at_import_makes_the_whole_campaign_cold(fake_host, tmp_pa
     monkeypatch.setattr(type(provider), "warm_modules", ("zl_test_reads_switch",))
     root, _ = run_screen(fake_host, provider, backend, "0", sides,
                          [OpSpec.parse("gemm"), OpSpec.parse("pointwise")], warm(), tmp_path / "runs")
-    out = capsys.readouterr().out
-    assert "warm start off for this campaign" in out and "FAKE_SWITCH" in out
+    said = " ".join(caplog.messages)
+    assert "warm start off for this campaign" in said and "FAKE_SWITCH" in said
     starts = {caliber.read_identity(root / op / side)["start"] for op in ("gemm", "pointwise")
               for side in ("A", "B")}
     assert starts == {"cold"}
     assert json.loads((root / "campaign.json").read_text())["start"] == "cold"
 
 
-def test_a_campaign_mixing_cold_and_warm_cells_is_refused(fake_host, tmp_path, capsys):
+def test_a_campaign_mixing_cold_and_warm_cells_is_refused(fake_host, tmp_path, capsys, caplog):
+    caplog.set_level(logging.INFO, logger="zl_core")
     backend, provider, sides = engine_parts(fake_host)
     root, _ = run_screen(fake_host, provider, backend, "0", sides, [OpSpec.parse("gemm")], warm(),
                          tmp_path / "runs")
-    assert "warm start: each cell forks from an interpreter that imported json, decimal" in \
-        capsys.readouterr().out
+    assert any(m.startswith("warm start: each cell forks from an interpreter that imported json, decimal")
+               for m in caplog.messages)
     assert caliber.read_identity(root / "gemm" / "B")["start"] == "warm"
     assert main(["report", str(root)]) == 0
     caliber.merge_identity(root / "gemm" / "B", {"start": "cold"})  # as a cold rerun of B would leave it
@@ -180,9 +183,9 @@ def test_warm_and_cold_screens_of_the_builtin_suite_compile_the_same_ttgir(tmp_p
                               env={k: v for k, v in os.environ.items() if k != "DISABLE_MMA_V3"})
         assert proc.returncode == 0, proc.stdout + proc.stderr
         if start == "warm":
-            assert "warm start: each cell forks from an interpreter that imported triton" in proc.stdout
+            assert "warm start: each cell forks from an interpreter that imported triton" in proc.stderr
             if importlib.util.find_spec("torch") is None:  # named, not silently dropped
-                assert "not importable here, left to the cells:" in proc.stdout and "torch" in proc.stdout
+                assert "not importable here, left to the cells:" in proc.stderr and "torch" in proc.stderr
         (campaign,) = (tmp_path / start).glob("screen_*")
         rows = json.loads((campaign / "screen.json").read_text())["ops"]
         runs[start] = (campaign, {r["op"]: r["verdict"] for r in rows})

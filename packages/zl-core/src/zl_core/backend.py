@@ -127,6 +127,7 @@ class Backend:
             "torch_namespace": self.torch_namespace or None,
             "visibility_env_keys": list(self.visibility_env_keys),
             "compile_targets": self.compile_targets.describe() if self.compile_targets else None,
+            "compile_target_default": (self.compile_targets.default or None) if self.compile_targets else None,
         }
 
 

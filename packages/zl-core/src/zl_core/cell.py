@@ -9,9 +9,11 @@ kills the whole process group. The provider only supplies the command line.
 
 from __future__ import annotations
 
+import logging
 import os
 import platform
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -39,6 +41,8 @@ from zl_core import (
 from zl_core.errors import PreflightError, UsageError
 from zl_core.host import PluginHost
 from zl_core.provider import CellRequest, Provider
+
+logger = logging.getLogger(__name__)  # "log" is the cell's run.log below
 
 MARKERS = contract.MARKERS
 _MARKER_RE = re.compile(r"(?:^|\s)(" + "|".join(MARKERS) + r")(?=\s|$)")
@@ -276,6 +280,8 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
     preflight_s = time.time() - start
     command = provider.cell_command(request, host)
     env = cell_environment(host, request, extra=dict(command.env), unset=command.unset)
+    logger.debug("cell %s %s on %s:%s in %s: %s; side variables: %s", request.op.op, request.side or "-",
+                 request.backend.name, request.device, command.cwd, shlex.join(command.argv), request.env)
     identity = initial_identity(host, request, provider, dict(command.identity), device_identity)
     zygote = None
     if request.start == "warm":

@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata as md
 import inspect
+import logging
 import os
 import shutil
 from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
@@ -29,6 +30,8 @@ from zl_core._markers import ENTRY_POINT_GROUP, PROJECT
 from zl_core.backend import Backend, TelemetryReading
 from zl_core.errors import NoDeviceError, UnknownBackendError, UnknownProviderError, UsageError
 from zl_core.provider import Provider
+
+log = logging.getLogger(__name__)
 
 #: What a plugin's isolation never catches: zl's own interrupt. (While zl handles signals
 #: a Ctrl-C arrives as that; a KeyboardInterrupt there is raised by the plugin's own code.)
@@ -116,6 +119,7 @@ class PluginHost:
         package = dist.name if dist is not None else "?"
         version = dist.version if dist is not None else "?"
         if ep.name.lower() in disabled or package.lower() in disabled:
+            log.debug("plugin %s (%s %s): disabled by %s", ep.name, package, version, DISABLE_ENV)
             self._records.append(PluginRecord(name=ep.name, package=package, version=version,
                                               status="disabled", reason=f"listed in {DISABLE_ENV}"))
             return
@@ -123,16 +127,19 @@ class PluginHost:
             plugin = bounded.call_within(bounded.plugin_timeout(), ep.load, name=f"zl-import-{ep.name}")
             self._pm.register(plugin, name=ep.name)
         except bounded.Hung as exc:
+            log.debug("plugin %s (%s %s): its import %s", ep.name, package, version, exc)
             self._records.append(PluginRecord(name=ep.name, package=package, version=version,
                                               status="failed", reason=f"its import {exc}"))
             return
         except _ZL_OWN:
             raise  # zl's own interrupt (a signal) is never the plugin's failure
         except BaseException as exc:  # noqa: BLE001 - import code may even sys.exit(); it stays that plugin's failure
+            log.debug("plugin %s (%s %s): failed at import: %s", ep.name, package, version, _reason(exc))
             self._records.append(PluginRecord(name=ep.name, package=package, version=version,
                                               status="failed", reason=_reason(exc)))
             return
         self._origin[ep.name] = (package, version)
+        log.debug("plugin %s loaded: %s from %s %s", ep.name, ep.value, package, version)
         self._records.append(PluginRecord(name=ep.name, package=package, version=version,
                                           status="loaded"))
 

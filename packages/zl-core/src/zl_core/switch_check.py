@@ -13,6 +13,7 @@ by this check.
 from __future__ import annotations
 
 import difflib
+import logging
 from collections.abc import Callable, Mapping
 
 import attrs
@@ -20,6 +21,8 @@ import attrs
 from zl_core.backend import Backend
 from zl_core.errors import UsageError
 from zl_core.switches import AA_NO_SWITCH, Sides
+
+log = logging.getLogger(__name__)
 
 # Words too common in compiler switch names to make two of them look alike.
 _COMMON_WORDS = frozenset({"TRITON", "ENABLE", "DISABLE", "USE", "DUMP", "PATH", "DIR", "DEFAULT"})
@@ -91,10 +94,10 @@ def refusal(name: str, report: SwitchReport, *, backend: Backend, defaulted: boo
 
 
 def check_switch(ask: Callable[[list[str], dict[str, str], dict[str, str]], SwitchReport | None],
-                 sides: Sides, *, backend: Backend, defaulted: bool, force: bool,
-                 echo: Callable[[str], None] = print) -> SwitchReport | None:
+                 sides: Sides, *, backend: Backend, defaulted: bool, force: bool) -> SwitchReport | None:
     """Ask (``ask(names, a_values, b_values)``: the provider's question, bound to its
-    cell settings) whether the switched variables are read; refuse if not.
+    cell settings) whether the switched variables are read; refuse if not. What was
+    found is logged; a question that could not be asked, or a forced switch, as a warning.
 
     Returns the report (None when the provider runs no Triton or nothing differs).
     Raises :class:`IneffectiveSwitchError` for an unread switch unless ``force``.
@@ -111,8 +114,8 @@ def check_switch(ask: Callable[[list[str], dict[str, str], dict[str, str]], Swit
     if report is None:
         return None
     if report.error:
-        echo(f"note: could not ask {report.compiler} whether it reads {', '.join(names)} "
-             f"({report.error}); the cells' preflight will say more")
+        log.warning(f"note: could not ask {report.compiler} whether it reads {', '.join(names)} "
+                    f"({report.error}); the cells' preflight will say more")
         return report
     for name in names:
         if name in report.read:
@@ -120,16 +123,16 @@ def check_switch(ask: Callable[[list[str], dict[str, str], dict[str, str]], Swit
         message = refusal(name, report, backend=backend, defaulted=defaulted and name == sides.switch)
         if not force:
             raise IneffectiveSwitchError(message)
-        echo(f"note: {message.split(';')[0]}; running it anyway (--force-switch)")
+        log.warning(f"note: {message.split(';')[0]}; running it anyway (--force-switch)")
     read = [f"{n} ({report.read[n]})" for n in names if n in report.read]
     if read:
-        echo(f"switch check: {report.compiler} reads {', '.join(read)}")
+        log.info(f"switch check: {report.compiler} reads {', '.join(read)}")
     return report
 
 
 def check_campaign_switch(provider, sides: Sides, *, backend: Backend, python: str,
-                          target: str | None, switch_given: str | None, force: bool,
-                          echo: Callable[[str], None] = print) -> SwitchReport | None:
+                          target: str | None, switch_given: str | None,
+                          force: bool) -> SwitchReport | None:
     """:func:`check_switch` for a campaign whose cells ``provider`` runs in ``python``;
     ``switch_given`` is the ``--switch`` the user typed (None: the backend's default)."""
 
@@ -137,5 +140,5 @@ def check_campaign_switch(provider, sides: Sides, *, backend: Backend, python: s
         return provider.switch_report(python=python, names=names, a_values=a_values,
                                       b_values=b_values, target=target)
 
-    return check_switch(ask, sides, backend=backend, force=force, echo=echo,
+    return check_switch(ask, sides, backend=backend, force=force,
                         defaulted=switch_given is None and sides.switch == backend.default_switch)

@@ -1,13 +1,14 @@
 """``zl screen`` and ``zl ab`` as functions: options in, a campaign and its outcome out.
 
 The command line, the nox sessions (through the command line, in the user's
-interpreter) and the tests all run campaigns through these. ``echo`` receives the
-lines a user should read as the campaign starts and ends.
+interpreter) and the tests all run campaigns through these. What a user should read
+as the campaign starts is logged (info; notes worth acting on as warnings); the
+outcome records carry the results.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
 from pathlib import Path
 
 import attrs
@@ -37,7 +38,7 @@ from .resolve import cell_settings, check_op_specs, resolve, resolve_devices, ru
 from .seal import check_frozen, finish_campaign
 from .skipped import read_dismiss, skipped_ops
 
-Echo = Callable[[str], None]
+log = logging.getLogger(__name__)
 
 
 @attrs.frozen(kw_only=True)
@@ -57,7 +58,7 @@ class AbOutcome:
     failed: tuple[str, ...] = ()  # operators with a failed cell (error, timeout, preflight)
 
 
-def screen(host: PluginHost, options: ScreenOptions, *, echo: Echo = print,
+def screen(host: PluginHost, options: ScreenOptions, *,
            executor: Executor | None = None) -> ScreenOutcome:
     asked_ir_only = options.measure.compile_only
     options, resume = _checked(options, "screen")
@@ -68,8 +69,8 @@ def screen(host: PluginHost, options: ScreenOptions, *, echo: Echo = print,
                                    resume=resume)
     if resume is not None:
         check_resume_mode(host, resume, got, asked_ir_only=asked_ir_only)
-    if got.note:
-        echo(f"zl screen: {got.note}")
+    if got.note:  # a default taken that changes what the screen measures (the IR-only screen)
+        log.warning("zl screen: %s", got.note)
     choice = options.switch
     sides = resolve_sides(got.backend, choice.switch, choice.a_value, choice.b_value,
                           choice.a_env, choice.b_env)
@@ -78,16 +79,16 @@ def screen(host: PluginHost, options: ScreenOptions, *, echo: Echo = print,
     skipped = skipped_ops(got.provider, got.sources, ops, dismissed)
     check_campaign_switch(got.provider, sides, backend=got.backend, python=got.measure.python,
                           target=got.measure.target, switch_given=choice.switch,
-                          force=choice.force, echo=echo)
+                          force=choice.force)
     if skipped:
-        echo(f"zl screen: {len(skipped)} operator(s) SKIPPED, not run: "
-             + "; ".join(f"{op} ({why})" for op, why in list(skipped.items())[:5])
-             + (f"; and {len(skipped) - 5} more (screen.tsv lists each)" if len(skipped) > 5 else ""))
-    echo(f"zl screen: switch {sides.switch} (A={sides.a_value} B={sides.b_value}) on "
-         f"{got.backend.name}{lanes.where_text(got.device, options.lanes, devices)}, suite "
-         f"{got.provider.name}, {len(ops)} operator(s)"
-         + (f", IR-only for {got.measure.target}" if got.measure.compile_only else "")
-         + (f"; resuming {resume.root}" if resume else ""))
+        log.info(f"zl screen: {len(skipped)} operator(s) SKIPPED, not run: "
+                 + "; ".join(f"{op} ({why})" for op, why in list(skipped.items())[:5])
+                 + (f"; and {len(skipped) - 5} more (screen.tsv lists each)" if len(skipped) > 5 else ""))
+    log.info(f"zl screen: switch {sides.switch} (A={sides.a_value} B={sides.b_value}) on "
+             f"{got.backend.name}{lanes.where_text(got.device, options.lanes, devices)}, suite "
+             f"{got.provider.name}, {len(ops)} operator(s)"
+             + (f", IR-only for {got.measure.target}" if got.measure.compile_only else "")
+             + (f"; resuming {resume.root}" if resume else ""))
     with results_written_under(root, "zl screen"):
         campaign, rows = run_screen(host, got.provider, got.backend, got.device, sides, ops,
                                     cell_settings(got.measure, got.sources), root,
@@ -196,22 +197,22 @@ class ScreenInput:
     path: Path
     meta: dict
     changed: tuple[OpSpec, ...]
-    quiet: tuple[OpSpec, ...]  # NO_IR_DIFF: candidate A/A controls
+    quiet: tuple[OpSpec, ...]  # NO_IR_DIFF: candidate controls (--controls)
 
 
-def read_screen_input(screen: Path | None, root: Path, echo: Echo = print) -> ScreenInput:
+def read_screen_input(screen: Path | None, root: Path) -> ScreenInput:
     path = screen or latest_screen(root)
     for other in ([] if screen else state.incomplete(root, "screen"))[:3]:
         other_meta = read_campaign(other)
-        echo(f"zl ab: note: not taking screen {other}: it is {state.state_of(other_meta)}; "
-             f"{state.finish_hint(other, other_meta, 'zl screen')}")
+        log.warning(f"zl ab: note: not taking screen {other}: it is {state.state_of(other_meta)}; "
+                    f"{state.finish_hint(other, other_meta, 'zl screen')}")
     if path is None:
         raise UsageError(f"no complete screen found under {root}; run 'zl screen --ops ...' first "
                          "(or resume one) or name operators with --ops")
     meta = read_campaign(path)
     if state.state_of(meta) != state.COMPLETE:
-        echo(f"zl ab: note: screen {path} is {state.state_of(meta)}; only its finished operators "
-             f"are taken ({state.finish_hint(path, meta, 'zl screen')})")
+        log.warning(f"zl ab: note: screen {path} is {state.state_of(meta)}; only its finished "
+                    f"operators are taken ({state.finish_hint(path, meta, 'zl screen')})")
     if meta.get("compile_only"):
         raise UsageError(f"screen {path} was IR-only (--compile-only); A/B rounds need a device screen")
     rows = read_screen(path)
@@ -239,19 +240,24 @@ def _where_from_screen(where: Where, meta: dict) -> Where:
     return where
 
 
-def ab(host: PluginHost, options: AbOptions, *, echo: Echo = print,
+def ab(host: PluginHost, options: AbOptions, *,
        executor: Executor | None = None) -> AbOutcome:
+    """The A/B campaign ``options`` ask for; its ``campaign`` is None when the screen it
+    takes found no IR_CHANGED operator (nothing to time, nothing written)."""
     options, resume = _checked(options, "ab")
     if options.frozen is not None:  # a sealed campaign: nothing runs unless it is as frozen
         check_frozen(host, options.frozen, python=options.measure.python)
     check_rounds(options.rounds, options.max_rounds)
+    if options.measure.compile_only or options.measure.target:
+        raise UsageError("A/B rounds time cells on a device, and compile-only cells time nothing; "
+                         "compare generated code with zl screen --compile-only")
     if options.controls < 0:
         raise UsageError("--controls must be 0 or more")
     root = runs_root(options.runs_root)
     source = None
     controls: list[OpSpec] = []
     if not options.ops or options.controls:
-        source = read_screen_input(options.screen, root, echo)
+        source = read_screen_input(options.screen, root)
         if options.controls:
             if len(source.quiet) < options.controls:
                 raise UsageError(f"--controls {options.controls}: screen {source.path} has only "
@@ -269,16 +275,15 @@ def ab(host: PluginHost, options: AbOptions, *, echo: Echo = print,
     else:
         ops = list(from_screen.changed)
         if not ops and not options.aa:
-            echo(f"zl ab: screen {from_screen.path} found no IR_CHANGED operator; nothing to time")
             return AbOutcome(campaign=None, runs=(), screen=screen_path,
                              threshold_pct=options.threshold_pct)
-        echo(f"zl ab: using screen {from_screen.path}: {', '.join(o.op for o in ops) or '(none)'}")
-    sides = _sides(got.backend, options, source.meta if source else None, echo)
+        log.info(f"zl ab: using screen {from_screen.path}: {', '.join(o.op for o in ops) or '(none)'}")
+    sides = _sides(got.backend, options, source.meta if source else None)
     if not options.aa:
         check_campaign_switch(got.provider, sides, backend=got.backend, python=got.measure.python,
                               target=got.measure.target,
                               switch_given=options.switch.switch or sides.switch,
-                              force=options.switch.force, echo=echo)
+                              force=options.switch.force)
     plan = RoundsPlan(rounds=options.rounds, max_rounds=max(options.max_rounds, MIN_LOOK_ROUNDS),
                       allow_no_ir_diff=options.allow_no_ir_diff, threshold_pct=options.threshold_pct,
                       campaign_ops=len(ops) + len(controls))
@@ -293,7 +298,7 @@ def ab(host: PluginHost, options: AbOptions, *, echo: Echo = print,
                      failed=tuple(state.failed_ops(CampaignLayout(campaign))))
 
 
-def _sides(backend, options: AbOptions, screen_meta: dict | None, echo: Echo) -> Sides:
+def _sides(backend, options: AbOptions, screen_meta: dict | None) -> Sides:
     """The screen's sides unless a switch is named anew; A/A runs side A's on both."""
     choice = options.switch
     if screen_meta is None or choice.given:
@@ -303,5 +308,5 @@ def _sides(backend, options: AbOptions, screen_meta: dict | None, echo: Echo) ->
     if options.aa:
         sides = Sides(switch=sides.switch, a_value=sides.a_value, b_value=sides.a_value,
                       a_env=sides.a_env, b_env=dict(sides.a_env))
-    echo(f"zl ab: switch {sides.switch} A={sides.a_value} B={sides.b_value} (from the screen)")
+    log.info(f"zl ab: switch {sides.switch} A={sides.a_value} B={sides.b_value} (from the screen)")
     return sides

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -22,6 +23,8 @@ from .options import Measurement, Where
 BACKEND_ENV = "ZL_BACKEND"
 BUILTIN_SUITE = "builtin"
 RUNS_ROOT_ENV = "ZL_RUNS_ROOT"
+
+log = logging.getLogger(__name__)
 
 
 @attrs.frozen(kw_only=True)
@@ -82,16 +85,28 @@ def resolve(host: PluginHost, where: Where, measure: Measurement, *, what: str,
                                      where.backend)
         backend = resolve_backend(host, where.backend, compile_target=measure.target)
         why = str(exc).split(";")[0]
-        return Resolved(provider=provider, source=source, backend=backend, device=None,
-                        measure=measure, sources=sources, ops=ops,
-                        note=f"{why}: running the IR-only screen instead (TTGIR compiled for "
-                             f"{measure.target}, no latencies); timed cells need a device "
-                             "('zl doctor' says what is missing)")
+        return _settled(what, Resolved(
+            provider=provider, source=source, backend=backend, device=None, measure=measure,
+            sources=sources, ops=ops, note=f"{why}: running the IR-only screen instead (TTGIR "
+            f"compiled for {measure.target}, no latencies); timed cells need a device "
+            "('zl doctor' says what is missing)"))
     if measure.sweep_devices:
         measure = attrs.evolve(measure, sweep_devices=",".join(
             resolve_sweep_devices(host, backend, provider, measure)))
-    return Resolved(provider=provider, source=source, backend=backend, device=device,
-                    measure=measure, sources=sources, ops=ops)
+    return _settled(what, Resolved(provider=provider, source=source, backend=backend, device=device,
+                                   measure=measure, sources=sources, ops=ops))
+
+
+def _settled(what: str, got: Resolved) -> Resolved:
+    """``got``, said at debug level: every default the command took, in one place."""
+    if log.isEnabledFor(logging.DEBUG):
+        log.debug("%s: suite %s, sources %s, backend %s, device %s", what, got.provider.name,
+                  dict(got.sources.entries) or "(packaged with the suite)", got.backend.name,
+                  got.device if got.device is not None else "(per lane, or none)")
+        log.debug("%s: settings %s", what, ", ".join(f"{k}={v}" for k, v in attrs.asdict(got.measure).items()))
+        if got.ops:
+            log.debug("%s: operators %s", what, " ".join(str(op) for op in got.ops))
+    return got
 
 
 def resolve_sources(provider: Provider, where: Where) -> Sources:

@@ -3,6 +3,7 @@ sampled alongside, then flag throttled or drifting cells in status.tsv."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import attrs
@@ -27,11 +28,14 @@ from .start_check import settle_start
 from .state import prepare_resume, tracked
 from .telemetry_sampler import TelemetrySampler
 
+log = logging.getLogger(__name__)
+
 
 def plan_ab(layout: CampaignLayout, suite: str, backend: Backend, device: str | None,
             sides: Sides, ops: list[OpSpec], controls: list[OpSpec], settings: CellSettings,
             plan: RoundsPlan, *, aa: bool) -> list[AbTask]:
-    """One task per operator, the operators first and the A/A controls after them."""
+    """One task per operator, the operators first and the controls after them (NO_IR_DIFF
+    operators timed like the others: a verdict on one is a false positive)."""
     def task(op: OpSpec, control: bool) -> AbTask:
         return AbTask(op=op, control=control, exempt_no_ir_diff=aa or control or plan.allow_no_ir_diff,
                       layout=layout, suite=suite, backend=backend, device=device, sides=sides,
@@ -56,7 +60,7 @@ def run_ab(host: PluginHost, provider: Provider, backend: Backend, device: str |
     lanes = concurrency(executor)
     settings = attrs.evolve(settings, concurrency=lanes)
     settings = settle_start(host, provider, backend, device, sides, next(iter([*ops, *controls]), None),
-                            settings, print)
+                            settings, log.info)
     layout = resume or CampaignLayout.create(runs_root, kind, sides.switch)
     if resume is not None:  # rounds still to run keep the order the first ones ran in
         plan = attrs.evolve(plan, round_order=recorded_round_order(record.read_campaign(layout.root)))
@@ -90,7 +94,7 @@ def run_ab(host: PluginHost, provider: Provider, backend: Backend, device: str |
         sampler.stop()
         progress.close()
     if sampler.note and sampler.note != start_note and sampler.samples == 0:
-        print(sampler.note)  # the sampler ran but never produced a row: say why
+        log.info(sampler.note)  # the sampler ran but never produced a row: say why
     flags = telemetry_flags(layout.root, device)
     for run in runs:
         if run.state == SWITCH_NO_IR_DIFF:
@@ -98,5 +102,5 @@ def run_ab(host: PluginHost, provider: Provider, backend: Backend, device: str |
                 flags.setdefault((run.op.op, "1", side), []).append(SWITCH_NO_IR_DIFF)
     marked = rewrite_flags(layout.root, flags)
     if marked:
-        print(f"status.tsv: {marked} cell(s) flagged (throttle/drift or {SWITCH_NO_IR_DIFF})")
+        log.info(f"status.tsv: {marked} cell(s) flagged (throttle/drift or {SWITCH_NO_IR_DIFF})")
     return layout.root, runs

@@ -1,4 +1,4 @@
-"""Progress of a campaign: a rich bar on a terminal, numbered plain lines otherwise.
+"""Progress of a campaign: log lines, and a rich bar where stderr is a terminal.
 
 Both show cells done/total and an estimate of the time left, from the campaign's own
 pace so far (cells finished per second of wall time, so several lanes count). The
@@ -6,13 +6,22 @@ lanes executor adds a line whenever a lane starts an operator. Every cell is rep
 when it starts (:meth:`Progress.started`: the running cells show in the bar's
 description, or as a plain ``running`` line) and when it finishes; what the columns
 of a cell line mean is said once per campaign (:meth:`Progress.legend`).
+
+Progress is not a result: every line is an info record of this module's logger
+(stderr, silenced by ``-q``), and the bar is drawn only while info records are shown
+and stderr is a terminal, coloured as :func:`zl_core.console.wants_color` says.
 """
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
 from collections.abc import Hashable
+
+from zl_core import console
+
+log = logging.getLogger(__name__)
 
 #: Printed once per campaign, so the cell lines explain themselves.
 CELL_LINE_LEGEND = (
@@ -21,26 +30,36 @@ CELL_LINE_LEGEND = (
     "ttgir=.ttgir files written (one per kernel variant: shape x config) seconds")
 
 
-class Progress:
-    """A progress display on a terminal, plain lines otherwise."""
+def bar_wanted() -> bool:
+    """A bar only where progress is shown at all and a person watches stderr."""
+    return log.isEnabledFor(logging.INFO) and console.is_terminal(sys.stderr)
 
-    def __init__(self, total: int, title: str, *, stream=None) -> None:
-        self._stream = stream or sys.stdout
+
+class Progress:
+    """A campaign's progress: a bar on a terminal, numbered log lines otherwise."""
+
+    def __init__(self, total: int, title: str, *, bar: bool | None = None) -> None:
         self._rich = None
         self._title = title
         self.total = total
         self.done = 0
         self.running: dict[Hashable, str] = {}  # the cells running now, by key
         self._start = time.monotonic()
-        if hasattr(self._stream, "isatty") and self._stream.isatty():
+        if bar_wanted() if bar is None else bar:
             try:
+                from rich.console import Console
                 from rich.progress import BarColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
                 from rich.progress import Progress as RichProgress
 
+                # Lines logged while the bar is up go to stderr, which rich redirects above
+                # the bar; stdout (results) is left alone.
+                screen = Console(file=sys.stderr, force_terminal=True,
+                                 no_color=not console.wants_color(sys.stderr))
                 self._rich = RichProgress(TextColumn("{task.description}"), BarColumn(),
                                           TextColumn("{task.completed}/{task.total} cells"),
                                           TimeElapsedColumn(), TextColumn("eta"),
-                                          TimeRemainingColumn(), transient=False)
+                                          TimeRemainingColumn(), console=screen, transient=False,
+                                          redirect_stdout=False, redirect_stderr=True)
                 self._task = self._rich.add_task(title, total=total)
                 self._rich.start()
             except Exception:  # noqa: BLE001 - no rich, or not a real terminal: plain lines
@@ -49,10 +68,7 @@ class Progress:
             self.line(f"{title}: {total} cells planned")
 
     def line(self, text: str) -> None:
-        if self._rich is not None:
-            self._rich.console.print(text, markup=False, highlight=False)
-        else:
-            print(text, file=self._stream, flush=True)
+        log.info(text)
 
     def legend(self) -> None:
         """Say once what the columns of a cell line mean."""
@@ -75,7 +91,7 @@ class Progress:
         self.running.pop(key, None)
         if self._rich is not None:
             self._rich.update(self._task, advance=1, description=self._description())
-            self._rich.console.print(text, markup=False, highlight=False)
+            self.line(text)
         else:
             eta = self.eta_s()
             self.line(f"[{self.done}/{self.total}] {text}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import attrs
@@ -27,6 +28,8 @@ from .state import (
     prepare_resume,
     tracked,
 )
+
+log = logging.getLogger(__name__)
 
 
 def plan_screen(layout: CampaignLayout, suite: str, backend: Backend, device: str | None,
@@ -59,7 +62,7 @@ def run_screen(host: PluginHost, provider: Provider, backend: Backend, device: s
     executor = executor or SerialExecutor()
     settings = attrs.evolve(settings, concurrency=concurrency(executor))
     settings = settle_start(host, provider, backend, device, sides,
-                            next((o for o in ops if o.op not in skipped), None), settings, print)
+                            next((o for o in ops if o.op not in skipped), None), settings, log.info)
     layout = resume or CampaignLayout.create(runs_root, record.SCREEN, sides.switch)
     if resume is None:
         record.write_campaign(layout, kind=record.SCREEN, **sides.to_json(), backend=backend.name,

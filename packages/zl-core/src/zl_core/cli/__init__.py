@@ -1,23 +1,31 @@
 """The ``zl`` command line. Each subcommand lives in its own module of this package
 exposing ``add_parser(subparsers)`` and ``run(args) -> int``.
 
-Errors that zl raises on purpose print one line and exit with their code (see
-``zl_core.errors``); a closed pipe exits quietly.
+Results go to stdout; progress, notes and warnings are log records on stderr, as many
+as ``-q``/``-v`` ask for (:mod:`zl_core.cli._logs`). Errors that zl raises on purpose
+print one line on stderr and exit with their code (see ``zl_core.errors``); a closed
+pipe exits quietly.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import os
 import sys
 
-from zl_core import __version__, interrupts
+from zl_core import __version__, console, interrupts
 from zl_core import host as host_module
+from zl_core.cli import _logs
 from zl_core.errors import EXIT_FAILED, EXIT_USAGE, ZlError
 
 COMMANDS = ("backends", "doctor", "telemetry", "ops", "run", "screen", "ab", "report", "worker", "diff",
-            "freeze", "reaccount")
+            "freeze", "reaccount", "completion")
+#: The commands that print colour (the text report, the progress bar): they take --color.
+COLOURED = ("screen", "ab", "report")
+
+log = logging.getLogger(__name__)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -31,10 +39,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="zl", description="Did a compiler switch change an operator's "
                      "generated code, and did it make it faster or slower?")
     parser.add_argument("--version", action="version", version=f"zl {__version__}")
+    _logs.add_arguments(parser, top=True, color=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS:
         module = importlib.import_module(f"zl_core.cli.{name}")
         module.add_parser(sub)
+        _logs.add_arguments(sub.choices[name], top=False, color=name in COLOURED)
     return parser
 
 
@@ -46,11 +56,13 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
 
     def say_problem(problem: str) -> None:
-        print(f"zl {args.command}: {problem} (its answer is skipped)", file=sys.stderr, flush=True)
+        log.warning("zl %s: %s (its answer is skipped)", args.command, problem)
 
     host_module.PROBLEM_LISTENERS.append(say_problem)
     try:
-        return _run(args)
+        with _logs.configured(_logs.verbosity(args)), console.color_choice(_logs.color(args)):
+            log.debug("zl %s %s: %s", __version__, args.command, " ".join(sys.argv[1:] if argv is None else argv))
+            return _run(args)
     finally:
         host_module.PROBLEM_LISTENERS.remove(say_problem)
 

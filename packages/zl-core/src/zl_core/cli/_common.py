@@ -7,19 +7,22 @@ them for argparse.
 from __future__ import annotations
 
 import argparse
+import logging
 import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from zl_core import contract
+from zl_core import console, contract
 from zl_core.app.options import Lanes, Measurement, SwitchChoice, Where
 from zl_core.app.resolve import BACKEND_ENV
 from zl_core.errors import EXIT_FAILED, BadInputError
 from zl_core.report.render import render
 
 _N = TypeVar("_N", int, float)
+
+log = logging.getLogger(__name__)
 
 
 def _number(text: str, convert: Callable[[str], _N], what: str,
@@ -77,7 +80,8 @@ def env_pair(text: str) -> tuple[str, str]:
 def add_switch_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("switch")
     g.add_argument("--switch", help="environment variable that differs between the sides "
-                   "(default: the backend's own compiler switch)")
+                   "(default: the backend's own compiler switch; none when only --a-env/--b-env "
+                   "are given)")
     g.add_argument("--a", dest="a_value", help="side A value (default 0)")
     g.add_argument("--b", dest="b_value", help="side B value (default 1)")
     g.add_argument("--a-env", action="append", type=env_pair, default=[], metavar="NAME=VALUE",
@@ -95,11 +99,10 @@ def add_backend_args(p: argparse.ArgumentParser) -> None:
 
 
 def add_suite_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--suite", choices=None, help="benchmark provider: builtin (default without a "
-                   "FlagGems checkout) or flaggems")
+    p.add_argument("--suite", choices=None, help="benchmark suite: builtin, flaggems, or one a "
+                   "plugin adds (default: flaggems with a FlagGems checkout, else builtin)")
     p.add_argument("--flaggems-dir", action="append", metavar="[NAME=]DIR",
-                   help="FlagGems checkout (default: the checkout variable the flaggems suite "
-                   "reads, see the README); selects the flaggems suite. Give it again for a "
+                   help="FlagGems checkout (default: $FLAGGEMS_DIR); selects the flaggems suite. Give it again for a "
                    "further checkout, e.g. a FlagGems-vllm one: its operators are then named "
                    "NAME:op (vllm:fused_moe; NAME defaults to what the checkout is, vllm for "
                    "FlagGems-vllm)")
@@ -107,12 +110,16 @@ def add_suite_args(p: argparse.ArgumentParser) -> None:
 
 def add_measure_args(p: argparse.ArgumentParser, *, default_timeout: float,
                      default_replay_ms: float = contract.DEFAULT_REPLAY_MS,
-                     default_timing: str = "full", default_start: str = "cold") -> None:
+                     default_timing: str = "full", default_start: str = "cold",
+                     compile_only: bool = True) -> None:
+    """``compile_only=False``: --compile-only and --target are taken but not shown (zl ab
+    refuses them with a reason)."""
     g = p.add_argument_group("measurement")
     g.add_argument("--shape-file", type=Path, help="YAML of shapes keyed by op name")
     g.add_argument("--shapes", choices=("file", "upstream"), default="file",
                    help="upstream: the provider's own shapes at --level (default: file, or the provider's file)")
-    g.add_argument("--level", choices=("core", "comprehensive"), default="core")
+    g.add_argument("--level", choices=("core", "comprehensive"), default="core",
+                   help="the benchmark level the suite's benchmarks run at (default core)")
     g.add_argument("--timer", choices=("auto", "graph", "direct"), default="auto",
                    help="auto: graph capture where the backend supports it")
     g.add_argument("--direct-repeat", type=positive_int, default=1, metavar="N",
@@ -152,21 +159,25 @@ def add_measure_args(p: argparse.ArgumentParser, *, default_timeout: float,
     g.add_argument("--python", default=sys.executable,
                    help="interpreter that runs the cells (default: this one)")
     g.add_argument("--compile-only", action="store_true",
-                   help="no device: compile the suite's kernels for --target and compare TTGIR")
+                   help="no device: compile the suite's kernels for --target, dump their TTGIR and "
+                   "time nothing (the builtin suite)" if compile_only else argparse.SUPPRESS)
     g.add_argument("--target", default=None, help="compile-only target, <kind>:<arch> as the "
-                   "backend writes it (default: the backend's own; see zl backends)")
+                   "backend writes it (default: the backend's default target; zl backends lists "
+                   "each one's)" if compile_only else argparse.SUPPRESS)
 
 
 def add_campaign_args(p: argparse.ArgumentParser, *, default_timeout: float,
                       default_replay_ms: float = contract.DEFAULT_REPLAY_MS,
-                      default_timing: str = "full", default_start: str = "cold") -> None:
+                      default_timing: str = "full", default_start: str = "cold",
+                      compile_only: bool = True) -> None:
     """What a campaign of switch-flipped cell pairs takes (zl screen, zl ab): the switch,
     the suite, the backend, the measurement and where the campaign goes."""
     add_switch_args(p)
     add_suite_args(p)
     add_backend_args(p)
     add_measure_args(p, default_timeout=default_timeout, default_replay_ms=default_replay_ms,
-                     default_timing=default_timing, default_start=default_start)
+                     default_timing=default_timing, default_start=default_start,
+                     compile_only=compile_only)
     p.add_argument("--runs-root", type=Path, help="where campaigns go (default: $ZL_RUNS_ROOT or ./runs)")
     g = p.add_argument_group("lanes, hosts and resuming")
     g.add_argument("--devices", metavar="all|0,1,...",
@@ -188,7 +199,7 @@ def failed_exit(failed: tuple[str, ...] | list[str], command: str) -> int:
     if not failed:
         return 0
     print(f"zl {command}: {len(failed)} operator(s) failed: {', '.join(failed)} "
-          f"(exit {EXIT_FAILED}; their run.log says why)")
+          f"(exit {EXIT_FAILED}; their run.log says why)", file=sys.stderr)
     return EXIT_FAILED
 
 
@@ -219,15 +230,16 @@ def switch_from(args: argparse.Namespace) -> SwitchChoice:
 
 def show_report(model: dict, command: str, *, fmt: str = "text", out: Path | None = None,
                 link: str | None = None) -> None:
-    """Print the caliber problems allowed and the warnings (stderr), then the report
-    (stdout, coloured on a terminal) or write it to ``out``."""
+    """Log the caliber problems allowed and the warnings (stderr), then print the report
+    (stdout) or write it to ``out``; text is coloured as ``--color`` says
+    (:func:`zl_core.console.wants_color`: by default, on a terminal only)."""
     for problem in model["caliber_problems"]:
-        print(f"zl {command}: caliber mismatch (allowed by --allow-caliber-mismatch): {problem}",
-              file=sys.stderr)
+        log.warning("zl %s: caliber mismatch (allowed by --allow-caliber-mismatch): %s", command, problem)
     for warning in model["caliber_warnings"]:
-        print(f"zl {command}: caliber warning: {warning}", file=sys.stderr)
-    to_terminal = out is None and fmt == "text" and sys.stdout.isatty()
-    text = render(model, fmt, color=to_terminal, link=link)
+        log.warning("zl %s: caliber warning: %s", command, warning)
+    color = fmt == "text" and console.wants_color(sys.stdout if out is None else None)
+    with console.rich_agrees(color):
+        text = render(model, fmt, color=color, link=link)
     text = text if text.endswith("\n") else text + "\n"
     if out is None:
         sys.stdout.write(text)
@@ -236,4 +248,4 @@ def show_report(model: dict, command: str, *, fmt: str = "text", out: Path | Non
         out.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise BadInputError(f"cannot write {out}: {exc.strerror}; check the path") from None
-    print(f"zl {command}: wrote {out}", file=sys.stderr)
+    log.info("zl %s: wrote %s", command, out)

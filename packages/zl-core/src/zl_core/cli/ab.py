@@ -23,27 +23,37 @@ def add_parser(sub) -> None:
     p = sub.add_parser("ab", help="paired A/B rounds with pinned configs",
                        description="N rounds of fresh-process cells per operator, configs "
                        "pinned to round 1's record, side order counterbalanced (AB, BA, BA, AB, "
-                       "...). Without --ops, "
-                       "takes the IR_CHANGED operators of the latest screen.")
-    p.add_argument("--ops", nargs="+", metavar="SPEC", help="op[:op_file[:dtypes]] ...")
+                       "...); an operator whose TTGIR is identical after round 1 is stopped "
+                       "(SWITCH_NO_IR_DIFF). Without --ops, takes the IR_CHANGED operators of the "
+                       "latest complete screen, with its switch, suite, backend and device. Prints "
+                       "each operator's end and the report on stdout (report.json is kept beside "
+                       "the cells); progress goes to stderr. Needs a device.")
+    p.add_argument("--ops", nargs="+", metavar="SPEC",
+                   help="[source:]op[@file][:op_file[:dtype,dtype...]] ... (default: the IR_CHANGED "
+                   "operators of the screen)")
     p.add_argument("--rounds", type=rounds_arg, default=8, metavar="N|auto",
                    help="paired rounds, at least 4 (default 8: see docs/statistics.md for the "
-                   "power it gives); auto adds rounds until decided")
+                   "power it gives); auto looks at rounds 4, 6, 8, ... and stops an operator once "
+                   "every shape is decided, or at --max-rounds")
     p.add_argument("--max-rounds", type=_common.round_count, default=12, metavar="M",
                    help="budget for --rounds auto (default 12)")
-    p.add_argument("--screen", type=Path, help="screen campaign to take ops and switch from "
-                   "(default: the latest under the runs root)")
+    p.add_argument("--screen", type=Path, help="screen campaign to take the operators (without "
+                   "--ops), the switch, suite, backend and device and the --controls from "
+                   "(default: the latest complete screen under the runs root)")
     p.add_argument("--allow-no-ir-diff", action="store_true",
                    help="time operators even when round 1 shows identical TTGIR")
     p.add_argument("--aa", action="store_true", help="A/A: both sides with side A's environment")
     p.add_argument("--controls", type=int, default=0, metavar="K",
-                   help="add K NO_IR_DIFF operators of the screen as A/A controls")
+                   help="also time the screen's first K NO_IR_DIFF operators as controls, with the "
+                   "switch flipped like the others: their TTGIR does not change, so a verdict on "
+                   "one is a false positive (the report counts them)")
     p.add_argument("--threshold", type=_common.positive_float, default=1.0, metavar="PCT",
                    help="practical effect threshold in percent (default 1)")
     p.add_argument("--telemetry-interval", type=_common.non_negative_float, default=1.0, metavar="S",
                    help="telemetry sampling interval in seconds; 0 turns it off (default 1)")
+    # Rounds time cells on a device: --compile-only is taken only to be refused.
     _common.add_campaign_args(p, default_timeout=contract.DEFAULT_TIMEOUT_S,
-                              default_start=contract.CAMPAIGN_START)
+                              default_start=contract.CAMPAIGN_START, compile_only=False)
     # Screens only; taken here so that zl ab can say why it refuses it.
     p.add_argument("--per-device", type=_common.positive_int, default=1, help=argparse.SUPPRESS)
     p.add_argument("--manifest", type=Path, metavar="DIR",
@@ -69,7 +79,8 @@ def options_from(args: argparse.Namespace) -> app.AbOptions:
 def run(args: argparse.Namespace) -> int:
     args, config = _config.apply(args)
     done = app.ab(plugin_host(), attrs.evolve(options_from(args), config=config))
-    if done.campaign is None:
+    if done.campaign is None:  # the answer: nothing to time
+        print(f"zl ab: screen {done.screen} found no IR_CHANGED operator; nothing to time")
         return 0
     print(f"\nab: {done.campaign}")
     for r in done.runs:

@@ -50,6 +50,9 @@ def _capability_text(caps: dict[str, Any]) -> str:
     for key in ("flaggems_vendor", "torch_namespace", "default_switch"):
         parts.append(f"{key}={caps.get(key) or '-'}")
     parts.append(f"visibility={','.join(caps['visibility_env_keys']) or '-'}")
+    if caps.get("compile_targets"):  # what --compile-only --target takes, and its default
+        parts.append(f"compile_targets={caps['compile_targets']}"
+                     + (f" default={caps['compile_target_default']}" if caps.get("compile_target_default") else ""))
     return "  ".join(parts)
 
 

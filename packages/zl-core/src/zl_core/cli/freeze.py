@@ -8,12 +8,15 @@ plan and its estimated device time, and freeze it into an immutable task matrix.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from pathlib import Path
 
 from zl_core.app import seal
 from zl_core.errors import UsageError
 from zl_core.host import plugin_host
+
+log = logging.getLogger(__name__)
 
 
 def add_parser(sub) -> None:
@@ -65,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"estimated device time: screen {_seconds(outcome.screen.total_s)}, A/B rounds "
           f"{_seconds(outcome.rounds.total_s)}")
     if outcome.out is None:
-        print("dry run: nothing written", file=sys.stderr)
+        log.info("zl freeze: dry run, nothing written")
     else:
-        print(f"frozen: {outcome.out}", file=sys.stderr)
+        print(f"frozen: {outcome.out}")  # the result: where the matrix is
     return 0

@@ -25,7 +25,8 @@ def add_parser(sub) -> None:
     _common.add_suite_args(p)
     p.add_argument("--json", action="store_true",
                    help="print a JSON list of {op, op_file, dtypes, kinds, function, source} "
-                   "(source: the checkout's name, null for a suite packaged with its provider)")
+                   "(source: the checkout's name, null for a suite packaged with its provider; "
+                   "skip: the reason of a skip-marked benchmark)")
     p.set_defaults(handler=run)
 
 

@@ -11,7 +11,7 @@ rendered (``zl_core.report.render``); without it a plain built-in text form is p
 from __future__ import annotations
 
 import argparse
-import sys
+import logging
 from pathlib import Path
 
 from zl_core import report as model_builder
@@ -23,6 +23,8 @@ from zl_core.report.render import FORMATS
 from zl_core.store.layout import CampaignLayout
 
 FAIL_ON = ("slower", "faster", "inconclusive", "any", "failed")
+
+log = logging.getLogger(__name__)
 
 
 def add_parser(sub) -> None:
@@ -82,8 +84,8 @@ def run(args: argparse.Namespace) -> int:
     verdicts = [f for f in args.fail_on if f != "failed"]
     if verdicts:
         if model["kind"] != "rounds":
-            print(f"zl report: note: a {model['kind']} report carries no FASTER/SLOWER/"
-                  "INCONCLUSIVE verdicts, so --fail-on has nothing to gate", file=sys.stderr)
+            log.warning("zl report: note: a %s report carries no FASTER/SLOWER/INCONCLUSIVE "
+                        "verdicts, so --fail-on has nothing to gate", model["kind"])
         hits = model_builder.gate_hits(model, verdicts)
         if hits:
             shown = "; ".join(hits[:5]) + (f"; and {len(hits) - 5} more" if len(hits) > 5 else "")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import logging
+import sys
 from datetime import datetime
 from pathlib import Path
 
@@ -18,14 +20,20 @@ from zl_core.opspec import OpSpec, check_dtypes, check_name
 from zl_core.sources import Sources
 from zl_core.store.layout import op_folder
 
+log = logging.getLogger(__name__)
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("run", help="run one cell: one operator, one device, one side",
-                       description="Run one measurement cell and write its run directory.")
-    p.add_argument("--op", required=True, help="operator, op[:op_file[:dtypes]] or a plain name")
+                       description="Run one measurement cell and write its run directory. The "
+                       "cell's output is echoed on stderr as it runs (not with -q); the line "
+                       "saying how it ended is printed on stdout.")
+    p.add_argument("--op", required=True,
+                   help="operator, [source:]op[@file][:op_file[:dtype,dtype...]] or a plain name")
     p.add_argument("--op-file", help="benchmark file stem (default: the op name)")
     p.add_argument("--test-node", help="explicit pytest node inside the suite, e.g. benchmark/test_mm.py::test_mm")
-    p.add_argument("--dtypes", nargs="+", default=None, metavar="D")
+    p.add_argument("--dtypes", nargs="+", default=None, metavar="D",
+                   help="dtypes to run (default: the benchmark's own)")
     _common.add_suite_args(p)
     _common.add_backend_args(p)
     _common.add_measure_args(p, default_timeout=contract.DEFAULT_TIMEOUT_S)
@@ -36,7 +44,6 @@ def add_parser(sub) -> None:
     p.add_argument("--runs-root", type=Path, help="default parent of --out (default: $ZL_RUNS_ROOT or ./runs)")
     p.add_argument("--env", action="append", type=_common.env_pair, default=[], metavar="NAME=VALUE",
                    help="environment override for this cell (repeatable)")
-    p.add_argument("--quiet", action="store_true", help="do not echo the cell's output")
     p.set_defaults(handler=run)
 
 
@@ -66,15 +73,16 @@ def run(args: argparse.Namespace) -> int:
     request = cell_settings(got.measure, source).request(
         op=op, backend=backend, device=device, out_dir=Path(out).resolve(), env=dict(args.env),
         side="", autotune_mode=mode, replay_from=args.replay_from, test_node=args.test_node)
-    echo = None if args.quiet else print
+    # The cell's output (and a wait for a busy device) is progress: stderr, not under -q.
+    echo = log.info if log.isEnabledFor(logging.INFO) else None
     try:
         if sweep_shards.wanted(request):
-            outcome = sweep_shards.run_sharded(host, provider, request, say=print,
+            outcome = sweep_shards.run_sharded(host, provider, request, say=log.info,
                                                run=lambda req: run_cell(host, provider, req, echo=echo))
         else:
             outcome = run_cell(host, provider, request, echo=echo)
     except PreflightError as exc:
-        print(str(exc))
+        print(str(exc), file=sys.stderr)
         return exc.exit_code
     state = ("stalled (its Python stacks: stacks.txt)" if outcome.stalled
              else "timed out" if outcome.timed_out else f"rc={outcome.rc}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 from pathlib import Path
 
 import attrs
@@ -13,13 +14,18 @@ from zl_core.cli import _common, _config
 from zl_core.host import plugin_host
 from zl_core.ttgir_layout import LAUNCH_FLOOR
 
+log = logging.getLogger(__name__)
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("screen", help="screen operators: did the switch change their TTGIR?",
                        description="Per operator: side A records its autotune picks, side B "
-                       "replays them with the switch flipped; verdict from TTGIR fingerprints.")
+                       "replays them with the switch flipped; verdict from TTGIR fingerprints. "
+                       "Prints the verdict table on stdout; progress goes to stderr. Without a "
+                       "device, the builtin suite runs the IR-only screen (--compile-only).")
     p.add_argument("--ops", nargs="+", metavar="SPEC",
-                   help="op[:op_file[:dtype,dtype...]] ... (default: every op of the suite)")
+                   help="[source:]op[@file][:op_file[:dtype,dtype...]] ... (default: every "
+                   "operator of the suite)")
     p.add_argument("--dismiss", type=Path, metavar="FILE",
                    help="operators never to run, one 'op  reason' a line: listed as SKIPPED")
     p.add_argument("--plan", action="store_true",
@@ -90,7 +96,7 @@ def _converts(row: dict) -> str:
 def print_plan(plan: app.ScreenPlan) -> int:
     est = plan.estimate
     if plan.note:
-        print(f"zl screen --plan: {plan.note}")
+        log.warning("zl screen --plan: %s", plan.note)
     width = max([len(o.op) for o in est.ops] + [2])
     mode = "IR-only (compiled, nothing timed)" if plan.compile_only else "timed"
     print(f"zl screen --plan: {len(plan.ops)} operator(s) on {plan.backend}, {mode}, "

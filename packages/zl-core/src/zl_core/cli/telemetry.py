@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from time import sleep
 
@@ -13,6 +14,8 @@ from zl_core.host import plugin_host
 
 DEFAULT_INTERVAL_S = 5.0
 
+log = logging.getLogger(__name__)
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("telemetry", help="sample device clocks, temperature, power and use as TSV",
@@ -21,8 +24,9 @@ def add_parser(sub) -> None:
                                    "failing sampler is reported on stderr and is not an error.")
     p.add_argument("--backend", help=f"backend name or alias (default: ${BACKEND_ENV}, "
                                      "or the only one installed)")
-    p.add_argument("--device", help="device to sample (default: the one the backend's visibility "
-                                    "variable names, else every device)")
+    p.add_argument("--device", help="device to sample (default: the one device the backend's "
+                                    "visibility variable names; every device when it names "
+                                    "none or several)")
     p.add_argument("--interval", type=_common.positive_float, default=DEFAULT_INTERVAL_S,
                    metavar="SECONDS", help=f"seconds between samples (default {DEFAULT_INTERVAL_S:g})")
     p.add_argument("--once", action="store_true", help="take one sample and exit")
@@ -39,9 +43,9 @@ def run(args: argparse.Namespace) -> int:
         taken = telemetry.take_sample(host, backend, device)
         if taken.passed_over and taken.passed_over not in said:  # a library passed over: once
             said.add(taken.passed_over)
-            print(f"zl telemetry: {taken.passed_over}", file=sys.stderr, flush=True)
+            log.warning("zl telemetry: %s", taken.passed_over)
         if not taken.rows:
-            print(f"zl telemetry: {taken.reason}", file=sys.stderr, flush=True)
+            log.warning("zl telemetry: %s", taken.reason)
         return taken.rows
 
     try:

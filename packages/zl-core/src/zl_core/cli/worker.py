@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 
 from zl_core.app.resolve import BACKEND_ENV, resolve_backend, resolve_devices
 from zl_core.campaigns import dask_executor
 from zl_core.host import plugin_host
+
+log = logging.getLogger(__name__)
 
 
 def add_parser(sub) -> None:
@@ -25,7 +28,8 @@ def add_parser(sub) -> None:
     p.add_argument("--backend", help=f"backend name or alias (default: ${BACKEND_ENV}, or the only one installed)")
     p.add_argument("--devices", default="all", metavar="all|0,1,...",
                    help="devices to offer (default: all the backend finds)")
-    p.add_argument("--name", help="worker name shown by the scheduler (default: the host name)")
+    p.add_argument("--name", help="worker name shown by the scheduler (default: the worker's "
+                   "address, as Dask names it)")
     p.add_argument("--scratch", help=f"where tasks run before their folders travel back (default: ${dask_executor.SCRATCH_ENV} or the temp dir)")
     p.set_defaults(handler=run)
 
@@ -43,8 +47,8 @@ def run(args: argparse.Namespace) -> int:
     async def serve() -> None:
         async with distributed.Worker(args.scheduler, nthreads=len(devices), name=args.name,
                                       resources={dask_executor.LANE: len(devices)}) as worker:
-            print(f"zl worker: {len(devices)} lane(s) {backend.name}:{','.join(devices)} offered to "
-                  f"{args.scheduler} as {worker.address}", flush=True)
+            log.info("zl worker: %d lane(s) %s:%s offered to %s as %s", len(devices), backend.name,
+                     ",".join(devices), args.scheduler, worker.address)
             await worker.finished()
 
     asyncio.run(serve())
