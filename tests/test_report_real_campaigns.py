@@ -71,3 +71,15 @@ def test_the_title_says_what_the_campaign_is_and_every_undecided_shape_says_why(
     for fmt in ("text", "md", "html"):  # counted by reason in every format
         out = render(model, fmt)
         assert (f"undecided shapes: {len(main)} (" in out) == bool(main), fmt
+
+
+@pytest.mark.parametrize("archive", ARCHIVES, ids=[a.stem for a in ARCHIVES])
+def test_every_shape_shows_its_latencies_and_the_speedup_its_interval_belongs_to(tmp_path, archive):
+    """A/B latencies in ms (the median of rounds) and B's speedup, the estimate's own ratio."""
+    model = build(campaign_of(archive, tmp_path), allow_mismatch=True)
+    text = render(model, "text")
+    for row in (r for r in model["rows"] if r.get("stats")):
+        est = zl_layout.interval_estimate(row["stats"])
+        if est is not None:
+            assert f"{1 + est / 100:.3f}x" in text, row["shape"]
+    assert "A ms" in text and "B ms" in text and "speedup" in text

@@ -61,5 +61,5 @@ def test_constant_columns_move_above_the_table_and_the_verdict_stays(tmp_path, m
     # bmm's five shapes are all SLOWER: the verdict is still in each row.
     assert sum(1 for line in text.splitlines() if line.rstrip().endswith("SLOWER")) >= 5
     assert "float16 2x384x384, 2x384x384" in text  # short shape labels
-    monkeypatch.setenv("COLUMNS", "250")
+    monkeypatch.setenv("COLUMNS", "400")
     assert "every row:" not in zl_report.render(model, "text")  # a table that fits is left whole

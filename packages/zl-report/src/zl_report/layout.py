@@ -70,6 +70,21 @@ def ms(value: object) -> str:
     return "-" if value is None else f"{float(value):.6f}"
 
 
+def speedup(delta_pct: object) -> str:
+    """B's speedup over A, ``A / B`` (the delta's own ratio: ``1.10x`` is 10% faster)."""
+    if delta_pct is None or (isinstance(delta_pct, float) and not math.isfinite(delta_pct)):
+        return "-"
+    return f"{1 + float(delta_pct) / 100:.3f}x"
+
+
+def median_ms(values: Sequence[object]) -> str:
+    usable = sorted(float(v) for v in values or () if isinstance(v, (int, float)) and math.isfinite(v))
+    if not usable:
+        return "-"
+    mid = len(usable) // 2
+    return ms(usable[mid] if len(usable) % 2 else (usable[mid - 1] + usable[mid]) / 2)
+
+
 def span(low: object, high: object) -> str:
     if low is None or high is None:
         return "-"
@@ -185,14 +200,15 @@ def _pair(model: Mapping) -> list[Block]:
     for r in model["rows"]:
         timer = r["a_timer"] if r["a_timer"] == r["b_timer"] else f"{r['a_timer']}/{r['b_timer']}"
         mark = "fallback" if (r["a_fallback"] or r["b_fallback"]) else ""
-        rows.append((short_shape(r["shape"]), ms(r["a_latency_ms"]), ms(r["b_latency_ms"]), pct(r["delta_pct"]),
+        rows.append((short_shape(r["shape"]), ms(r["a_latency_ms"]), ms(r["b_latency_ms"]),
+                     speedup(r["delta_pct"]), pct(r["delta_pct"]),
                      str(timer or "?"), mark, r["class"] if r["class"] == "ok" else r["reason"]))
         tones.append(None if r["class"] == "ok" else "muted")
         if r["delta_pct"] is not None:
             items.append(PlotItem(label=short_shape(r["shape"]), points=(r["delta_pct"],), mid=r["delta_pct"],
                                   hollow=r["class"] != "ok"))
-    blocks.append(Table(headers=("shape", "A ms", "B ms", "delta", "timer", "fallback", "pairing"),
-                        rows=tuple(rows), align="lrrrlll", tones=tuple(tones)))
+    blocks.append(Table(headers=("shape", "A ms", "B ms", "speedup", "delta", "timer", "fallback", "pairing"),
+                        rows=tuple(rows), align="lrrrrlll", tones=tuple(tones)))
     c, f = s["comparable"], s["fallback"]
     if c["n"]:
         blocks.append(Para(text=f"{c['n']} comparable rows (same timer, no fallback): median "
@@ -307,7 +323,8 @@ def _rounds_op(model: Mapping, op: Mapping, *, many: bool = False) -> list[Block
     for r in (x for x in model["rows"] if x["op"] == name):
         st = r.get("stats") or {}
         rows.append((short_shape(r["shape"]), r["segment"], str(r.get("timer") or "-"),
-                     pct(interval_estimate(st)),
+                     median_ms(r.get("a_ms")), median_ms(r.get("b_ms")),
+                     speedup(interval_estimate(st)), pct(interval_estimate(st)),
                      span(st.get("ci_low_pct"), st.get("ci_high_pct")),
                      span(st.get("min_delta_pct"), st.get("max_delta_pct")),
                      f"{st['sign_agree']}/{st['n']}" if st else "-",
@@ -324,10 +341,10 @@ def _rounds_op(model: Mapping, op: Mapping, *, many: bool = False) -> list[Block
                                   tone=VERDICT_TONES.get(r.get("verdict")),
                                   hollow=r["segment"] != "main"))
     if rows:
-        blocks.append(Table(headers=("shape", "segment", "timer", "estimate", "CI", "per-round range",
-                                     "sign agree", "spread A / B", "within cell A / B",
-                                     "verdict"),
-                            rows=tuple(rows), align="lllrrrrrrl", tones=tuple(tones)))
+        blocks.append(Table(headers=("shape", "segment", "timer", "A ms", "B ms", "speedup",
+                                     "estimate", "CI", "per-round range", "sign agree",
+                                     "spread A / B", "within cell A / B", "verdict"),
+                            rows=tuple(rows), align="lllrrrrrrrrrl", tones=tuple(tones)))
     if items:
         threshold = model["summary"].get("threshold_pct")
         blocks.append(Plot(title=f"{name}: per-round deltas and the interval per shape",
