@@ -17,7 +17,7 @@ from zl_core.backend import Backend
 from zl_core.ir_verdict import SWITCH_NO_IR_DIFF, SideResult, switch_no_ir_diff
 from zl_core.opspec import OpSpec
 from zl_core.pairing import pair_rows
-from zl_core.rows import read_rows
+from zl_core.cell_rows import read_rows
 from zl_core.series import shape_series
 from zl_core.stats.order import a_first
 from zl_core.store.layout import CampaignLayout
