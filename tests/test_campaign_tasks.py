@@ -8,7 +8,7 @@ import sys
 import attrs
 from zl_core.campaigns.ab_campaign import run_ab
 from zl_core.campaigns.ab_task import AbTask, RoundsPlan
-from zl_core.campaigns.executor import SerialExecutor
+from zl_core.campaigns.executor import Lane, SerialExecutor
 from zl_core.campaigns.screen_campaign import run_screen
 from zl_core.campaigns.screen_task import ScreenTask
 from zl_core.campaigns.settings import CellSettings
@@ -32,9 +32,9 @@ class Reversed:
     def __init__(self):
         self.tasks = []
 
-    def run(self, fn, tasks, runtime):
+    def run(self, fn, tasks, runtime, *, kept_on=None):
         self.tasks = list(tasks)
-        results = list(SerialExecutor().run(fn, self.tasks, runtime))
+        results = list(SerialExecutor("0").run(fn, self.tasks, runtime, kept_on=kept_on))
         yield from reversed(results)
 
 
@@ -49,7 +49,10 @@ def test_a_screen_hands_every_operator_to_the_executor_as_a_frozen_task(fake_hos
     task = executor.tasks[0]
     assert isinstance(task, ScreenTask) and attrs.has(type(task))
     assert pickle.loads(pickle.dumps(task)) == task  # what travels to another process
-    assert task.b.replay_from == task.a.out_dir == campaign / "gemm" / "A"
+    assert "device" not in attrs.fields_dict(ScreenTask)  # the executor's lane names it
+    a, b = task.request(Lane("3"), "A"), task.request(Lane("3"), "B")
+    assert b.replay_from == a.out_dir == campaign / "gemm" / "A" and (a.device, b.device) == ("3", "3")
+    assert (a.autotune_mode, b.autotune_mode) == ("record", "replay")
     # Results arrive in any order; the tables keep the plan's.
     assert [r["op"] for r in rows] == [r["op"] for r in read_screen(campaign)] == ["gemm", "pointwise", "aten"]
     assert [r["verdict"] for r in rows] == ["IR_CHANGED", "NO_IR_DIFF", "NO_TRITON"]
@@ -66,6 +69,9 @@ def test_an_ab_task_runs_all_rounds_of_one_operator(fake_host, tmp_path):
     assert [(t.op.op, t.control, t.exempt_no_ir_diff) for t in executor.tasks] == [
         ("gemm", False, False), ("pointwise", True, True)]
     assert all(isinstance(t, AbTask) and pickle.loads(pickle.dumps(t)) == t for t in executor.tasks)
+    assert "device" not in attrs.fields_dict(AbTask)
+    first, later = executor.tasks[0].request(Lane("1"), "A", 1), executor.tasks[0].request(Lane("1"), "B", 2)
+    assert later.replay_from == first.out_dir == campaign / "gemm" / "r01" / "A" and later.device == "1"
     assert {r.op.op: (r.state, r.rounds_done) for r in runs} == {"gemm": ("done", 2),
                                                                  "pointwise": ("done", 2)}
     cells = [(s["op"], s["round"], s["side"]) for s in read_status(campaign)]

@@ -28,13 +28,13 @@ from .state import prepare_resume, tracked
 from .telemetry_sampler import TelemetrySampler
 
 
-def plan_ab(layout: CampaignLayout, suite: str, backend: Backend, device: str | None,
-            sides: Sides, ops: list[OpSpec], controls: list[OpSpec], settings: CellSettings,
-            plan: RoundsPlan, *, aa: bool) -> list[AbTask]:
+def plan_ab(layout: CampaignLayout, suite: str, backend: Backend, sides: Sides, ops: list[OpSpec],
+            controls: list[OpSpec], settings: CellSettings, plan: RoundsPlan, *,
+            aa: bool) -> list[AbTask]:
     """One task per operator, the operators first and the A/A controls after them."""
     def task(op: OpSpec, control: bool) -> AbTask:
         return AbTask(op=op, control=control, exempt_no_ir_diff=aa or control or plan.allow_no_ir_diff,
-                      layout=layout, suite=suite, backend=backend, device=device, sides=sides,
+                      layout=layout, suite=suite, backend=backend, sides=sides,
                       settings=settings, plan=plan)
 
     return [task(o, False) for o in ops] + [task(c, True) for c in controls]
@@ -52,7 +52,7 @@ def run_ab(host: PluginHost, provider: Provider, backend: Backend, device: str |
     aside and rerun); ``recorded`` adds fields to campaign.json (the arguments).
     """
     kind = record.AA if aa else record.AB
-    executor = executor or SerialExecutor()
+    executor = executor or SerialExecutor(device)
     lanes = concurrency(executor)
     settings = attrs.evolve(settings, concurrency=lanes)
     settings = settle_start(host, provider, backend, device, sides, next(iter([*ops, *controls]), None),
@@ -69,12 +69,10 @@ def run_ab(host: PluginHost, provider: Provider, backend: Backend, device: str |
                               threshold_pct=plan.threshold_pct, allow_no_ir_diff=plan.allow_no_ir_diff,
                               round_order=plan.round_order,
                               **(recorded or {}))
-    tasks = plan_ab(layout, provider.name, backend, device, sides, ops, controls, settings, plan,
-                    aa=aa)
+    tasks = plan_ab(layout, provider.name, backend, sides, ops, controls, settings, plan, aa=aa)
     progress = Progress(2 * plan.planned * len(tasks), f"{kind} {sides.switch} on {layout.name}")
     progress.legend()
-    if resume is not None:
-        tasks = prepare_resume(layout, tasks, progress.line)
+    kept_on = prepare_resume(layout, [t.op.op for t in tasks], progress.line) if resume else {}
     runtime = TaskRuntime(host=host, sink=CampaignSink(layout=layout, progress=progress))
     # Several lanes: sample every device of the host (rows carry the device index).
     sampled = device if lanes == 1 else None
@@ -85,7 +83,7 @@ def run_ab(host: PluginHost, provider: Provider, backend: Backend, device: str |
         progress.line(start_note)
     try:
         with tracked(layout, "zl ab"):
-            runs = list(executor.run(run_ab_task, tasks, runtime))
+            runs = list(executor.run(run_ab_task, tasks, runtime, kept_on=kept_on))
     finally:
         sampler.stop()
         progress.close()

@@ -29,19 +29,11 @@ from .state import (
 )
 
 
-def plan_screen(layout: CampaignLayout, suite: str, backend: Backend, device: str | None,
-                sides: Sides, ops: list[OpSpec], settings: CellSettings) -> list[ScreenTask]:
+def plan_screen(layout: CampaignLayout, suite: str, backend: Backend, sides: Sides,
+                ops: list[OpSpec], settings: CellSettings) -> list[ScreenTask]:
     """One task per operator: A records into ``<op>/A``, B replays it into ``<op>/B``."""
-    tasks = []
-    for op in ops:
-        a_dir, b_dir = layout.cell_dir(op.op, "A"), layout.cell_dir(op.op, "B")
-        a = settings.request(op=op, backend=backend, device=device, out_dir=a_dir,
-                             env=sides.env("A"), side="A", autotune_mode="record", replay_from=None)
-        b = settings.request(op=op, backend=backend, device=device, out_dir=b_dir,
-                             env=sides.env("B"), side="B", autotune_mode="replay", replay_from=a_dir)
-        tasks.append(ScreenTask(op=op, suite=suite, a=a, b=b, a_value=sides.value("A"),
-                                b_value=sides.value("B"), compile_only=settings.compile_only))
-    return tasks
+    return [ScreenTask(op=op, suite=suite, backend=backend, sides=sides, settings=settings,
+                       layout=layout) for op in ops]
 
 
 def run_screen(host: PluginHost, provider: Provider, backend: Backend, device: str | None,
@@ -56,7 +48,7 @@ def run_screen(host: PluginHost, provider: Provider, backend: Backend, device: s
     ``skipped`` (operator -> reason) are not run and listed as SKIPPED.
     """
     skipped = skipped or {}
-    executor = executor or SerialExecutor()
+    executor = executor or SerialExecutor(device)
     settings = attrs.evolve(settings, concurrency=concurrency(executor))
     settings = settle_start(host, provider, backend, device, sides,
                             next((o for o in ops if o.op not in skipped), None), settings, print)
@@ -65,19 +57,18 @@ def run_screen(host: PluginHost, provider: Provider, backend: Backend, device: s
         record.write_campaign(layout, kind=record.SCREEN, **sides.to_json(), backend=backend.name,
                               device=device, suite=provider.name, **settings.to_json(),
                               ops=[str(o) for o in ops], **(recorded or {}))
-    tasks = plan_screen(layout, provider.name, backend, device, sides,
+    tasks = plan_screen(layout, provider.name, backend, sides,
                         [o for o in ops if o.op not in skipped], settings)
     progress = progress or Progress(2 * len(tasks), f"screen {sides.switch} on {layout.name}")
     progress.legend()
-    if resume is not None:
-        tasks = prepare_resume(layout, tasks, progress.line)
+    kept_on = prepare_resume(layout, [t.op.op for t in tasks], progress.line) if resume else {}
     runtime = TaskRuntime(host=host, sink=CampaignSink(layout=layout, progress=progress))
     order = {op.op: i for i, op in enumerate(ops)}
     rows: list[dict] = [skipped_row(op, skipped[op.op]) for op in ops if op.op in skipped]
     write_screen_tables(layout, rows)
     try:
         with tracked(layout, "zl screen"):
-            for result in executor.run(run_screen_task, tasks, runtime):
+            for result in executor.run(run_screen_task, tasks, runtime, kept_on=kept_on):
                 rows.append(result.row)
                 rows.sort(key=lambda row: order[row["op"]])
                 write_screen_tables(layout, rows)
