@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import zl_core
@@ -74,7 +75,8 @@ def test_reports_read_campaigns_without_running_them():
                "zl_core.campaigns.ab_task", "zl_core.cell")
     for mod, imports in MODULES.items():
         if mod.startswith("zl_core.report"):
-            assert not [i for i, _ in imports if i.startswith(running)], mod
+            assert not [i for i, _ in imports
+                        if i in running or i.startswith(tuple(r + "." for r in running))], mod
 
 
 def test_statistics_have_two_callers_through_one_adapter():
@@ -120,3 +122,156 @@ def test_the_timestamp_format_is_written_once():
     spelled = [p.relative_to(ROOT) for p in ROOT.rglob("*.py")
                if "%Y-%m-%dT%H:%M:%S" in p.read_text(encoding="utf-8") and p.name != "stamps.py"]
     assert spelled == []
+
+
+# -- the layers of docs/architecture.md, checked on every runtime import -------------------
+
+ARCHITECTURE = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _runtime_imports(path: Path) -> set[str]:
+    """The zl_core modules ``path`` imports when it runs: at module level or inside a
+    function, never under ``if TYPE_CHECKING:``. ``from P import name`` imports the
+    module ``P.name`` when there is one, else ``P`` (a package's own ``__init__`` runs
+    for any of its modules, which counts as no import of it)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    own = _module_name(path)
+    package = own if path.name == "__init__.py" else own.rsplit(".", 1)[0]
+    found: set[str] = set()
+
+    def nearest(name: str) -> str | None:
+        while name and name not in MODULES:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.update(filter(None, (nearest(alias.name) for alias in node.names)))
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            for alias in node.names:
+                found.update(filter(None, [f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES
+                                           else nearest(base)]))
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    found.discard(own)
+    return found
+
+
+RUNTIME = {_module_name(p): _runtime_imports(p) for p in sorted(ROOT.rglob("*.py"))}
+
+
+def _layers() -> list[tuple[str, list[str]]]:
+    """(layer, the zl_core modules and packages its "where" cell names), bottom first."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    section = text.split("\n## Layers\n", 1)[1].split("\n#", 1)[0]
+    layers = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or cells[0] in ("layer", "") or set(cells[0]) <= {"-"}:
+            continue
+        names = []
+        for token in re.findall(r"`([^`]+)`", cells[1]):
+            if re.fullmatch(r"[A-Za-z_][\w.]*", token):
+                names.append(token if token.startswith("zl_core") else f"zl_core.{token}")
+        layers.append((cells[0], names))
+    return layers
+
+
+def _layer_of() -> dict[str, int]:
+    """Each module's layer (its index, bottom 0): the entry naming it or a package above it."""
+    of: dict[str, set[int]] = {}
+    for index, (_, names) in enumerate(_layers()):
+        for name in names:
+            for mod in MODULES:  # the package zl_core names itself only, not all of zl_core
+                if mod == name or (name != "zl_core" and mod.startswith(name + ".")):
+                    of.setdefault(mod, set()).add(index)
+    return {mod: min(indices) for mod, indices in of.items() if len(indices) == 1}
+
+
+def test_the_layer_table_places_every_module_in_exactly_one_layer():
+    layers = _layers()
+    assert len(layers) >= 10, "the table of docs/architecture.md was not found"
+    named = [name for _, names in layers for name in names]
+    assert [n for n in named if n not in MODULES] == [], "the table names modules that do not exist"
+    assert len(named) == len(set(named)), "the table names a module twice"
+    placed = {}
+    for index, (_, names) in enumerate(layers):
+        for mod in MODULES:
+            hits = [n for n in names if mod == n or (n != "zl_core" and mod.startswith(n + "."))]
+            if hits:
+                placed.setdefault(mod, []).append(layers[index][0])
+    assert [m for m in MODULES if m not in placed] == [], "modules in no layer"
+    assert {m: ls for m, ls in placed.items() if len(ls) > 1} == {}, "modules in several layers"
+
+
+def test_no_module_imports_a_layer_above_its_own():
+    names = [name for name, _ in _layers()]
+    layer = _layer_of()
+    upward = [f"{mod} ({names[layer[mod]]}) imports {dep} ({names[layer[dep]]})"
+              for mod, deps in RUNTIME.items() for dep in sorted(deps)
+              if layer.get(dep, -1) > layer.get(mod, len(names))]
+    assert upward == []
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                connect(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    return found
+
+
+def test_no_runtime_import_cycle_spans_several_modules():
+    assert _cycles(RUNTIME) == []
+
+
+def test_the_checks_see_deferred_imports_and_skip_type_checking_ones():
+    # Inside a function counts (it runs); under TYPE_CHECKING does not.
+    assert "zl_core.cellguard" in RUNTIME["zl_core.warmstart"]  # module level
+    assert "zl_core.zygote" in RUNTIME["zl_core.cellguard"]  # inside _WarmCell
+    assert "zl_core.host" not in RUNTIME["zl_core.provider"]  # TYPE_CHECKING only
+    looped = {**RUNTIME, "zl_core.zygote": RUNTIME["zl_core.zygote"] | {"zl_core.cellguard"}}
+    assert _cycles(looped) == [["zl_core.cellguard", "zl_core.zygote"]]

@@ -13,6 +13,7 @@ from zl_core.campaigns.ab_campaign import run_ab
 from zl_core.campaigns.ab_task import RoundsPlan, side_order
 from zl_core.campaigns.screen_campaign import latest_screen, run_screen
 from zl_core.campaigns.settings import CellSettings
+from zl_core.campaigns.spec import CampaignSpec
 from zl_core.cell import run_cell
 from zl_core.errors import PreflightError
 from zl_core.opspec import OpSpec
@@ -36,6 +37,13 @@ def engine_parts(fake_host):
     provider = fake_host.get_provider("fake")
     sides = resolve_sides(backend, None, None, None)
     return backend, provider, sides
+
+
+def fake_spec(fake_host, ops, settings, runs_root, **fields) -> CampaignSpec:
+    """A campaign of the fake suite on device 0: a screen, or an A/B one given ``plan=``."""
+    backend, provider, sides = engine_parts(fake_host)
+    return CampaignSpec(provider=provider, backend=backend, device="0", sides=sides, ops=ops,
+                        settings=settings, runs_root=runs_root, **fields)
 
 
 def test_cell_writes_identity_log_and_removes_its_triton_cache(fake_host, tmp_path, monkeypatch):
@@ -158,9 +166,8 @@ def test_preflight_failure_is_recorded_and_raised(fake_host, tmp_path):
 
 
 def test_screen_verdicts_and_tables(fake_host, tmp_path):
-    backend, provider, sides = engine_parts(fake_host)
     ops = [OpSpec.parse(s) for s in ("gemm", "pointwise", "aten", "norows", "missing")]
-    campaign, rows = run_screen(fake_host, provider, backend, "0", sides, ops, settings(), tmp_path)
+    campaign, rows = run_screen(fake_host, fake_spec(fake_host, ops, settings(), tmp_path))
     verdicts = {r["op"]: r["verdict"] for r in rows}
     assert verdicts == {"gemm": "IR_CHANGED", "pointwise": "NO_IR_DIFF", "aten": "NO_TRITON",
                         "norows": "NO_ROWS", "missing": "NO_ROWS"}
@@ -188,11 +195,9 @@ def test_side_order_is_counterbalanced_and_old_campaigns_alternate():
 
 def test_ab_rounds_pin_to_round_one_and_stop_identical_ir(fake_host, tmp_path):
     pytest.importorskip("zl_core.rows")
-    backend, provider, sides = engine_parts(fake_host)
     plan = RoundsPlan(rounds=3, max_rounds=3, allow_no_ir_diff=False, threshold_pct=1.0)
-    campaign, runs = run_ab(fake_host, provider, backend, "0", sides,
-                            [OpSpec.parse("gemm"), OpSpec.parse("pointwise"), OpSpec.parse("norows")],
-                            [], settings(), plan, tmp_path, telemetry_interval=0, aa=False, screen=None)
+    ops = [OpSpec.parse("gemm"), OpSpec.parse("pointwise"), OpSpec.parse("norows")]
+    campaign, runs = run_ab(fake_host, fake_spec(fake_host, ops, settings(), tmp_path, plan=plan))
     state = {r.op.op: r.state for r in runs}
     assert state == {"gemm": "done", "pointwise": "SWITCH_NO_IR_DIFF", "norows": "failed"}
     status = [s for s in read_status(campaign) if s["op"] == "gemm"]
@@ -215,10 +220,8 @@ def test_ab_rounds_pin_to_round_one_and_stop_identical_ir(fake_host, tmp_path):
 def test_adaptive_rounds_stop_once_every_shape_is_decided(fake_host, tmp_path):
     from zl_core import stats
 
-    backend, provider, sides = engine_parts(fake_host)
     plan = RoundsPlan(rounds=None, max_rounds=10, allow_no_ir_diff=False, threshold_pct=1.0)
-    _, runs = run_ab(fake_host, provider, backend, "0", sides, [OpSpec.parse("gemm")], [],
-                     settings(), plan, tmp_path, telemetry_interval=0, aa=False, screen=None)
+    _, runs = run_ab(fake_host, fake_spec(fake_host, [OpSpec.parse("gemm")], settings(), tmp_path, plan=plan))
     # The fake's 5% slowdown is the same in every round; the interval keeps the width
     # the latencies' printed resolution allows, so a planned look soon decides it and
     # the budget of 10 is not spent.
@@ -284,10 +287,9 @@ def test_throttled_cells_are_flagged_in_status(tmp_path):
 def test_rounds_report_states_the_device_time_used(fake_host, tmp_path):
     from zl_core.report import build_rounds
 
-    backend, provider, sides = engine_parts(fake_host)
     plan = RoundsPlan(rounds=None, max_rounds=8, allow_no_ir_diff=False, threshold_pct=1.0)
-    campaign, runs = run_ab(fake_host, provider, backend, "0", sides, [OpSpec.parse("gemm")], [],
-                            settings(), plan, tmp_path, telemetry_interval=0, aa=False, screen=None)
+    campaign, runs = run_ab(fake_host, fake_spec(fake_host, [OpSpec.parse("gemm")], settings(), tmp_path,
+                                                 plan=plan))
     report = build_rounds(campaign)
     used = report["summary"]["device_time"]
     cells = [s for s in read_status(campaign) if s["op"] == "gemm"]

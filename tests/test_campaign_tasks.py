@@ -8,10 +8,11 @@ import sys
 import attrs
 from zl_core.campaigns.ab_campaign import run_ab
 from zl_core.campaigns.ab_task import AbTask, RoundsPlan
-from zl_core.campaigns.executor import SerialExecutor
+from zl_core.campaigns.executor import Lane, SerialExecutor
 from zl_core.campaigns.screen_campaign import run_screen
 from zl_core.campaigns.screen_task import ScreenTask
 from zl_core.campaigns.settings import CellSettings
+from zl_core.campaigns.spec import CampaignSpec
 from zl_core.opspec import OpSpec
 from zl_core.report import build
 from zl_core.status import read_status
@@ -32,9 +33,9 @@ class Reversed:
     def __init__(self):
         self.tasks = []
 
-    def run(self, fn, tasks, runtime):
+    def run(self, fn, tasks, runtime, *, kept_on=None):
         self.tasks = list(tasks)
-        results = list(SerialExecutor().run(fn, self.tasks, runtime))
+        results = list(SerialExecutor("0").run(fn, self.tasks, runtime, kept_on=kept_on))
         yield from reversed(results)
 
 
@@ -43,13 +44,17 @@ def test_a_screen_hands_every_operator_to_the_executor_as_a_frozen_task(fake_hos
     sides = resolve_sides(backend, None, None, None)
     executor = Reversed()
     ops = [OpSpec.parse(o) for o in ("gemm", "pointwise", "aten")]
-    campaign, rows = run_screen(fake_host, fake_host.get_provider("fake"), backend, "0", sides,
-                                ops, settings(), tmp_path, executor=executor)
+    spec = CampaignSpec(provider=fake_host.get_provider("fake"), backend=backend, device="0", sides=sides,
+                        ops=ops, settings=settings(), runs_root=tmp_path)
+    campaign, rows = run_screen(fake_host, spec, executor=executor)
     assert [t.op.op for t in executor.tasks] == ["gemm", "pointwise", "aten"]
     task = executor.tasks[0]
     assert isinstance(task, ScreenTask) and attrs.has(type(task))
     assert pickle.loads(pickle.dumps(task)) == task  # what travels to another process
-    assert task.b.replay_from == task.a.out_dir == campaign / "gemm" / "A"
+    assert "device" not in attrs.fields_dict(ScreenTask)  # the executor's lane names it
+    a, b = task.request(Lane("3"), "A"), task.request(Lane("3"), "B")
+    assert b.replay_from == a.out_dir == campaign / "gemm" / "A" and (a.device, b.device) == ("3", "3")
+    assert (a.autotune_mode, b.autotune_mode) == ("record", "replay")
     # Results arrive in any order; the tables keep the plan's.
     assert [r["op"] for r in rows] == [r["op"] for r in read_screen(campaign)] == ["gemm", "pointwise", "aten"]
     assert [r["verdict"] for r in rows] == ["IR_CHANGED", "NO_IR_DIFF", "NO_TRITON"]
@@ -60,12 +65,16 @@ def test_an_ab_task_runs_all_rounds_of_one_operator(fake_host, tmp_path):
     sides = resolve_sides(backend, None, None, None)
     executor = Reversed()
     plan = RoundsPlan(rounds=2, max_rounds=2, allow_no_ir_diff=False, threshold_pct=1.0)
-    campaign, runs = run_ab(fake_host, fake_host.get_provider("fake"), backend, "0", sides,
-                            [OpSpec.parse("gemm")], [OpSpec.parse("pointwise")], settings(), plan,
-                            tmp_path, telemetry_interval=0, aa=False, screen=None, executor=executor)
+    spec = CampaignSpec(provider=fake_host.get_provider("fake"), backend=backend, device="0", sides=sides,
+                        ops=[OpSpec.parse("gemm")], controls=[OpSpec.parse("pointwise")],
+                        settings=settings(), plan=plan, runs_root=tmp_path)
+    campaign, runs = run_ab(fake_host, spec, executor=executor)
     assert [(t.op.op, t.control, t.exempt_no_ir_diff) for t in executor.tasks] == [
         ("gemm", False, False), ("pointwise", True, True)]
     assert all(isinstance(t, AbTask) and pickle.loads(pickle.dumps(t)) == t for t in executor.tasks)
+    assert "device" not in attrs.fields_dict(AbTask)
+    first, later = executor.tasks[0].request(Lane("1"), "A", 1), executor.tasks[0].request(Lane("1"), "B", 2)
+    assert later.replay_from == first.out_dir == campaign / "gemm" / "r01" / "A" and later.device == "1"
     assert {r.op.op: (r.state, r.rounds_done) for r in runs} == {"gemm": ("done", 2),
                                                                  "pointwise": ("done", 2)}
     cells = [(s["op"], s["round"], s["side"]) for s in read_status(campaign)]
@@ -76,9 +85,12 @@ def test_an_aa_campaign_is_written_as_kind_aa_and_reported_as_controls(fake_host
     backend = fake_host.get_backend("fg")
     sides = resolve_sides(backend, None, None, None, aa=True)
     plan = RoundsPlan(rounds=2, max_rounds=2, allow_no_ir_diff=False, threshold_pct=1.0)
-    campaign, runs = run_ab(fake_host, fake_host.get_provider("fake"), backend, "0", sides,
-                            [OpSpec.parse("pointwise")], [], settings(), plan, tmp_path,
-                            telemetry_interval=0, aa=True, screen=None)
+    spec = CampaignSpec(provider=fake_host.get_provider("fake"), backend=backend, device="0", sides=sides,
+                        ops=[OpSpec.parse("pointwise")], settings=settings(), plan=plan, aa=True,
+                        runs_root=tmp_path)
+    assert spec.kind == "aa" and attrs.evolve(spec, aa=False).kind == "ab"
+    assert attrs.evolve(spec, plan=None).kind == "screen"
+    campaign, runs = run_ab(fake_host, spec)
     assert campaign.name.startswith("aa_none_") and read_campaign(campaign)["kind"] == "aa"
     # Identical IR does not stop an A/A operator: it is timed as a control.
     assert runs[0].state == "done" and runs[0].rounds_done == 2

@@ -6,14 +6,14 @@ import logging
 import sys
 from pathlib import Path
 
+from zl_core.campaigns.dask_executor import homed
+from zl_core.campaigns.executor import Lane, SerialExecutor
 from zl_core.campaigns.lanes import LanesExecutor, longest_first
-from zl_core.campaigns.retarget import devices_of, on_device, rebased
 from zl_core.opspec import OpSpec
-from zl_core.provider import CellRequest
 
 FAKES = Path(__file__).with_name("fake_lanes")
 sys.path.insert(0, str(FAKES))
-from zl_fake_lanes import PairTask, Runtime, run_pair
+from zl_fake_lanes import PairTask, Runtime, pair_requests, run_pair
 
 
 class ListSink:
@@ -26,15 +26,8 @@ class ListSink:
 
 def pair_tasks(host, root: Path, names) -> list[PairTask]:
     cuda = host.get_backend("cuda")
-    tasks = []
-    for name in names:
-        op = OpSpec.parse(name)
-        common = {"op": op, "backend": cuda, "python": sys.executable, "device": None, "timeout_s": 60}
-        a = CellRequest(out_dir=root / name / "A", side="A", autotune_mode="record", **common)
-        b = CellRequest(out_dir=root / name / "B", side="B", autotune_mode="replay",
-                        replay_from=root / name / "A", **common)
-        tasks.append(PairTask(op=op, a=a, b=b))
-    return tasks
+    return [PairTask(op=OpSpec.parse(name), backend=cuda, python=sys.executable, root=root)
+            for name in names]
 
 
 def read_ledger(path: Path) -> list[list[str]]:
@@ -79,19 +72,29 @@ def test_a_device_held_by_another_process_is_left_alone(lanes_host, tmp_path):
 
 
 def test_longest_known_tasks_go_first_and_unknown_ones_keep_plan_order():
-    tasks = [PairTask(op=OpSpec.parse(n), a=None, b=None) for n in ("a", "b", "c", "d")]
+    tasks = [PairTask(op=OpSpec.parse(n), backend=None, python="", root=Path()) for n in ("a", "b", "c", "d")]
     ordered = longest_first(tasks, {"c": 30.0, "a": 10.0})
     assert [t.op.op for t in ordered] == ["c", "b", "d", "a"]  # b, d at the mean (20 s)
     assert longest_first(tasks, {}) == tasks
 
 
-def test_placing_a_task_pins_every_cell_and_rebasing_moves_only_its_own_paths(lanes_host, tmp_path):
+def test_a_lane_places_every_cell_and_results_come_home_with_only_their_own_paths(lanes_host, tmp_path):
     task = pair_tasks(lanes_host, tmp_path / "camp", ["abs"])[0]
-    placed = on_device(task, "3")
-    assert devices_of(placed) == {"3"} and devices_of(task) == {None}
-    moved = rebased(placed, tmp_path / "camp", Path("/scratch/camp"))
-    assert moved.b.replay_from == Path("/scratch/camp/abs/A")
-    assert moved.a.python == sys.executable  # a path outside the campaign stays
+    a, b = pair_requests(task, Lane("3"))
+    assert (a.device, b.device) == ("3", "3") and b.replay_from == tmp_path / "camp" / "abs" / "A"
+    a, b = pair_requests(task, Lane("1", cell_root=Path("/scratch/camp")))  # a Dask worker's copy
+    assert b.out_dir == Path("/scratch/camp/abs/B") and b.replay_from == Path("/scratch/camp/abs/A")
+    assert a.python == sys.executable  # a path outside the campaign stays
+    back = homed([a, {"cell": str(b.out_dir)}], Path("/scratch/camp"), tmp_path / "camp")
+    assert back[0].out_dir == tmp_path / "camp" / "abs" / "A" and back[0].python == sys.executable
+    assert back[1] == {"cell": str(tmp_path / "camp" / "abs" / "B")}
+
+
+def test_the_serial_lane_is_its_device_or_where_a_resumed_operators_kept_cells_ran(lanes_host, tmp_path):
+    tasks = pair_tasks(lanes_host, tmp_path, ["abs", "add"])
+    lanes = list(SerialExecutor("2").run(lambda task, lane, _rt: (task.op.op, lane), tasks, None,
+                                         kept_on={"add": "5"}))
+    assert lanes == [("abs", Lane("2")), ("add", Lane("5"))]
 
 
 def test_progress_tells_the_time_left_and_lanes_say_what_they_run(lanes_host, tmp_path, monkeypatch,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_campaign_engine import engine_parts, settings
+from test_campaign_engine import fake_spec, settings
 from zl_core.campaigns.screen_campaign import run_screen
 from zl_core.opspec import OpSpec
 from zl_core.report.screen_report import build_screen
@@ -51,9 +51,8 @@ def test_a_cell_that_launched_nothing_is_counted_whole(tmp_path):
 
 
 def test_screen_does_not_credit_the_switch_with_input_construction(fake_host, tmp_path):
-    backend, provider, sides = engine_parts(fake_host)
     ops = [OpSpec.parse("inputbuild"), OpSpec.parse("gemm")]
-    campaign, rows = run_screen(fake_host, provider, backend, "0", sides, ops, settings(), tmp_path)
+    campaign, rows = run_screen(fake_host, fake_spec(fake_host, ops, settings(), tmp_path))
     row = next(r for r in rows if r["op"] == "inputbuild")
     # The randn kernel lost its conversion under the switch; the timed kernel did not.
     assert row["verdict"] == "IR_CHANGED"

@@ -9,7 +9,7 @@ import os
 import threading
 
 import pytest
-from test_campaign_engine import engine_parts, settings
+from test_campaign_engine import engine_parts, fake_spec, settings
 from zl_core import caliber, contract, phases
 from zl_core.campaigns.screen_campaign import run_screen
 from zl_core.cell import compile_workers, run_cell
@@ -80,9 +80,8 @@ def test_assembled_phases_add_up_to_the_wall_time():
 
 
 def test_every_cell_of_a_screen_records_its_phases_and_the_report_sums_them(fake_host, tmp_path):
-    backend, provider, sides = engine_parts(fake_host)
     ops = [OpSpec.parse(s) for s in ("gemm", "pointwise")]
-    campaign, _ = run_screen(fake_host, provider, backend, "0", sides, ops, settings(), tmp_path)
+    campaign, _ = run_screen(fake_host, fake_spec(fake_host, ops, settings(), tmp_path))
     walls = 0.0
     for op in ("gemm", "pointwise"):
         for side in "AB":
@@ -115,9 +114,7 @@ def test_the_compile_pools_default_is_the_hosts_cores_up_to_the_cap(monkeypatch)
 
 
 def test_a_cell_without_phases_is_counted_apart_not_guessed(fake_host, tmp_path):
-    backend, provider, sides = engine_parts(fake_host)
-    campaign, _ = run_screen(fake_host, provider, backend, "0", sides, [OpSpec.parse("gemm")],
-                             settings(), tmp_path)
+    campaign, _ = run_screen(fake_host, fake_spec(fake_host, [OpSpec.parse("gemm")], settings(), tmp_path))
     ident = caliber.read_identity(campaign / "gemm" / "B")
     del ident[phases.KEY]  # as a cell of an older zl left it
     caliber.write_identity(campaign / "gemm" / "B", ident)

@@ -6,8 +6,8 @@ import json
 
 import pytest
 from zl_core import hookimpl
+from zl_core.cell_rows import read_cell, read_rows
 from zl_core.errors import BadInputError
-from zl_core.rows import read_cell, read_rows
 from zl_flaggems.table import parse_table
 
 # Verbatim from a real FlagGems run on the lent H200 (facts/device-h200.md).

@@ -8,7 +8,7 @@ import os
 import time
 
 import attrs
-from test_campaign_engine import engine_parts, settings
+from test_campaign_engine import engine_parts, fake_spec, settings
 from zl_core import caliber
 from zl_core.campaigns.screen_campaign import run_screen
 from zl_core.cell import EXIT_STALLED, run_cell
@@ -62,10 +62,8 @@ def test_without_a_window_only_the_timeout_ends_a_cell(fake_host, tmp_path):
 
 
 def test_a_stalled_operator_is_named_in_the_screen_and_status(fake_host, tmp_path):
-    backend, provider, sides = engine_parts(fake_host)
     ops = [OpSpec.parse(s) for s in ("hang", "pointwise")]
-    campaign, rows = run_screen(fake_host, provider, backend, "0", sides, ops, stall_settings(2.0),
-                                tmp_path)
+    campaign, rows = run_screen(fake_host, fake_spec(fake_host, ops, stall_settings(2.0), tmp_path))
     verdicts = {r["op"]: r["verdict"] for r in rows}
     assert verdicts == {"hang": STALLED, "pointwise": "NO_IR_DIFF"}
     hang = next(r for r in rows if r["op"] == "hang")

@@ -6,7 +6,7 @@ record with a hole, falls back to the serial sweep and says so."""
 from __future__ import annotations
 
 import attrs
-from test_campaign_engine import engine_parts, settings
+from test_campaign_engine import engine_parts, fake_spec, settings
 from zl_core import caliber, contract, sweep_shards
 from zl_core.campaigns.screen_campaign import run_screen
 from zl_core.cell import run_cell
@@ -65,10 +65,8 @@ def test_a_hole_in_the_merged_picks_discards_the_sharded_measurement(fake_host, 
 
 
 def test_a_screen_shards_side_a_and_side_b_replays_it_unchanged(fake_host, tmp_path):
-    backend, provider, sides = engine_parts(fake_host)
     s = attrs.evolve(settings(), sweep_devices=("0", "0"))
-    campaign, rows = run_screen(fake_host, provider, backend, "0", sides, [OpSpec.parse("gemm")], s,
-                                tmp_path)
+    campaign, rows = run_screen(fake_host, fake_spec(fake_host, [OpSpec.parse("gemm")], s, tmp_path))
     a = caliber.read_identity(campaign / "gemm" / "A")
     b = caliber.read_identity(campaign / "gemm" / "B")
     assert a["sweep"]["mode"] == "sharded" and "sweep" not in b  # side B replays, nothing to shard

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import attrs
 import pytest
-from test_campaign_engine import engine_parts, settings
+from test_campaign_engine import engine_parts, fake_spec, settings
 from zl_core import caliber, cellguard, warmstart
 from zl_core.campaigns.screen_campaign import run_screen
 from zl_core.cell import EXIT_STALLED, run_cell
@@ -136,10 +136,10 @@ def test_a_switch_read_at_import_makes_the_whole_campaign_cold(fake_host, tmp_pa
     (tmp_path / "zl_test_reads_switch.py").write_text(
         "import os\nMMA = os.environ.get('FAKE_SWITCH', '0')  # read once, at import\n")
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
-    backend, provider, sides = engine_parts(fake_host)
+    _, provider, _ = engine_parts(fake_host)
     monkeypatch.setattr(type(provider), "warm_modules", ("zl_test_reads_switch",))
-    root, _ = run_screen(fake_host, provider, backend, "0", sides,
-                         [OpSpec.parse("gemm"), OpSpec.parse("pointwise")], warm(), tmp_path / "runs")
+    root, _ = run_screen(fake_host, fake_spec(fake_host, [OpSpec.parse("gemm"), OpSpec.parse("pointwise")],
+                                              warm(), tmp_path / "runs"))
     said = " ".join(caplog.messages)
     assert "warm start off for this campaign" in said and "FAKE_SWITCH" in said
     starts = {caliber.read_identity(root / op / side)["start"] for op in ("gemm", "pointwise")
@@ -150,9 +150,7 @@ def test_a_switch_read_at_import_makes_the_whole_campaign_cold(fake_host, tmp_pa
 
 def test_a_campaign_mixing_cold_and_warm_cells_is_refused(fake_host, tmp_path, capsys, caplog):
     caplog.set_level(logging.INFO, logger="zl_core")
-    backend, provider, sides = engine_parts(fake_host)
-    root, _ = run_screen(fake_host, provider, backend, "0", sides, [OpSpec.parse("gemm")], warm(),
-                         tmp_path / "runs")
+    root, _ = run_screen(fake_host, fake_spec(fake_host, [OpSpec.parse("gemm")], warm(), tmp_path / "runs"))
     assert any(m.startswith("warm start: each cell forks from an interpreter that imported json, decimal")
                for m in caplog.messages)
     assert caliber.read_identity(root / "gemm" / "B")["start"] == "warm"

@@ -10,8 +10,11 @@ from pathlib import Path
 
 import attrs
 from zl_core import hookimpl
+from zl_core.backend import Backend
+from zl_core.campaigns.executor import Lane
 from zl_core.opspec import OpSpec
 from zl_core.provider import CellCommand, CellRequest, CheckSpec, OpInfo, Provider, ShardMerge, WarmPlan
+from zl_core.store.layout import CampaignLayout
 
 HERE = Path(__file__).resolve().parent
 BIN = HERE / "bin"
@@ -70,11 +73,13 @@ class SleepySuite:
 
 @attrs.frozen(kw_only=True)
 class PairTask:
-    """A task record shaped like a screen task: one operator, two cells."""
+    """A task record shaped like a screen task: one operator, two cells (A records into
+    ``<root>/<op>/A``, B replays it into ``<op>/B``), no device."""
 
     op: OpSpec
-    a: CellRequest
-    b: CellRequest
+    backend: Backend
+    python: str
+    root: Path  # the campaign folder
 
 
 @attrs.frozen(kw_only=True)
@@ -83,12 +88,23 @@ class Runtime:
     sink: object
 
 
-def run_pair(task: PairTask, runtime: Runtime) -> list:
-    """Run the pair's cells (importable, so a Dask worker can run it too)."""
+def pair_requests(task: PairTask, lane: Lane) -> tuple[CellRequest, CellRequest]:
+    """The pair's cells on ``lane``: its device, its copy of the campaign folder."""
+    layout = lane.layout(CampaignLayout(task.root))
+    a_dir = layout.cell_dir(task.op.op, "A")
+    common = {"op": task.op, "backend": task.backend, "python": task.python, "device": lane.device,
+              "timeout_s": 60}
+    return (CellRequest(out_dir=a_dir, side="A", autotune_mode="record", **common),
+            CellRequest(out_dir=layout.cell_dir(task.op.op, "B"), side="B", autotune_mode="replay",
+                        replay_from=a_dir, **common))
+
+
+def run_pair(task: PairTask, lane: Lane, runtime: Runtime) -> list:
+    """Run the pair's cells on the lane (importable, so a Dask worker can run it too)."""
     from zl_core.cell import run_cell
 
     provider = runtime.host.get_provider("sleepy")
-    outcomes = [run_cell(runtime.host, provider, req) for req in (task.a, task.b)]
+    outcomes = [run_cell(runtime.host, provider, req) for req in pair_requests(task, lane)]
     for outcome in outcomes:
         runtime.sink.line(f"{task.op.op} {outcome.cell_dir.name} rc={outcome.rc}")
     return outcomes

@@ -9,7 +9,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from zl_core.rows import read_rows
+from zl_core.cell_rows import read_rows
 from zl_flaggems.table import parse_table
 
 root = Path(sys.argv[1])

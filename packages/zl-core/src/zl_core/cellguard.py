@@ -86,9 +86,9 @@ class _WarmCell:
     through its own process group and the zygote's connection."""
 
     def __init__(self, socket_path: str, command: list[str], hold: int) -> None:
-        from zl_core import warmstart
+        from zl_core import zygote
 
-        self._conn = warmstart.request_cell(socket_path, command, os.getcwd(), sys.stdout.fileno(),
+        self._conn = zygote.request_cell(socket_path, command, os.getcwd(), sys.stdout.fileno(),
                                             None if hold < 0 else hold)
         self._buffer = b""
         self.returncode: int | None = None

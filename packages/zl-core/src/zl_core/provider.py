@@ -17,10 +17,10 @@ import attrs
 from zl_core import contract
 from zl_core.backend import Backend
 from zl_core.opspec import OpSpec
+from zl_core.rows import CellRows, read_results
 
 if TYPE_CHECKING:
     from zl_core.host import PluginHost
-    from zl_core.rows import CellRows
     from zl_core.switch_check import SwitchReport
 
 AUTOTUNE_MODES = ("record", "replay", "uncontrolled", "none")  # none: compile-only
@@ -264,6 +264,4 @@ class Provider(abc.ABC):
         The default reads zl's structured ``results.json``; a provider whose
         benchmarks print their results overrides it to read those as well.
         """
-        from zl_core.rows import read_results
-
         return read_results(cell_dir)

@@ -4,23 +4,19 @@ A :class:`Row` is provider-neutral. ``results.json`` is zl's own structured
 format (schema 1: ``{"op", "rows": [...], "markers": {...}}``) and is read
 here; a cell without it is read by its provider
 (:meth:`zl_core.provider.Provider.read_rows`), which knows what its benchmarks
-print (FlagGems' table, for instance).
+print (FlagGems' table, for instance). Finding that provider takes the plugin host,
+so it is done a layer up, in :mod:`zl_core.cell_rows`; this module imports neither.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import attrs
 
 from zl_core.caliber import read_identity
 from zl_core.errors import BadInputError
-
-if TYPE_CHECKING:
-    from zl_core.host import PluginHost
-    from zl_core.provider import Provider
 
 RESULTS_NAME = "results.json"
 LOG_NAME = "run.log"
@@ -142,39 +138,6 @@ def read_results(cell_dir: Path) -> CellRows:
                         identity=identity, markers=markers)
     return CellRows(cell_dir=cell_dir, rows=(), source=None, identity=identity, markers={},
                     notes=(f"{cell_dir}: neither {RESULTS_NAME} nor {LOG_NAME}",))
-
-
-def read_cell(cell_dir: Path, host: PluginHost | None = None) -> CellRows:
-    """The rows of one cell directory: its results.json, else what its provider reads.
-
-    The provider is the one the identity names; an identity that names none
-    (older runs) is offered to each installed provider until one finds rows.
-    ``host`` defaults to the process's plugin host.
-    """
-    cell_dir = Path(cell_dir)
-    if (cell_dir / RESULTS_NAME).is_file():
-        return read_results(cell_dir)
-    answers = [provider.read_rows(cell_dir) for provider in _readers(cell_dir, host)]
-    found = [a for a in answers if a.source is not None]
-    return (found or answers or [read_results(cell_dir)])[0]
-
-
-def _readers(cell_dir: Path, host: PluginHost | None) -> list[Provider]:
-    from zl_core.host import plugin_host
-
-    try:
-        named = (read_identity(cell_dir) or {}).get("provider")
-    except BadInputError:
-        named = None
-    providers = (host or plugin_host()).providers()
-    if named in providers:
-        return [providers[named]]
-    return [p for _, p in sorted(providers.items())]
-
-
-def read_rows(cell_dir: Path, host: PluginHost | None = None) -> list[Row]:
-    """Just the rows (see :func:`read_cell`)."""
-    return list(read_cell(cell_dir, host).rows)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -204,18 +204,4 @@ def close_all() -> None:
         _zygotes.clear()
 
 
-def request_cell(socket_path: str, argv: list[str], cwd: str, stdout_fd: int,
-                 hold_fd: int | None) -> socket.socket:
-    """Ask the zygote for a cell (the guard's side); returns the open connection."""
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    conn.connect(socket_path)
-    body = json.dumps({"argv": list(argv), "cwd": cwd, "env": dict(os.environ)}).encode()
-    from zl_core.zygote import HEADER
-
-    fds = [stdout_fd] + ([] if hold_fd is None else [hold_fd])
-    socket.send_fds(conn, [HEADER.pack(len(body))], fds)
-    conn.sendall(body)
-    return conn
-
-
 atexit.register(close_all)

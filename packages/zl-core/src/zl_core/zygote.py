@@ -178,6 +178,23 @@ def _child(conn: socket.socket, listener: socket.socket, request: dict, fds: lis
         os._exit(code)
 
 
+# -- the client (a cell's guard, zl_core.cellguard) ------------------------------------------
+
+
+def request_cell(socket_path: str, argv: list[str], cwd: str, stdout_fd: int,
+                 hold_fd: int | None) -> socket.socket:
+    """Ask the zygote for a cell (the guard's side); returns the open connection.
+
+    The request's two halves (this and :func:`_read_request`) live in one module."""
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.connect(socket_path)
+    body = json.dumps({"argv": list(argv), "cwd": cwd, "env": dict(os.environ)}).encode()
+    fds = [stdout_fd] + ([] if hold_fd is None else [hold_fd])
+    socket.send_fds(conn, [HEADER.pack(len(body))], fds)
+    conn.sendall(body)
+    return conn
+
+
 # -- the server --------------------------------------------------------------------------
 
 

@@ -20,6 +20,7 @@ from zl_core.campaigns.estimate import Estimate, estimate, history
 from zl_core.campaigns.executor import Executor
 from zl_core.campaigns.judging import MIN_LOOK_ROUNDS
 from zl_core.campaigns.screen_campaign import latest_screen, run_screen
+from zl_core.campaigns.spec import CampaignSpec
 from zl_core.errors import NoDeviceError, UsageError, ZlError
 from zl_core.host import PluginHost
 from zl_core.ir_verdict import IR_CHANGED, NO_IR_DIFF
@@ -89,11 +90,11 @@ def screen(host: PluginHost, options: ScreenOptions, *,
              f"{got.provider.name}, {len(ops)} operator(s)"
              + (f", IR-only for {got.measure.target}" if got.measure.compile_only else "")
              + (f"; resuming {resume.root}" if resume else ""))
+    spec = CampaignSpec(provider=got.provider, backend=got.backend, device=got.device, sides=sides,
+                        ops=ops, settings=cell_settings(got.measure, got.sources), runs_root=root,
+                        resume=resume, recorded=_recorded(options, got, devices), skipped=skipped)
     with results_written_under(root, "zl screen"):
-        campaign, rows = run_screen(host, got.provider, got.backend, got.device, sides, ops,
-                                    cell_settings(got.measure, got.sources), root,
-                                    executor=executor or chosen, resume=resume,
-                                    recorded=_recorded(options, got, devices), skipped=skipped)
+        campaign, rows = run_screen(host, spec, executor=executor or chosen)
     finish_campaign(campaign)  # receipts; a frozen campaign is sealed
     return ScreenOutcome(campaign=campaign, rows=tuple(rows), compile_only=got.measure.compile_only,
                          failed=tuple(state.failed_ops(CampaignLayout(campaign))))
@@ -287,12 +288,13 @@ def ab(host: PluginHost, options: AbOptions, *,
     plan = RoundsPlan(rounds=options.rounds, max_rounds=max(options.max_rounds, MIN_LOOK_ROUNDS),
                       allow_no_ir_diff=options.allow_no_ir_diff, threshold_pct=options.threshold_pct,
                       campaign_ops=len(ops) + len(controls))
+    spec = CampaignSpec(provider=got.provider, backend=got.backend, device=got.device, sides=sides,
+                        ops=ops, controls=controls, settings=cell_settings(got.measure, got.sources),
+                        plan=plan, aa=options.aa, screen=screen_path, runs_root=root,
+                        telemetry_interval=options.telemetry_interval, resume=resume,
+                        recorded=_recorded(options, got, devices))
     with results_written_under(root, "zl ab"):
-        campaign, runs = run_ab(host, got.provider, got.backend, got.device, sides, ops, controls,
-                                cell_settings(got.measure, got.sources), plan, root,
-                                telemetry_interval=options.telemetry_interval, aa=options.aa,
-                                screen=screen_path, executor=executor or chosen, resume=resume,
-                                recorded=_recorded(options, got, devices))
+        campaign, runs = run_ab(host, spec, executor=executor or chosen)
     return AbOutcome(campaign=campaign, runs=tuple(runs), screen=screen_path,
                      threshold_pct=options.threshold_pct,
                      failed=tuple(state.failed_ops(CampaignLayout(campaign))))

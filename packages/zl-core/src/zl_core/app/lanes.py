@@ -122,7 +122,7 @@ def check_lanes(where: Where, lanes: Lanes) -> None:
 
 def executor_for(host: PluginHost, got: Resolved, lanes: Lanes, *, kind: str,
                  root: Path) -> tuple[Executor, str | None, list[str] | None]:
-    """(executor, the device a serial plan names, the lanes' devices or None)."""
+    """(executor, the device of its one serial lane or None, the lanes' devices or None)."""
     if lanes.scheduler and lanes.devices:
         raise UsageError("--scheduler runs on the workers' devices; drop --devices "
                          "(give it to each 'zl worker')")
@@ -146,12 +146,12 @@ def executor_for(host: PluginHost, got: Resolved, lanes: Lanes, *, kind: str,
                          "drop --sweep-devices and let the lanes use the devices")
     if devices is None and lanes.per_device > 1:
         devices = [got.device if got.device is not None else "0"]
+    # Lanes hand each task their own device; one serial lane has the device resolved.
+    device = None if devices else got.device
     executor = executors.choose(got.backend, devices=devices, scheduler=lanes.scheduler,
                                 expected_s=executors.expected_times(root, kind),
-                                per_device=lanes.per_device)
-    # Lanes pin each task to its device; the plan names none (a resumed operator's
-    # kept device excepted, see campaigns.state.pinned_to_kept_devices).
-    return executor, (None if devices else got.device), devices
+                                per_device=lanes.per_device, device=device)
+    return executor, device, devices
 
 
 def where_text(device: str | None, lanes: Lanes, devices: list[str] | None) -> str:

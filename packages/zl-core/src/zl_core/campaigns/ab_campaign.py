@@ -8,22 +8,19 @@ from pathlib import Path
 
 import attrs
 
-from zl_core.backend import Backend
 from zl_core.host import PluginHost
 from zl_core.ir_verdict import SWITCH_NO_IR_DIFF
 from zl_core.opspec import OpSpec
-from zl_core.provider import Provider
 from zl_core.status import rewrite_flags, telemetry_flags
 from zl_core.store import record
 from zl_core.store.layout import CampaignLayout
-from zl_core.switches import Sides
 
-from .ab_task import AbTask, OpRun, RoundsPlan, run_ab_task
+from .ab_task import AbTask, OpRun, run_ab_task
 from .executor import CampaignSink, Executor, SerialExecutor, TaskRuntime
 from .executors import concurrency
 from .judging import recorded_round_order
 from .progress import Progress
-from .settings import CellSettings
+from .spec import CampaignSpec
 from .start_check import settle_start
 from .state import prepare_resume, tracked
 from .telemetry_sampler import TelemetrySampler
@@ -31,65 +28,68 @@ from .telemetry_sampler import TelemetrySampler
 log = logging.getLogger(__name__)
 
 
-def plan_ab(layout: CampaignLayout, suite: str, backend: Backend, device: str | None,
-            sides: Sides, ops: list[OpSpec], controls: list[OpSpec], settings: CellSettings,
-            plan: RoundsPlan, *, aa: bool) -> list[AbTask]:
+def plan_ab(layout: CampaignLayout, spec: CampaignSpec) -> list[AbTask]:
     """One task per operator, the operators first and the controls after them (NO_IR_DIFF
     operators timed like the others: a verdict on one is a false positive)."""
+    plan = spec.plan
+    if plan is None:
+        raise ValueError("an A/B campaign needs its rounds plan")
+
     def task(op: OpSpec, control: bool) -> AbTask:
-        return AbTask(op=op, control=control, exempt_no_ir_diff=aa or control or plan.allow_no_ir_diff,
-                      layout=layout, suite=suite, backend=backend, device=device, sides=sides,
-                      settings=settings, plan=plan)
+        return AbTask(op=op, control=control,
+                      exempt_no_ir_diff=spec.aa or control or plan.allow_no_ir_diff,
+                      layout=layout, suite=spec.provider.name, backend=spec.backend, sides=spec.sides,
+                      settings=spec.settings, plan=plan)
 
-    return [task(o, False) for o in ops] + [task(c, True) for c in controls]
+    return [task(o, False) for o in spec.ops] + [task(c, True) for c in spec.controls]
 
 
-def run_ab(host: PluginHost, provider: Provider, backend: Backend, device: str | None,
-           sides: Sides, ops: list[OpSpec], controls: list[OpSpec], settings: CellSettings,
-           plan: RoundsPlan, runs_root: Path, *, telemetry_interval: float, aa: bool,
-           screen: Path | None, executor: Executor | None = None,
-           resume: CampaignLayout | None = None,
-           recorded: dict | None = None) -> tuple[Path, list[OpRun]]:
-    """Run the rounds of ``ops`` (and ``controls``): the campaign folder and each operator's end.
+def run_ab(host: PluginHost, spec: CampaignSpec, *,
+           executor: Executor | None = None) -> tuple[Path, list[OpRun]]:
+    """Run the rounds of ``spec.ops`` (and its controls): the campaign folder and each
+    operator's end.
 
-    ``resume`` continues that campaign (finished cells kept, half-written ones set
-    aside and rerun); ``recorded`` adds fields to campaign.json (the arguments).
+    ``spec.resume`` continues that campaign (finished cells kept, half-written ones set
+    aside and rerun, the rounds still to run in the order the first ones ran in).
+    Without an executor the operators run one after the other on ``spec.device``.
     """
-    kind = record.AA if aa else record.AB
-    executor = executor or SerialExecutor()
+    if spec.plan is None:
+        raise ValueError("run_ab takes an A/B campaign's spec (with its rounds plan); see run_screen")
+    kind, sides, device = spec.kind, spec.sides, spec.device
+    executor = executor or SerialExecutor(device)
     lanes = concurrency(executor)
-    settings = attrs.evolve(settings, concurrency=lanes)
-    settings = settle_start(host, provider, backend, device, sides, next(iter([*ops, *controls]), None),
-                            settings, log.info)
-    layout = resume or CampaignLayout.create(runs_root, kind, sides.switch)
-    if resume is not None:  # rounds still to run keep the order the first ones ran in
+    spec = attrs.evolve(spec, settings=attrs.evolve(spec.settings, concurrency=lanes))
+    spec = attrs.evolve(spec, settings=settle_start(host, spec, log.info))
+    layout = spec.resume or CampaignLayout.create(spec.runs_root, kind, sides.switch)
+    plan = spec.plan
+    if spec.resume is not None:  # rounds still to run keep the order the first ones ran in
         plan = attrs.evolve(plan, round_order=recorded_round_order(record.read_campaign(layout.root)))
+        spec = attrs.evolve(spec, plan=plan)
     else:
-        record.write_campaign(layout, kind=kind, **sides.to_json(), backend=backend.name,
-                              device=device, suite=provider.name, **settings.to_json(),
-                              ops=[str(o) for o in [*ops, *controls]],
+        record.write_campaign(layout, kind=kind, **sides.to_json(), backend=spec.backend.name,
+                              device=device, suite=spec.provider.name, **spec.settings.to_json(),
+                              ops=[str(o) for o in [*spec.ops, *spec.controls]],
                               rounds=plan.rounds if plan.rounds else "auto", max_rounds=plan.max_rounds,
-                              controls=[c.op for c in controls], screen=str(screen) if screen else None,
+                              controls=[c.op for c in spec.controls],
+                              screen=str(spec.screen) if spec.screen else None,
                               threshold_pct=plan.threshold_pct, allow_no_ir_diff=plan.allow_no_ir_diff,
                               round_order=plan.round_order,
-                              **(recorded or {}))
-    tasks = plan_ab(layout, provider.name, backend, device, sides, ops, controls, settings, plan,
-                    aa=aa)
+                              **spec.recorded)
+    tasks = plan_ab(layout, spec)
     progress = Progress(2 * plan.planned * len(tasks), f"{kind} {sides.switch} on {layout.name}")
     progress.legend()
-    if resume is not None:
-        tasks = prepare_resume(layout, tasks, progress.line)
+    kept_on = prepare_resume(layout, [t.op.op for t in tasks], progress.line) if spec.resume else {}
     runtime = TaskRuntime(host=host, sink=CampaignSink(layout=layout, progress=progress))
     # Several lanes: sample every device of the host (rows carry the device index).
     sampled = device if lanes == 1 else None
-    sampler = TelemetrySampler(host, backend, sampled, layout.telemetry_file, telemetry_interval)
+    sampler = TelemetrySampler(host, spec.backend, sampled, layout.telemetry_file, spec.telemetry_interval)
     sampler.start()
     start_note = sampler.note
     if start_note:
         progress.line(start_note)
     try:
         with tracked(layout, "zl ab"):
-            runs = list(executor.run(run_ab_task, tasks, runtime))
+            runs = list(executor.run(run_ab_task, tasks, runtime, kept_on=kept_on))
     finally:
         sampler.stop()
         progress.close()

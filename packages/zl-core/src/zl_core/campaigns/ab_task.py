@@ -14,17 +14,18 @@ import attrs
 
 from zl_core import stats
 from zl_core.backend import Backend
+from zl_core.cell_rows import read_rows
 from zl_core.ir_verdict import SWITCH_NO_IR_DIFF, SideResult, switch_no_ir_diff
 from zl_core.opspec import OpSpec
 from zl_core.pairing import pair_rows
-from zl_core.rows import read_rows
+from zl_core.provider import CellRequest
 from zl_core.series import shape_series
 from zl_core.stats.order import a_first
 from zl_core.store.layout import CampaignLayout
 from zl_core.switches import Sides
 
 from .cell_run import run_side, whole_on_one_card
-from .executor import TaskRuntime
+from .executor import Lane, TaskRuntime
 from .judging import judge, series_latencies, stats_plan
 from .settings import CellSettings
 
@@ -54,7 +55,8 @@ class RoundsPlan:
 
 @attrs.frozen(kw_only=True)
 class AbTask:
-    """One operator of an A/B (or A/A) campaign: everything its rounds need."""
+    """One operator of an A/B (or A/A) campaign: everything its rounds need but the lane
+    they run on."""
 
     op: OpSpec
     control: bool
@@ -62,10 +64,18 @@ class AbTask:
     layout: CampaignLayout
     suite: str  # the provider's name, resolved where the task runs
     backend: Backend
-    device: str | None
     sides: Sides
     settings: CellSettings
     plan: RoundsPlan
+
+    def request(self, lane: Lane, side: str, round_no: int) -> CellRequest:
+        """Side ``side``'s cell of round ``round_no`` on ``lane``: round 1's A records,
+        every other cell replays it."""
+        layout = lane.layout(self.layout)
+        return self.settings.pinned_request(op=self.op, backend=self.backend, sides=self.sides, side=side,
+                                            device=lane.device,
+                                            out_dir=layout.cell_dir(self.op.op, side, round_no),
+                                            record_cell=layout.cell_dir(self.op.op, "A", 1))
 
 
 @attrs.frozen(kw_only=True)
@@ -84,15 +94,14 @@ def side_order(scheme: str, round_no: int) -> tuple[str, str]:
     return ("A", "B") if a_first(scheme, round_no) else ("B", "A")
 
 
-def run_ab_task(task: AbTask, runtime: TaskRuntime) -> OpRun:
+def run_ab_task(task: AbTask, lane: Lane, runtime: TaskRuntime) -> OpRun:
     """Run the operator's rounds until its plan, a failure, or a decision stops them;
-    every round on one card."""
-    return whole_on_one_card(_run_rounds, task, runtime)
+    every round on the lane's card."""
+    return whole_on_one_card(_run_rounds, task, lane, runtime)
 
 
-def _run_rounds(task: AbTask, runtime: TaskRuntime) -> OpRun:
-    op, plan, layout = task.op, task.plan, task.layout
-    record_cell = layout.cell_dir(op.op, "A", 1)
+def _run_rounds(task: AbTask, lane: Lane, runtime: TaskRuntime) -> OpRun:
+    op, plan, layout = task.op, task.plan, lane.layout(task.layout)
     limit = plan.rounds or plan.max_rounds
     run = OpRun(op=op, control=task.control, rounds_done=0, state=DONE)
     for round_no in range(1, limit + 1):
@@ -100,14 +109,8 @@ def _run_rounds(task: AbTask, runtime: TaskRuntime) -> OpRun:
             runtime.sink.more_cells(2)  # adaptive rounds beyond the planned minimum
         results: dict[str, SideResult] = {}
         for side in side_order(plan.round_order, round_no):
-            recording = round_no == 1 and side == "A"
-            req = task.settings.request(op=op, backend=task.backend, device=task.device,
-                                        out_dir=layout.cell_dir(op.op, side, round_no),
-                                        env=task.sides.env(side), side=side,
-                                        autotune_mode="record" if recording else "replay",
-                                        replay_from=None if recording else record_cell)
-            results[side] = run_side(runtime, task.suite, req, round_no=round_no,
-                                     switch_value=task.sides.value(side))
+            results[side] = run_side(runtime, task.suite, task.request(lane, side, round_no),
+                                     round_no=round_no, switch_value=task.sides.value(side))
         run = attrs.evolve(run, rounds_done=round_no)
         bad = [s for s, r in results.items() if r.outcome is None or not r.outcome.ok]
         if bad:

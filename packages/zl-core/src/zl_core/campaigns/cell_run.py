@@ -16,7 +16,7 @@ from zl_core.store.layout import op_dir_of
 from zl_core.ttgir_layout import TTGIR_DIR, IrSummary, summarize
 
 from .attempts import run_with_retries
-from .executor import TaskRuntime
+from .executor import Lane, TaskRuntime
 from .state import OperatorMoved, check_kept_here, kept_outcome, set_aside_moved
 
 T = TypeVar("T")
@@ -67,15 +67,16 @@ def run_side(runtime: TaskRuntime, suite: str, request: CellRequest, *, round_no
     return SideResult(outcome=outcome, ir=ir)
 
 
-def whole_on_one_card(run: Callable[[T, TaskRuntime], R], task: T, runtime: TaskRuntime) -> R:
-    """Run a task; if it must continue on another card than its kept cells ran on, set
+def whole_on_one_card(run: Callable[[T, Lane, TaskRuntime], R], task: T, lane: Lane,
+                      runtime: TaskRuntime) -> R:
+    """Run a task on ``lane``; if its operator's kept cells ran on another card, set
     those aside (under ``.aside/``) and run the operator again from its first cell."""
     try:
-        return run(task, runtime)
+        return run(task, lane, runtime)
     except OperatorMoved as moved:
         aside = set_aside_moved(moved)
         runtime.sink.line(f"{moved.op_dir.name}: its finished cells ran on {moved.where}, not on "
                           f"this lane; set aside under {aside.parent.name}/{aside.name}/ and the "
                           "operator runs again whole (an operator's cells share one card)")
         runtime.sink.more_cells(len(moved.cells))
-        return run(task, runtime)
+        return run(task, lane, runtime)

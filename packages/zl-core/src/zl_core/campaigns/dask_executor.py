@@ -3,10 +3,11 @@
 Needs the ``dask`` extra (``pip install 'zl-core[dask]'``, which brings Dask
 distributed). Every task asks the scheduler for one ``lane`` resource; a worker
 started by ``zl worker`` offers one lane per device. No shared filesystem is
-assumed: on the worker a task runs in a scratch copy of the campaign folder, and
-what it wrote travels back as a tar archive that this side unpacks into the real
-campaign folder, together with the cell reports the task made (replayed into the
-campaign's sink, so status.tsv and the progress display see every cell).
+assumed: on the worker a task runs on a lane whose ``cell_root`` is a scratch copy of
+the campaign folder, and what it wrote travels back as a tar archive that this side
+unpacks into the real campaign folder, together with the task's result and the cell
+reports it made (replayed into the campaign's sink, so status.tsv and the progress
+display see every cell), their paths named under the campaign folder again.
 
 When a worker dies, the scheduler reruns its task from scratch on another worker.
 Every start of a task is logged as a scheduler event; the campaign records each
@@ -26,8 +27,8 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path, PurePath
 from typing import Any, TypeVar
 
 import attrs
@@ -35,8 +36,7 @@ import attrs
 from zl_core.devicelock import DeviceLock
 from zl_core.errors import UsageError
 
-from .lanes import task_op
-from .retarget import devices_of, on_device, rebased
+from .executor import Lane, Task, TaskFunction, TaskRuntime, task_op
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -129,16 +129,52 @@ def _seed(root: Path, op: str) -> bytes | None:
     return buffer.getvalue()
 
 
-def run_on_worker(fn: Callable[[T, Any], R], task: T, runtime: Any, campaign_root: str,
-                  seed: bytes | None = None) -> dict:
-    """Run one task on a lane of this worker; return its result, reports and folder."""
+def homed(value: T, scratch: Path, root: Path) -> T:
+    """``value`` (a task's result, its cell reports) with every path, and path string,
+    under the worker's copy ``scratch`` named under the campaign folder ``root``; the
+    rest of it, records and containers included, as it was."""
+    scratch, root = Path(scratch), Path(root)
+    prefix = str(scratch) + "/"
+
+    def home(item: Any) -> Any:
+        if attrs.has(type(item)):
+            changed = {}
+            for field in attrs.fields(type(item)):
+                old = getattr(item, field.name)
+                new = home(old)
+                if new is not old:
+                    changed[field.alias] = new
+            return attrs.evolve(item, **changed) if changed else item
+        if isinstance(item, dict):
+            items = {k: home(v) for k, v in item.items()}
+            return items if any(items[k] is not item[k] for k in item) else item
+        if isinstance(item, (tuple, list)) and not hasattr(item, "_fields"):
+            items = [home(v) for v in item]
+            if all(a is b for a, b in zip(items, item, strict=True)):
+                return item
+            return tuple(items) if isinstance(item, tuple) else items
+        if isinstance(item, PurePath):
+            try:
+                return type(item)(root / Path(item).relative_to(scratch))
+            except ValueError:
+                return item
+        if isinstance(item, str) and (item == str(scratch) or item.startswith(prefix)):
+            return str(root) + item[len(str(scratch)):]
+        return item
+
+    return home(value)
+
+
+def run_on_worker(fn: TaskFunction, task: Task, runtime: Any, campaign_root: str,
+                  seed: bytes | None = None, kept_on: str | None = None) -> dict:
+    """Run one task on a lane of this worker (the device ``kept_on`` first, where a resumed
+    operator's kept cells ran); return its result, reports and folder."""
     from distributed import get_worker
 
     from zl_core.host import plugin_host
 
     worker = get_worker()
-    named = devices_of(task)
-    backend, device, lock = _take_lane(next(iter(named)) if len(named) == 1 else None)
+    backend, device, lock = _take_lane(kept_on)
     try:
         host = socket.gethostname()
         worker.log_event(EVENT_TOPIC, {"key": str(worker.get_current_task()), "op": task_op(task),
@@ -152,9 +188,9 @@ def run_on_worker(fn: Callable[[T, Any], R], task: T, runtime: Any, campaign_roo
             if seed is not None:  # a resumed operator: its finished cells are kept there too
                 _unpack(seed, scratch)
             sink = RecordingSink()
-            local = on_device(rebased(task, root, scratch), device)
-            result = fn(local, attrs.evolve(runtime, host=plugin_host(), sink=sink))
-            return {"result": rebased(result, scratch, root), "calls": rebased(sink.calls, scratch, root),
+            result = fn(task, Lane(device, cell_root=scratch),
+                        attrs.evolve(runtime, host=plugin_host(), sink=sink))
+            return {"result": homed(result, scratch, root), "calls": homed(sink.calls, scratch, root),
                     "archive": _archive(scratch), "host": host, "device": f"{backend}:{device}"}
         finally:
             shutil.rmtree(base, ignore_errors=True)
@@ -211,7 +247,9 @@ class DaskExecutor:
         workers = self.client().scheduler_info().get("workers", {})
         return int(sum(w.get("resources", {}).get(LANE, 0) for w in workers.values())) or 1
 
-    def run(self, fn: Callable[[T, Any], R], tasks: Iterable[T], runtime: Any) -> Iterator[R]:
+    def run(self, fn: TaskFunction, tasks: Iterable[Task], runtime: TaskRuntime, *,
+            kept_on: Mapping[str, str] | None = None) -> Iterator[R]:
+        kept_on = kept_on or {}
         client = self.client()
         if self.campaign_root is None:
             self.campaign_root = Path(runtime.sink.layout.root)
@@ -223,6 +261,7 @@ class DaskExecutor:
             keys[key] = task_op(task)
             futures.append(client.submit(run_on_worker, fn, task, travelling, str(self.campaign_root),
                                          _seed(self.campaign_root, task_op(task)),
+                                         kept_on.get(task_op(task)),
                                          resources={LANE: 1}, pure=False, key=key))
         try:
             for future in self.distributed.as_completed(futures):

@@ -1,4 +1,4 @@
-"""What runs a campaign's operator tasks.
+"""What runs a campaign's operator tasks, and on which lane.
 
 The campaign plans frozen task records; an executor runs a task function on each
 and yields the frozen results as tasks finish. The campaign code never branches on
@@ -7,26 +7,33 @@ cares where the work runs). :class:`SerialExecutor` runs the tasks one after the
 other in this process; executors over several devices or hosts implement the same
 ``run``.
 
-A task function receives the task and a :class:`TaskRuntime`: the plugin host it
-runs cells with, and the :class:`CellSink` it reports every finished cell to (which
-appends ``status.tsv`` and advances the progress display where the campaign runs).
+A task names no device: the executor hands its function the :class:`Lane` it runs on
+(the device its cells use and, on a host that keeps its own copy of the campaign, that
+copy's folder) together with a :class:`TaskRuntime`: the plugin host it runs cells
+with, and the :class:`CellSink` it reports every finished cell to (which appends
+``status.tsv`` and advances the progress display where the campaign runs).
+
+A resumed operator runs on the device its kept cells ran on where the executor has a
+lane there (``kept_on``); elsewhere the cells that would mix two cards are set aside
+and it runs again whole (:func:`zl_core.campaigns.cell_run.whole_on_one_card`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
 from typing import Protocol, TypeVar
 
 import attrs
 
 from zl_core.cell import CellOutcome
 from zl_core.host import PluginHost
+from zl_core.opspec import OpSpec
 from zl_core.status import append_status
 from zl_core.store.layout import CampaignLayout, round_name
 
 from .progress import Progress
 
-T = TypeVar("T")
 R = TypeVar("R")
 
 
@@ -83,17 +90,58 @@ class TaskRuntime:
     sink: CellSink
 
 
-class Executor(Protocol):
-    """Runs ``fn(task, runtime)`` for every task; yields each result as its task finishes."""
+@attrs.frozen
+class Lane:
+    """Where one task runs, as its executor hands it over."""
 
-    def run(self, fn: Callable[[T, TaskRuntime], R], tasks: Iterable[T],
-            runtime: TaskRuntime) -> Iterator[R]: ...
+    #: The device every cell of the task uses; None: the backend's default device (a
+    #: serial campaign given no ``--device``).
+    device: str | None = None
+    #: The folder standing for the campaign folder on this host (a Dask worker's scratch
+    #: copy); None: the campaign folder itself.
+    cell_root: Path | None = attrs.field(default=None, converter=attrs.converters.optional(Path))
+
+    def layout(self, campaign: CampaignLayout) -> CampaignLayout:
+        """The layout this lane writes ``campaign``'s cells into."""
+        return campaign if self.cell_root is None else CampaignLayout(self.cell_root)
+
+
+class OperatorTask(Protocol):
+    """What an executor reads of a task: the operator it runs (the rest is the function's)."""
+
+    @property
+    def op(self) -> OpSpec: ...
+
+
+Task = TypeVar("Task", bound=OperatorTask)
+#: A task function: a frozen task, the lane it runs on and its runtime in, a frozen result out.
+TaskFunction = Callable[[Task, Lane, TaskRuntime], R]
+
+
+def task_op(task: OperatorTask) -> str:
+    """The operator name of a task (one task per operator in a campaign)."""
+    return task.op.op
+
+
+class Executor(Protocol):
+    """Runs ``fn(task, lane, runtime)`` for every task; yields each result as its task finishes.
+
+    ``kept_on`` (operator -> device) names where a resumed operator's kept cells ran: the
+    executor runs that operator on a lane of that device if it has one."""
+
+    def run(self, fn: TaskFunction, tasks: Iterable[Task], runtime: TaskRuntime, *,
+            kept_on: Mapping[str, str] | None = None) -> Iterator[R]: ...
 
 
 class SerialExecutor:
-    """One task after the other, in plan order, in this process."""
+    """One task after the other, in plan order, in this process, on one device: ``device``,
+    or the device a resumed operator's kept cells ran on."""
 
-    def run(self, fn: Callable[[T, TaskRuntime], R], tasks: Iterable[T],
-            runtime: TaskRuntime) -> Iterator[R]:
+    def __init__(self, device: str | None = None) -> None:
+        self.device = device
+
+    def run(self, fn: TaskFunction, tasks: Iterable[Task], runtime: TaskRuntime, *,
+            kept_on: Mapping[str, str] | None = None) -> Iterator[R]:
+        kept_on = kept_on or {}
         for task in tasks:
-            yield fn(task, runtime)
+            yield fn(task, Lane(kept_on.get(task_op(task), self.device)), runtime)

@@ -22,9 +22,10 @@ HISTORY = 20
 
 
 def choose(backend: Backend, *, devices: Sequence[str] | None, scheduler: str | None,
-           expected_s: dict[str, float] | None = None, per_device: int = 1) -> Executor:
+           expected_s: dict[str, float] | None = None, per_device: int = 1,
+           device: str | None = None) -> Executor:
     """Dask with a scheduler, lanes over ``devices`` (``per_device`` each), else one cell
-    after the other."""
+    after the other on ``device`` (None: the backend's default)."""
     if scheduler:
         from .dask_executor import DaskExecutor
 
@@ -32,7 +33,7 @@ def choose(backend: Backend, *, devices: Sequence[str] | None, scheduler: str | 
     if devices:
         return LanesExecutor(backend.name, list(devices), expected_s=expected_s,
                              per_device=per_device)
-    return SerialExecutor()
+    return SerialExecutor(device)
 
 
 def concurrency(executor: Executor) -> int:

@@ -1,11 +1,12 @@
 """The local lanes executor: one lane per device of this host (several per device in a
 screen, ``--per-device``), one thread per lane.
 
-Each lane takes the next task from one shared plan, pins it to its device
-(:func:`~zl_core.campaigns.retarget.on_device`) and runs it to the end, so all of
-an operator's cells run on one device. Tasks are ordered longest first where an
-earlier campaign measured them (the plan order otherwise), which keeps the last
-lane from finishing long after the others.
+Each lane takes the next task from one shared plan and runs it to the end, handing
+the task function its :class:`~zl_core.campaigns.executor.Lane` (its device), so all
+of an operator's cells run on one device. A resumed operator whose kept cells ran on
+one of the lanes' devices waits for a lane of that device. Tasks are ordered longest
+first where an earlier campaign measured them (the plan order otherwise), which keeps
+the last lane from finishing long after the others.
 
 A lane first takes its device's lock (:mod:`zl_core.devicelock`) and holds it for
 the whole campaign; its cells inherit it. When another zl process holds the
@@ -18,7 +19,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import attrs
@@ -26,17 +27,11 @@ import attrs
 from zl_core import interrupts
 from zl_core.devicelock import DeviceLock
 
-from .retarget import devices_of, on_device
+from .executor import Lane, Task, TaskFunction, TaskRuntime, task_op
 
 T = TypeVar("T")
 R = TypeVar("R")
 _POLL_S = 0.2
-
-
-def task_op(task: Any) -> str:
-    """The operator name of a task record (its ``op`` field, an OpSpec or a name)."""
-    op = getattr(task, "op", "")
-    return str(getattr(op, "op", op))
 
 
 def longest_first(tasks: Sequence[T], expected_s: Mapping[str, float]) -> list[T]:
@@ -71,17 +66,13 @@ class _Failure:
 
 
 class _Plan:
-    """The tasks left. A task that already names one of the lanes' devices (a resumed
-    operator whose kept cells ran there) waits for that lane; the others go to any."""
+    """The tasks left. A resumed operator whose kept cells ran on one of the lanes'
+    devices (``kept_on``) waits for a lane of that device; the others go to any."""
 
-    def __init__(self, tasks: list, devices: list[str]) -> None:
+    def __init__(self, tasks: list, devices: list[str], kept_on: Mapping[str, str]) -> None:
         self._lock = threading.Lock()
-        self._tasks = [(t, self._pin(t, devices)) for t in tasks]
-
-    @staticmethod
-    def _pin(task: Any, devices: list[str]) -> str | None:
-        named = devices_of(task)
-        return next(iter(named)) if len(named) == 1 and next(iter(named)) in devices else None
+        pins = {op: device for op, device in kept_on.items() if device in devices}
+        self._tasks = [(t, pins.get(task_op(t))) for t in tasks]
 
     def __len__(self) -> int:
         return len(self._tasks)
@@ -146,8 +137,9 @@ class LanesExecutor:
             return [(d, d) for d in self.devices]
         return [(f"{d}/{slot + 1}", d) for d in self.devices for slot in range(self.per_device)]
 
-    def run(self, fn: Callable[[T, Any], R], tasks: Iterable[T], runtime: Any) -> Iterator[R]:
-        todo = _Plan(longest_first(list(tasks), self.expected_s), self.devices)
+    def run(self, fn: TaskFunction, tasks: Iterable[Task], runtime: TaskRuntime, *,
+            kept_on: Mapping[str, str] | None = None) -> Iterator[R]:
+        todo = _Plan(longest_first(list(tasks), self.expected_s), self.devices, kept_on or {})
         total = len(todo)
         results: queue.Queue = queue.Queue()
         stop = threading.Event()
@@ -180,7 +172,7 @@ class LanesExecutor:
     def _others(self, lane: str) -> str:
         return ", ".join(f"{d}:{op}" for d, (op, _) in sorted(self.running.items()) if d != lane)
 
-    def _lane(self, lane: str, device: str, hold: _SharedHold, fn: Callable, todo: _Plan,
+    def _lane(self, lane: str, device: str, hold: _SharedHold, fn: TaskFunction, todo: _Plan,
               results: queue.Queue, stop: threading.Event, runtime: Any) -> None:
         told = False
         while not hold.try_enter():
@@ -200,7 +192,7 @@ class LanesExecutor:
                 runtime.sink.line(f"lane {self.backend}:{lane}: {task_op(task)}"
                                   + (f" (also running: {self._others(lane)})" if len(self.running) > 1 else ""))
                 try:
-                    results.put(fn(on_device(task, device), runtime))
+                    results.put(fn(task, Lane(device), runtime))
                 except BaseException as exc:  # noqa: BLE001 - handed to the campaign's thread
                     results.put(_Failure(exc))
                     stop.set()

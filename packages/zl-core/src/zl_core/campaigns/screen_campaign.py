@@ -8,20 +8,17 @@ from pathlib import Path
 import attrs
 
 from zl_core.atomic import write_json_atomic, write_text_atomic
-from zl_core.backend import Backend
 from zl_core.host import PluginHost
 from zl_core.ir_verdict import SKIPPED
 from zl_core.opspec import OpSpec
-from zl_core.provider import Provider
 from zl_core.store import record
 from zl_core.store.layout import CampaignLayout
-from zl_core.switches import Sides
 
 from .executor import CampaignSink, Executor, SerialExecutor, TaskRuntime
 from .executors import concurrency
 from .progress import Progress
 from .screen_task import COLUMNS, ScreenTask, run_screen_task
-from .settings import CellSettings
+from .spec import CampaignSpec
 from .start_check import settle_start
 from .state import (
     incomplete,
@@ -32,55 +29,43 @@ from .state import (
 log = logging.getLogger(__name__)
 
 
-def plan_screen(layout: CampaignLayout, suite: str, backend: Backend, device: str | None,
-                sides: Sides, ops: list[OpSpec], settings: CellSettings) -> list[ScreenTask]:
-    """One task per operator: A records into ``<op>/A``, B replays it into ``<op>/B``."""
-    tasks = []
-    for op in ops:
-        a_dir, b_dir = layout.cell_dir(op.op, "A"), layout.cell_dir(op.op, "B")
-        a = settings.request(op=op, backend=backend, device=device, out_dir=a_dir,
-                             env=sides.env("A"), side="A", autotune_mode="record", replay_from=None)
-        b = settings.request(op=op, backend=backend, device=device, out_dir=b_dir,
-                             env=sides.env("B"), side="B", autotune_mode="replay", replay_from=a_dir)
-        tasks.append(ScreenTask(op=op, suite=suite, a=a, b=b, a_value=sides.value("A"),
-                                b_value=sides.value("B"), compile_only=settings.compile_only))
-    return tasks
+def plan_screen(layout: CampaignLayout, spec: CampaignSpec) -> list[ScreenTask]:
+    """One task per operator not skipped: A records into ``<op>/A``, B replays it into ``<op>/B``."""
+    return [ScreenTask(op=op, suite=spec.provider.name, backend=spec.backend, sides=spec.sides,
+                       settings=spec.settings, layout=layout)
+            for op in spec.ops if op.op not in spec.skipped]
 
 
-def run_screen(host: PluginHost, provider: Provider, backend: Backend, device: str | None,
-               sides: Sides, ops: list[OpSpec], settings: CellSettings, runs_root: Path,
-               *, progress: Progress | None = None, executor: Executor | None = None,
-               resume: CampaignLayout | None = None, recorded: dict | None = None,
-               skipped: dict[str, str] | None = None) -> tuple[Path, list[dict]]:
-    """Screen ``ops``: returns the campaign folder and the rows of screen.json, in plan order.
+def run_screen(host: PluginHost, spec: CampaignSpec, *, executor: Executor | None = None,
+               progress: Progress | None = None) -> tuple[Path, list[dict]]:
+    """Screen ``spec.ops``: returns the campaign folder and the rows of screen.json, in plan order.
 
-    ``resume`` continues that campaign: finished cells are kept, half-written ones
-    set aside and rerun. ``recorded`` adds fields to campaign.json (the arguments).
-    ``skipped`` (operator -> reason) are not run and listed as SKIPPED.
+    ``spec.resume`` continues that campaign: finished cells are kept, half-written ones
+    set aside and rerun. ``spec.skipped`` are not run and listed as SKIPPED. Without an
+    executor the operators run one after the other on ``spec.device``.
     """
-    skipped = skipped or {}
-    executor = executor or SerialExecutor()
-    settings = attrs.evolve(settings, concurrency=concurrency(executor))
-    settings = settle_start(host, provider, backend, device, sides,
-                            next((o for o in ops if o.op not in skipped), None), settings, log.info)
-    layout = resume or CampaignLayout.create(runs_root, record.SCREEN, sides.switch)
-    if resume is None:
-        record.write_campaign(layout, kind=record.SCREEN, **sides.to_json(), backend=backend.name,
-                              device=device, suite=provider.name, **settings.to_json(),
-                              ops=[str(o) for o in ops], **(recorded or {}))
-    tasks = plan_screen(layout, provider.name, backend, device, sides,
-                        [o for o in ops if o.op not in skipped], settings)
+    if spec.plan is not None:
+        raise ValueError("run_screen takes a screen's spec (no rounds plan); see run_ab")
+    executor = executor or SerialExecutor(spec.device)
+    spec = attrs.evolve(spec, settings=attrs.evolve(spec.settings, concurrency=concurrency(executor)))
+    spec = attrs.evolve(spec, settings=settle_start(host, spec, log.info))
+    sides, skipped = spec.sides, spec.skipped
+    layout = spec.resume or CampaignLayout.create(spec.runs_root, record.SCREEN, sides.switch)
+    if spec.resume is None:
+        record.write_campaign(layout, kind=record.SCREEN, **sides.to_json(), backend=spec.backend.name,
+                              device=spec.device, suite=spec.provider.name, **spec.settings.to_json(),
+                              ops=[str(o) for o in spec.ops], **spec.recorded)
+    tasks = plan_screen(layout, spec)
     progress = progress or Progress(2 * len(tasks), f"screen {sides.switch} on {layout.name}")
     progress.legend()
-    if resume is not None:
-        tasks = prepare_resume(layout, tasks, progress.line)
+    kept_on = prepare_resume(layout, [t.op.op for t in tasks], progress.line) if spec.resume else {}
     runtime = TaskRuntime(host=host, sink=CampaignSink(layout=layout, progress=progress))
-    order = {op.op: i for i, op in enumerate(ops)}
-    rows: list[dict] = [skipped_row(op, skipped[op.op]) for op in ops if op.op in skipped]
+    order = {op.op: i for i, op in enumerate(spec.ops)}
+    rows: list[dict] = [skipped_row(op, skipped[op.op]) for op in spec.ops if op.op in skipped]
     write_screen_tables(layout, rows)
     try:
         with tracked(layout, "zl screen"):
-            for result in executor.run(run_screen_task, tasks, runtime):
+            for result in executor.run(run_screen_task, tasks, runtime, kept_on=kept_on):
                 rows.append(result.row)
                 rows.sort(key=lambda row: order[row["op"]])
                 write_screen_tables(layout, rows)

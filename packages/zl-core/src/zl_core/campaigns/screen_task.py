@@ -5,13 +5,17 @@ from __future__ import annotations
 import attrs
 
 from zl_core import caliber
+from zl_core.backend import Backend
 from zl_core.ir_verdict import SideResult, screen_verdict
 from zl_core.opspec import OpSpec
 from zl_core.provider import CellRequest
+from zl_core.store.layout import CampaignLayout
+from zl_core.switches import Sides
 from zl_core.ttgir_layout import LAUNCH_FLOOR, IrSummary
 
 from .cell_run import EMPTY_IR, run_side, whole_on_one_card
-from .executor import TaskRuntime
+from .executor import Lane, TaskRuntime
+from .settings import CellSettings
 
 #: The columns of screen.tsv (and the keys of each row of screen.json).
 COLUMNS = ("op", "op_file", "dtypes", "verdict", "rows_a", "rows_b", "kernels_a", "kernels_b",
@@ -23,15 +27,22 @@ COLUMNS = ("op", "op_file", "dtypes", "verdict", "rows_a", "rows_b", "kernels_a"
 
 @attrs.frozen(kw_only=True)
 class ScreenTask:
-    """One operator of a screen: side A's recording cell and side B's replaying cell."""
+    """One operator of a screen: side A records into ``<op>/A``, side B replays it into
+    ``<op>/B``; the cells are made where the task runs, on its lane."""
 
     op: OpSpec
     suite: str  # the provider's name, resolved where the task runs
-    a: CellRequest
-    b: CellRequest  # replays a.out_dir
-    a_value: str  # the switch value of each side, for status.tsv
-    b_value: str
-    compile_only: bool
+    backend: Backend
+    sides: Sides
+    settings: CellSettings
+    layout: CampaignLayout
+
+    def request(self, lane: Lane, side: str) -> CellRequest:
+        """Side ``side``'s cell on ``lane``: A records, B replays A's record."""
+        layout = lane.layout(self.layout)
+        return self.settings.pinned_request(op=self.op, backend=self.backend, sides=self.sides, side=side,
+                                            device=lane.device, out_dir=layout.cell_dir(self.op.op, side),
+                                            record_cell=layout.cell_dir(self.op.op, "A"))
 
 
 @attrs.frozen(kw_only=True)
@@ -42,25 +53,27 @@ class ScreenResult:
     row: dict  # the operator's row of screen.tsv / screen.json
 
 
-def run_screen_task(task: ScreenTask, runtime: TaskRuntime) -> ScreenResult:
-    """Run A, then B unless A did not complete, and judge the pair; both on one card."""
-    return whole_on_one_card(_run_pair, task, runtime)
+def run_screen_task(task: ScreenTask, lane: Lane, runtime: TaskRuntime) -> ScreenResult:
+    """Run A, then B unless A did not complete, and judge the pair; both on the lane's card."""
+    return whole_on_one_card(_run_pair, task, lane, runtime)
 
 
-def _run_pair(task: ScreenTask, runtime: TaskRuntime) -> ScreenResult:
-    a = run_side(runtime, task.suite, task.a, round_no=0, switch_value=task.a_value)
+def _run_pair(task: ScreenTask, lane: Lane, runtime: TaskRuntime) -> ScreenResult:
+    op, sides = task.op, task.sides
+    a_cell = task.request(lane, "A")
+    a = run_side(runtime, task.suite, a_cell, round_no=0, switch_value=sides.value("A"))
     if a.preflight or (a.outcome is not None and a.outcome.timed_out):
         b = SideResult(outcome=None, ir=EMPTY_IR, preflight="not run: side A did not complete")
-        runtime.sink.cell_skipped(op=task.op.op, round_no=0, side="B",
-                                  why="side A did not complete")
+        runtime.sink.cell_skipped(op=op.op, round_no=0, side="B", why="side A did not complete")
     else:
-        b = run_side(runtime, task.suite, task.b, round_no=0, switch_value=task.b_value)
-    verdict, notes = screen_verdict(a, b, compile_only=task.compile_only)
-    a_dir = task.a.out_dir
+        b = run_side(runtime, task.suite, task.request(lane, "B"), round_no=0,
+                     switch_value=sides.value("B"))
+    verdict, notes = screen_verdict(a, b, compile_only=task.settings.compile_only)
+    a_dir = a_cell.out_dir
     identity = caliber.read_identity(a_dir) if a_dir.is_dir() else None
-    runtime.sink.line(f"{task.op.op}: {verdict}" + (f" ({'; '.join(notes)})" if notes else ""))
-    return ScreenResult(op=task.op, verdict=verdict, notes=tuple(notes),
-                        row=screen_row(task.op, verdict, notes, a, b, identity))
+    runtime.sink.line(f"{op.op}: {verdict}" + (f" ({'; '.join(notes)})" if notes else ""))
+    return ScreenResult(op=op, verdict=verdict, notes=tuple(notes),
+                        row=screen_row(op, verdict, notes, a, b, identity))
 
 
 def screen_row(op: OpSpec, verdict: str, notes: list[str], a: SideResult, b: SideResult,

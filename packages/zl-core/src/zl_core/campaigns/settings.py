@@ -11,6 +11,7 @@ from zl_core.backend import Backend
 from zl_core.opspec import OpSpec
 from zl_core.provider import CellRequest
 from zl_core.sources import Sources
+from zl_core.switches import Sides
 
 
 @attrs.frozen(kw_only=True)
@@ -73,3 +74,13 @@ class CellSettings:
                            start=self.start, lock_timeout_s=self.lock_timeout_s,
                            compile_workers=self.compile_workers,
                            sweep_devices=self.sweep_devices if autotune_mode == "record" else ())
+
+    def pinned_request(self, *, op: OpSpec, backend: Backend, sides: Sides, side: str,
+                       device: str | None, out_dir: Path, record_cell: Path) -> CellRequest:
+        """Side ``side``'s cell in ``out_dir`` with the autotune configs pinned to
+        ``record_cell``: that cell records them, every other cell replays its record.
+        Screen and A/B tasks build every cell through this, on the lane's device."""
+        recording = Path(out_dir) == Path(record_cell)
+        return self.request(op=op, backend=backend, device=device, out_dir=out_dir, env=sides.env(side),
+                            side=side, autotune_mode="record" if recording else "replay",
+                            replay_from=None if recording else record_cell)

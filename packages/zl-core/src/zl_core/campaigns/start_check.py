@@ -17,29 +17,27 @@ from pathlib import Path
 import attrs
 
 from zl_core import warmstart
-from zl_core.backend import Backend
 from zl_core.cell import cell_environment
 from zl_core.errors import PreflightError
 from zl_core.host import PluginHost
-from zl_core.opspec import OpSpec
-from zl_core.provider import Provider
-from zl_core.switches import Sides
 
 from .settings import CellSettings
+from .spec import CampaignSpec
 
 
-def settle_start(host: PluginHost, provider: Provider, backend: Backend, device: str | None,
-                 sides: Sides, op: OpSpec | None, settings: CellSettings,
-                 say: Callable[[str], None]) -> CellSettings:
-    """``settings``, made cold when a warm start cannot hold for every cell."""
+def settle_start(host: PluginHost, spec: CampaignSpec, say: Callable[[str], None]) -> CellSettings:
+    """``spec.settings``, made cold when a warm start cannot hold for every cell; its first
+    operator to run (or control) answers for all."""
+    settings, provider, sides = spec.settings, spec.provider, spec.sides
+    op = next(iter([*(o for o in spec.ops if o.op not in spec.skipped), *spec.controls]), None)
     if settings.start != "warm" or op is None:
         return settings
     probe_root = Path(tempfile.gettempdir()) / "zl-start-probe"  # named, never created
     notes: list[str] = []
     for side in ("A", "B"):
-        request = settings.request(op=op, backend=backend, device=device, out_dir=probe_root / side,
-                                   env=sides.env(side), side=side, autotune_mode="record",
-                                   replay_from=None)
+        request = settings.request(op=op, backend=spec.backend, device=spec.device,
+                                   out_dir=probe_root / side, env=sides.env(side), side=side,
+                                   autotune_mode="record", replay_from=None)
         try:
             command = provider.cell_command(request, host)
         except PreflightError:

@@ -18,7 +18,7 @@ import os
 import shutil
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from zl_core import caliber, interrupts
@@ -328,7 +328,7 @@ def kept_elsewhere(op_dir: Path, device: str, host: str) -> tuple[list[Path], st
 def check_kept_here(op_dir: Path, device: str | None) -> None:
     """Raise :class:`OperatorMoved` when ``op_dir`` holds finished cells of another card."""
     if device is None:
-        return  # the serial path's own device: tasks are pinned to the kept one
+        return  # the backend's default device: a serial lane, which runs a kept operator on its kept device
     cells, where = kept_elsewhere(op_dir, device, socket.gethostname())
     if cells:
         raise OperatorMoved(op_dir, cells, where)
@@ -358,25 +358,14 @@ def kept_device(layout: CampaignLayout, op: str) -> str | None:
     return None
 
 
-def pinned_to_kept_devices(layout: CampaignLayout, tasks: list) -> list:
-    """Resumed tasks pinned to the device of their operator's kept cells (the caliber's
-    device must match across an operator's cells); the others as planned."""
-    from .lanes import task_op
-    from .retarget import on_device
-
-    pinned = []
-    for task in tasks:
-        device = kept_device(layout, task_op(task))
-        pinned.append(task if device is None else on_device(task, device))
-    return pinned
-
-
-def prepare_resume(layout: CampaignLayout, tasks: list, say: Callable[[str], None]) -> list:
-    """Ready a resumed campaign: half-written cells set aside, status rows of kept
-    cells restored, tasks pinned to the devices their kept cells ran on."""
+def prepare_resume(layout: CampaignLayout, ops: Iterable[str], say: Callable[[str], None]) -> dict[str, str]:
+    """Ready a resumed campaign: half-written cells set aside, status rows of kept cells
+    restored. Returns where each of ``ops`` with kept cells ran them (operator -> device):
+    the executor runs it on that device where it has a lane there."""
     aside = set_aside_unfinished(layout)
     restored = restore_status(layout, read_campaign(layout.root))
     say(f"resuming {layout.name}: {len(aside)} half-written cell(s) set aside "
         f"under {ASIDE_DIR}/ and rerun; finished cells kept"
         + (f" ({restored} status row(s) restored)" if restored else ""))
-    return pinned_to_kept_devices(layout, tasks)
+    kept = {op: kept_device(layout, op) for op in ops}
+    return {op: device for op, device in kept.items() if device is not None}

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from zl_core import caliber
+from zl_core.cell_rows import read_cell
 from zl_core.errors import BadInputError
 from zl_core.pairing import FALLBACK, OK, Pair, count_classes, pair_rows, shape_label
-from zl_core.rows import read_cell
 
 from .common import (
     DEFAULT_THRESHOLD_PCT,

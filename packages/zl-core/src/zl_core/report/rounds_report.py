@@ -13,9 +13,9 @@ from zl_core.campaigns.judging import (
     series_latencies,
     stats_plan,
 )
+from zl_core.cell_rows import read_cell
 from zl_core.ir.section import ir_section
 from zl_core.pairing import pair_rows, shape_label
-from zl_core.rows import read_cell
 from zl_core.series import FALLBACK_SEGMENT, INCOMPLETE, MAIN, shape_series
 from zl_core.status import CellKey, latest_by_cell, read_status
 from zl_core.store.layout import SIDES, CampaignLayout, cell_label, round_name
@@ -23,8 +23,8 @@ from zl_core.store.record import is_aa, read_campaign
 
 from .common import (
     DEFAULT_THRESHOLD_PCT,
-    SCHEMA,
     DIRECT_NOTE,
+    SCHEMA,
     _cell_notes,
     _median,
     _model,

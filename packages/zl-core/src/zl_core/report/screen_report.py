@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from zl_core import caliber
+from zl_core.cell_rows import read_cell
 from zl_core.ir.section import RAW_ONLY_NOTE, ir_section
 from zl_core.pairing import FALLBACK, MIXED_TIMER, OK, count_classes, pair_rows
-from zl_core.rows import read_cell
 from zl_core.store.layout import SIDES, CampaignLayout, cell_label
 from zl_core.ttgir_layout import LAUNCH_FLOOR
 
