@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from zl_core.contract import AUTOTUNE_REPLAY_FALLBACK
-from zl_core.rows import read_cell
+from zl_core.cell_rows import read_cell
 from zl_core.store.layout import SIDES, CampaignLayout
 from zl_core.ttgir_layout import TTGIR_DIR, summarize
 
