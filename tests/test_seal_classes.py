@@ -57,11 +57,14 @@ device_name: NVIDIA Fake H200
 switch: {name: FAKE_SWITCH, a: "0", b: "1"}
 rounds: 4
 launch_floor: 0
+control: {env: {FAKE_PHASES: "0"}}
 workloads:
 """
-OPS = ("gconv", "cconv", "bconv", "rconv", "inputconv", "hiddenconv", "abs", "crash")
+OPS = ("gconv", "cconv", "bconv", "rconv", "inputconv", "hiddenconv", "abs", "crash", "wrongconv",
+       "brokenconv", "leakconv")
 EXPECTED = {"gconv": "G", "cconv": "C", "bconv": "B", "rconv": "R", "inputconv": "C",
-            "hiddenconv": "B", "abs": "B", "crash": "X"}
+            "hiddenconv": "B", "abs": "B", "crash": "X", "wrongconv": "K", "brokenconv": "X",
+            "leakconv": "X"}
 
 
 @pytest.fixture
@@ -93,6 +96,16 @@ def accounted_into_classes(sealed):
     classes = json.loads((sealed / "classes.json").read_text())
     assert {c["op"]: c["class"] for c in classes["classes"]} == EXPECTED
     assert classes["rule"] == {"launch_floor": 0, "gain_pct": 5.0, "regression_pct": 3.0}
+    why = {c["op"]: c["why"] for c in classes["classes"]}
+    assert why["wrongconv"].startswith("correctness fails on side B only (3 of 4 failed; side A passes 4)")
+    assert why["brokenconv"].startswith("side A's accuracy tests could not run: no accuracy.xml")
+    assert why["leakconv"].startswith("the control side (the switch on, every phase it gates off)")
+    assert why["crash"].startswith("no report: a cell failed")
+    wrong = next(c for c in classes["classes"] if c["op"] == "wrongconv")["evidence"]
+    assert wrong["correctness_a"]["passed"] == 4 and wrong["correctness_b"]["failed"] == 3
+    # Each side's tests ran once its rounds were done, in its own cell, receipted with the rest.
+    receipt = json.loads((sealed / "receipt.json").read_text())
+    assert {"wrongconv/check/A", "wrongconv/check/B", "gconv/r01/C"} <= set(receipt["cells"])
     gconv = next(c for c in classes["classes"] if c["op"] == "gconv")
     assert gconv["evidence"]["convert_layouts_a"] == 3 and gconv["evidence"]["convert_layouts_b"] == 1
     assert all(v > 5 for v in gconv["evidence"]["order_deltas_pct"].values())

@@ -47,13 +47,18 @@ if mode == "record":
     (cell / "autotune_records").mkdir(parents=True, exist_ok=True)
     (cell / "autotune_records" / "meta.json").write_text(json.dumps({"backend": os.environ["ZL_BACKEND"]}))
 body = "tt.dot mma_v2" if (op.endswith("changed") and cell.name == "B") else "tt.add"
-side_b = cell.name == "B"
+# The control side ("C": the switch on, its phases off) compiles side A's code, but for
+# "leak*" operators, whose switch changes code outside its phases.
+label = ("B" if op.startswith("leak") else "A") if cell.name == "C" else cell.name
+side_b = label == "B"
 # "*conv" operators stand for a layout pass: (measured kernel's converts, input kernel's
 # converts) per side; the input kernel is launched twice, the measured one 200 times.
 CONVERTS = {"gconv": ((3, 0), (1, 0)), "cconv": ((3, 0), (1, 0)), "bconv": ((1, 0), (1, 0)),
+            "wrongconv": ((3, 0), (1, 0)), "brokenconv": ((3, 0), (1, 0)), "leakconv": ((3, 0), (1, 0)),
             "rconv": ((1, 0), (2, 0)), "inputconv": ((2, 2), (2, 0)), "hiddenconv": ((2, 0), (1, 2))}
 #: B's latency relative to A's (1.0: the same), per operator.
-SPEED = {"gconv": 0.9, "cconv": 0.98, "rconv": 1.05, "inputconv": 0.98, "hiddenconv": 0.9}
+SPEED = {"gconv": 0.9, "cconv": 0.98, "rconv": 1.05, "inputconv": 0.98, "hiddenconv": 0.9,
+         "wrongconv": 0.9, "brokenconv": 0.9, "leakconv": 0.9}
 kernel = cell / "ttgir" / "64" / f"{op}_kernel"
 kernel.mkdir(parents=True, exist_ok=True)
 if op in CONVERTS:
@@ -61,10 +66,10 @@ if op in CONVERTS:
 
     measured, made = CONVERTS[op][1 if side_b else 0]
     convert = "  %c = ttg.convert_layout %x\n"
-    (kernel / "default.ttgir").write_text(f"module {{ // {cell.name}\n{convert * measured}}}\n")
+    (kernel / "default.ttgir").write_text(f"module {{ // {label}\n{convert * measured}}}\n")
     inputs = cell / "ttgir" / "64" / "randn_kernel"
     inputs.mkdir(parents=True, exist_ok=True)
-    (inputs / "default.ttgir").write_text(f"module {{ // {cell.name}\n{convert * made}}}\n")
+    (inputs / "default.ttgir").write_text(f"module {{ // {label}\n{convert * made}}}\n")
     write_index(cell / "ttgir", [
         IndexRow(shape="64", kernel=f"{op}_kernel", file=f"64/{op}_kernel/default.ttgir", launches=200),
         IndexRow(shape="64", kernel="randn_kernel", file="64/randn_kernel/default.ttgir", launches=2)])

@@ -149,3 +149,5 @@ DEFAULT_LOCK_TIMEOUT_S = 1800.0
 
 #: The JUnit XML report a check cell (``CellRequest.check``) writes in its folder.
 ACCURACY_REPORT = "accuracy.xml"
+#: Where a check cell that could not start says why (in place of its report).
+CHECK_REFUSED = "refused.txt"

@@ -25,6 +25,7 @@ from zl_core.errors import NoDeviceError, UsageError, ZlError
 from zl_core.host import PluginHost
 from zl_core.ir_verdict import IR_CHANGED, NO_IR_DIFF
 from zl_core.opspec import OpSpec
+from zl_core.provider import CheckSpec
 from zl_core.sources import Sources
 from zl_core.store.layout import CampaignLayout
 from zl_core.store.record import read_campaign
@@ -292,7 +293,9 @@ def ab(host: PluginHost, options: AbOptions, *,
                         ops=ops, controls=controls, settings=cell_settings(got.measure, got.sources),
                         plan=plan, aa=options.aa, screen=screen_path, runs_root=root,
                         telemetry_interval=options.telemetry_interval, resume=resume,
-                        recorded=_recorded(options, got, devices))
+                        recorded=_recorded(options, got, devices),
+                        checks={op: CheckSpec(file=file, select=select) for op, file, select in options.checks},
+                        control_env=options.control_env)
     with results_written_under(root, "zl ab"):
         campaign, runs = run_ab(host, spec, executor=executor or chosen)
     return AbOutcome(campaign=campaign, runs=tuple(runs), screen=screen_path,

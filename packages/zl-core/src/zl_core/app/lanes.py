@@ -26,7 +26,7 @@ from .resolve import Resolved, resolve_devices, runs_root
 O = TypeVar("O")
 _NESTED = {"where": Where, "measure": Measurement, "switch": SwitchChoice, "lanes": Lanes}
 _PATHS = ("runs_root", "screen", "shape_file", "resume", "dismiss", "frozen")
-_PAIRS = ("a_env", "b_env", "op_timeouts")
+_PAIRS = ("a_env", "b_env", "op_timeouts", "control_env", "checks")
 
 
 def options_json(options: Any) -> dict:

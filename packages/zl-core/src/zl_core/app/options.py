@@ -125,4 +125,10 @@ class AbOptions:
     threshold_pct: float = 1.0
     telemetry_interval: float = 1.0
     frozen: Path | None = None  # a folder written by zl freeze: checked before any cell runs
+    #: ``(op, test file, pytest selection)``: each side's accuracy tests of an operator, run
+    #: after its rounds (a sealed campaign's workloads).
+    checks: tuple[tuple[str, str, tuple[str, ...]], ...] = attrs.field(
+        default=(), converter=lambda v: tuple((str(o), str(f), tuple(s)) for o, f, s in v))
+    #: The control side's variables, added to side B's (a sealed campaign's ``control``).
+    control_env: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=tuple)
     config: ConfigUse | None = None  # the configuration file some of these came from

@@ -98,7 +98,12 @@ def frozen_options(kind: str, frozen_dir: Path, given):
     if kind == "screen":
         return ScreenOptions(**common)
     rounds = matrix["rounds"]
-    return AbOptions(**common, telemetry_interval=given.telemetry_interval,
+    checks = tuple((OpSpec.parse(spec, prefixes=frozenset(s["name"] for s in sources),
+                                 default_source=default_name).op, t["check"]["file"], tuple(t["check"]["select"]))
+                   for spec, t in zip(ops, matrix["tasks"]) if t.get("check"))
+    control = tuple(((matrix.get("control") or {}).get("env") or {}).items())
+    return AbOptions(**common, telemetry_interval=given.telemetry_interval, checks=checks,
+                     control_env=control,
                      rounds=rounds if isinstance(rounds, int) else None,
                      max_rounds=int(matrix["max_rounds"]),
                      threshold_pct=float(matrix["threshold_pct"]))
@@ -113,15 +118,17 @@ def finish_campaign(campaign: Path) -> Path | None:
     from zl_core.campaigns.judging import RULES
     from zl_core.seal import receipts
     from zl_core.status import latest_by_cell, read_status
-    from zl_core.store.layout import CampaignLayout
+    from zl_core.store.layout import CHECK_DIR, CampaignLayout
     from zl_core.store.record import ROUNDS_KINDS, read_campaign
 
     layout = CampaignLayout(Path(campaign))
     meta = read_campaign(layout.root)
     if state.state_of(meta) != state.COMPLETE:
         return None
-    cells = sorted({(layout.root / row["cell"]) for row in latest_by_cell(read_status(layout.root)).values()
-                    if row.get("cell") and (layout.root / row["cell"]).is_dir()})
+    cells = {(layout.root / row["cell"]) for row in latest_by_cell(read_status(layout.root)).values()
+             if row.get("cell") and (layout.root / row["cell"]).is_dir()}
+    cells |= {d for d in layout.root.glob(f"*/{CHECK_DIR}/*") if d.is_dir()}  # accuracy-test cells
+    cells = sorted(cells)
     frozen_dir = (meta.get("options") or {}).get("frozen")
     frozen = None
     if frozen_dir:

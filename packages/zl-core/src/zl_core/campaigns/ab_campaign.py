@@ -39,7 +39,8 @@ def plan_ab(layout: CampaignLayout, spec: CampaignSpec) -> list[AbTask]:
         return AbTask(op=op, control=control,
                       exempt_no_ir_diff=spec.aa or control or plan.allow_no_ir_diff,
                       layout=layout, suite=spec.provider.name, backend=spec.backend, sides=spec.sides,
-                      settings=spec.settings, plan=plan)
+                      settings=spec.settings, plan=plan, check=spec.checks.get(op.op),
+                      control_env=spec.control_env)
 
     return [task(o, False) for o in spec.ops] + [task(c, True) for c in spec.controls]
 

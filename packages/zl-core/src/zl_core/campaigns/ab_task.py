@@ -18,13 +18,14 @@ from zl_core.cell_rows import read_rows
 from zl_core.ir_verdict import SWITCH_NO_IR_DIFF, SideResult, switch_no_ir_diff
 from zl_core.opspec import OpSpec
 from zl_core.pairing import pair_rows
-from zl_core.provider import CellRequest
+from zl_core.provider import CellRequest, CheckSpec
 from zl_core.series import shape_series
 from zl_core.stats.order import a_first
 from zl_core.store.layout import CampaignLayout
 from zl_core.switches import Sides
 
 from .cell_run import run_side, whole_on_one_card
+from .checks import run_checks, run_control
 from .executor import Lane, TaskRuntime
 from .judging import judge, series_latencies, stats_plan
 from .settings import CellSettings
@@ -67,6 +68,8 @@ class AbTask:
     sides: Sides
     settings: CellSettings
     plan: RoundsPlan
+    check: CheckSpec | None = None  # its accuracy tests, run by each side after its rounds
+    control_env: tuple[tuple[str, str], ...] = ()  # the control side's variables (none: no control)
 
     def request(self, lane: Lane, side: str, round_no: int) -> CellRequest:
         """Side ``side``'s cell of round ``round_no`` on ``lane``: round 1's A records,
@@ -96,8 +99,15 @@ def side_order(scheme: str, round_no: int) -> tuple[str, str]:
 
 def run_ab_task(task: AbTask, lane: Lane, runtime: TaskRuntime) -> OpRun:
     """Run the operator's rounds until its plan, a failure, or a decision stops them;
-    every round on the lane's card."""
-    return whole_on_one_card(_run_rounds, task, lane, runtime)
+    every round on the lane's card; then, when it has them, each side's accuracy tests."""
+    return whole_on_one_card(_run_task, task, lane, runtime)
+
+
+def _run_task(task: AbTask, lane: Lane, runtime: TaskRuntime) -> OpRun:
+    run = _run_rounds(task, lane, runtime)
+    if task.check is not None and run.state == DONE:
+        run_checks(task, lane, runtime)
+    return run
 
 
 def _run_rounds(task: AbTask, lane: Lane, runtime: TaskRuntime) -> OpRun:
@@ -117,6 +127,12 @@ def _run_rounds(task: AbTask, lane: Lane, runtime: TaskRuntime) -> OpRun:
             reason = f"round {round_no} side {','.join(bad)} failed or timed out"
             runtime.sink.line(f"{op.op}: stopped, {reason}; no report for this operator")
             return attrs.evolve(run, state=FAILED, reason=reason)
+        if round_no == 1 and task.control_env:
+            control = run_control(task, lane, runtime)
+            if control.outcome is None or not control.outcome.ok:
+                reason = "round 1's control side failed or timed out"
+                runtime.sink.line(f"{op.op}: stopped, {reason}; no report for this operator")
+                return attrs.evolve(run, state=FAILED, reason=reason)
         if round_no == 1:
             fa, fb = results["A"].ir.fingerprint, results["B"].ir.fingerprint
             if switch_no_ir_diff(fa, fb, exempt=task.exempt_no_ir_diff):

@@ -11,7 +11,7 @@ import attrs
 
 from zl_core.backend import Backend
 from zl_core.opspec import OpSpec
-from zl_core.provider import Provider
+from zl_core.provider import CheckSpec, Provider
 from zl_core.store import record
 from zl_core.store.layout import CampaignLayout
 from zl_core.switches import Sides
@@ -50,6 +50,12 @@ class CampaignSpec:
     screen: Path | None = None
     #: Seconds between an A/B campaign's telemetry samples; 0: none taken.
     telemetry_interval: float = 0.0
+    #: An A/B campaign's accuracy tests per operator (a sealed campaign's): each side runs
+    #: them once its rounds are done (campaigns.checks).
+    checks: Mapping[str, CheckSpec] = attrs.field(factory=dict, converter=dict)
+    #: The control side: side B's environment plus these variables (the switch on, every
+    #: phase it gates off); its round-1 cell's TTGIR must equal side A's. () for none.
+    control_env: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=tuple)
 
     @property
     def kind(self) -> str:

@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from zl_core.contract import ACCURACY_REPORT as REPORT
+from zl_core.contract import CHECK_REFUSED as REFUSED
 from zl_core.store.layout import CampaignLayout
 
 from .classes import Correctness
@@ -15,7 +16,12 @@ from .classes import Correctness
 def read_side(layout: CampaignLayout, op: str, side: str) -> Correctness | None:
     """The side's accuracy tests of ``op``; None when the campaign ran none for it."""
     cell = layout.check_dir(op, side)
-    return read_report(cell / REPORT) if cell.is_dir() else None
+    if not cell.is_dir():
+        return None
+    refused = cell / REFUSED
+    if refused.is_file():  # the check cell could not start: its preflight said why
+        return Correctness(problem=" ".join(refused.read_text(encoding="utf-8", errors="replace").split())[:200])
+    return read_report(cell / REPORT)
 
 
 def read_report(path: Path) -> Correctness:

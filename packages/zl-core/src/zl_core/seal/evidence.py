@@ -15,6 +15,9 @@ from zl_core.store.layout import SIDES, CampaignLayout
 from zl_core.ttgir_layout import TTGIR_DIR, summarize
 
 from .classes import Correctness, Evidence
+
+#: The control side's cells (campaigns.checks writes ``<op>/r01/C``).
+CONTROL = "C"
 from .correctness import read_side
 
 
@@ -39,6 +42,11 @@ def gather(campaign: Path, model: Mapping, *, floor: int) -> tuple[list[Evidence
         failure = _replay_broken(layout, name, op.get("rounds") or 0)
         if missing:
             failure = failure or f"side {'/'.join(missing)} of round 1 dumped no TTGIR"
+        control = layout.cell_dir(name, CONTROL, 1)
+        if control.is_dir() and summarize(control / TTGIR_DIR).fingerprint != ir["A"].fingerprint:
+            failure = failure or ("the control side (the switch on, every phase it gates off) "
+                                  "compiled other TTGIR than side A: the switch changes code "
+                                  "outside its phases")
         check = {s: read_side(layout, name, s) for s in SIDES}
         out.append(Evidence(
             op=name, failure=failure, correctness_a=check["A"], correctness_b=check["B"],

@@ -67,6 +67,7 @@ def plan(host: PluginHost, manifest_path: Path, *, python: str = sys.executable)
         "device_name": manifest.device_name, "compile_only": manifest.compile_only,
         "target": manifest.target,
         "switch": {"name": manifest.switch, "a": manifest.a_value, "b": manifest.b_value},
+        "control": {"env": dict(manifest.control_env)} if manifest.control_env else None,
         "measure": {"timer": manifest.timer, "replay_ms": manifest.replay_ms,
                     "level": manifest.level, "timeout_s": manifest.timeout_s},
         "rounds": manifest.rounds if manifest.rounds is not None else "auto",

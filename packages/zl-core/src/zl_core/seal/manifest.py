@@ -24,7 +24,7 @@ TIMERS = ("graph", "direct")
 KEYS = ("schema", "campaign", "claim", "suite", "sources", "backend", "device", "device_name",
         "compile_only", "target", "switch", "timer", "replay_ms", "level", "rounds", "max_rounds",
         "threshold_pct", "launch_floor", "gain_pct", "regression_pct", "timeout_s", "correctness",
-        "workloads")
+        "control", "workloads")
 WORKLOAD_KEYS = ("op", "source", "op_file", "dtypes", "timeout_s", "reason", "correctness")
 CORRECTNESS_KEYS = ("file", "select", "reason", "skip")
 MAX_MANIFEST_BYTES = 1 << 20
@@ -87,6 +87,9 @@ class Manifest:
     regression_pct: float  # class R: slower by at least this in both run orders
     timeout_s: float
     correctness: bool  # each side runs the workloads' accuracy tests
+    #: The control side: side B's environment with these variables added (the switch on,
+    #: every phase it gates off); its TTGIR must equal side A's. () when there is none.
+    control_env: tuple[tuple[str, str], ...]
     workloads: tuple[Workload, ...]
 
 
@@ -161,6 +164,7 @@ class _Reader:
             regression_pct=self.number("regression_pct", d.get("regression_pct", 3.0)),
             timeout_s=self.number("timeout_s", d.get("timeout_s", 1200.0)),
             correctness=self.flag("correctness", d.get("correctness", True)),
+            control_env=self.control(d.get("control")),
             workloads=self.workloads(d.get("workloads")))
         if self.problems:
             raise ManifestError(path, self.problems)
@@ -225,6 +229,23 @@ class _Reader:
             seen.add(key)
             out.append(workload)
         return tuple(out)
+
+    def control(self, value: object) -> tuple[tuple[str, str], ...]:
+        """``control: {env: {NAME: VALUE, ...}}``: what turns side B into the control side."""
+        if value is None:
+            return ()
+        env = value.get("env") if isinstance(value, dict) else None
+        if not isinstance(value, dict) or set(value) != {"env"} or not isinstance(env, dict) or not env:
+            self.problems.append("control: a mapping {env: {NAME: VALUE, ...}}: the variables that "
+                                 "keep the switch on with every phase it gates off")
+            return ()
+        pairs = []
+        for name, val in env.items():
+            if not isinstance(name, str) or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
+                self.problems.append(f"control.env: {name!r} is not a variable name")
+                continue
+            pairs.append((name, self.text(f"control.env.{name}", val, allow_empty=True)))
+        return tuple(pairs)
 
     def correctness(self, where: str, value: object) -> dict:
         """A workload's ``correctness: {file, select, reason}`` or ``{skip: reason}``."""
