@@ -145,6 +145,17 @@ def reaccounted_at_the_sealed_floor_and_above(sealed, tmp_path, capsys):
         {k: v for k, v in EXPECTED.items() if k not in ("inputconv", "hiddenconv")}
     receipt = json.loads((tmp_path / "floor4" / "receipt.json").read_text())
     assert receipt["reaccounts"] == str(sealed) and receipt["rule"]["launch_floor"] == 4
+    # Every receipt follows the shipped schema: the campaign's, each cell's, the re-accounting's.
+    import jsonschema
+
+    schema = json.loads((Path(__file__).resolve().parents[1] / "packages/zl-core/src/zl_core/schemas/"
+                         "receipt.schema.json").read_text())
+    receipts = [receipt, *(json.loads(p.read_text()) for p in sealed.rglob("receipt.json"))]
+    assert len(receipts) > 20
+    for doc in receipts:
+        jsonschema.validate(doc, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**receipt, "changes": [{"op": "x", "sealed": "C"}]}, schema)
     assert {c["op"]: (c["sealed"], c["taken"]) for c in receipt["changes"]} == \
         {"inputconv": ("C", "B"), "hiddenconv": ("B", "B")}
 
