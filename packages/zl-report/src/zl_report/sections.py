@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from zl_report.blocks import Block, Bullets, Cards, Details, Heading, Para, Plot, Table, Timeline
-from zl_report.layout import pct, short_shape
+from zl_report.format import pct, short_shape
 
 #: Verdicts a pull-request reader needs to see (screen: the code changed; rounds: timing moved).
 CHANGED = ("IR_CHANGED", "FASTER", "SLOWER", "MIXED", "INCONCLUSIVE")
@@ -54,7 +54,7 @@ def overview(model: Mapping) -> list[Block]:
 
 
 def _tone(verdict: str) -> str | None:
-    from zl_report.layout import VERDICT_TONES
+    from zl_report.format import VERDICT_TONES
 
     return VERDICT_TONES.get(verdict)
 
