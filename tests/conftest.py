@@ -119,3 +119,17 @@ def lanes_host(monkeypatch, tmp_path):
     host.register(cuda_plugin, name="cuda", package="zl-backend-cuda", version="0")
     zl_fake_lanes.register(host)
     return host
+
+
+@pytest.fixture
+def machine(tmp_path, monkeypatch):
+    """A machine whose vendor tools are what a test puts in the returned folder (first on
+    PATH, beside the interpreter's own): no device until it writes one; no visibility
+    mask, backend or FlagGems checkout from the environment; campaigns under tmp/runs."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", os.pathsep.join([str(bin_dir), os.path.dirname(sys.executable), "/usr/bin", "/bin"]))
+    for key in ("CUDA_VISIBLE_DEVICES", "ZL_BACKEND", "FLAGGEMS_DIR"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("ZL_RUNS_ROOT", str(tmp_path / "runs"))
+    return bin_dir

@@ -5,7 +5,6 @@ backend plugins and a fake nvidia-smi on PATH."""
 
 from __future__ import annotations
 
-import os
 import stat
 import sys
 
@@ -17,16 +16,6 @@ from zl_core.cli import main
 DRIVER_GONE = ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
                "Make sure that the latest NVIDIA driver is installed and running.\n")
 
-
-@pytest.fixture
-def machine(tmp_path, monkeypatch):
-    """PATH with only a tools folder in front (and the interpreter's own); no mask."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    monkeypatch.setenv("PATH", os.pathsep.join([str(bin_dir), os.path.dirname(sys.executable), "/usr/bin", "/bin"]))
-    for key in ("CUDA_VISIBLE_DEVICES", "ZL_BACKEND", "FLAGGEMS_DIR"):
-        monkeypatch.delenv(key, raising=False)
-    return bin_dir
 
 
 def screen(tmp_path) -> int:

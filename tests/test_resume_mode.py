@@ -6,24 +6,11 @@ the CLI, with real Triton compiles of the built-in suite and a fake nvidia-smi o
 from __future__ import annotations
 
 import json
-import os
-import sys
 
 import pytest
 from fake_tools import write_tool
 from zl_core.cli import main
 
-
-@pytest.fixture
-def machine(tmp_path, monkeypatch):
-    """PATH with only a tools folder in front (and the interpreter's own): no device yet."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    monkeypatch.setenv("PATH", os.pathsep.join([str(bin_dir), os.path.dirname(sys.executable), "/usr/bin", "/bin"]))
-    for key in ("CUDA_VISIBLE_DEVICES", "ZL_BACKEND", "FLAGGEMS_DIR"):
-        monkeypatch.delenv(key, raising=False)
-    monkeypatch.setenv("ZL_RUNS_ROOT", str(tmp_path / "runs"))
-    return bin_dir
 
 
 def zl(*argv: str) -> int:

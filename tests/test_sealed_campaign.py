@@ -37,17 +37,6 @@ workloads:
 """
 
 
-@pytest.fixture
-def machine(tmp_path, monkeypatch):
-    """A tools folder first on PATH (no nvidia-smi yet) and the runs root in tmp."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    monkeypatch.setenv("PATH", os.pathsep.join([str(bin_dir), os.path.dirname(sys.executable), "/usr/bin", "/bin"]))
-    for key in ("CUDA_VISIBLE_DEVICES", "ZL_BACKEND", "FLAGGEMS_DIR"):
-        monkeypatch.delenv(key, raising=False)
-    monkeypatch.setenv("ZL_RUNS_ROOT", str(tmp_path / "runs"))
-    return bin_dir
-
 
 def nvidia_smi(bin_dir: Path, name: str = "NVIDIA H200") -> None:
     """A GPU 0 named ``name``: the index query and the identity query, as nvidia-smi prints them."""
