@@ -61,12 +61,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {task['ordinal']:>3}. {task['op']} [{task['op_file']}] {dtypes}, timeout "
               f"{task['timeout_s']:g}s, {len(task['files'])} file(s) bound{note}")
         if task.get("check"):
-            print(f"       accuracy tests: {' '.join([task['check']['file'], *task['check']['select']])}"
+            select = task["check"]["select"]
+            nodes = any("::" in arg for arg in select)  # node ids name their file themselves
+            print(f"       accuracy tests: {' '.join([*([] if nodes else [task['check']['file']]), *select])}"
                   + (f"  ({task['check_why']})" if task.get("check_why") else ""))
         elif m.get("correctness"):
             print(f"       accuracy tests: not run ({task.get('check_why')})")
+    extra = [f"{sum(1 for t in m['tasks'] if t.get('check')) * 2} accuracy-test cell(s)"] if m.get("correctness") else []
+    if m.get("control"):
+        extra.append(f"{len(m['tasks'])} control cell(s)")
     print(f"estimated device time: screen {_seconds(outcome.screen.total_s)}, A/B rounds "
-          f"{_seconds(outcome.rounds.total_s)}")
+          f"{_seconds(outcome.rounds.total_s)}"
+          + (f"; not in the estimate (no history of them): {', '.join(extra)}" if extra else ""))
     if outcome.out is None:
         log.info("zl freeze: dry run, nothing written")
     else:
