@@ -184,7 +184,7 @@ def test_screen_verdicts_and_tables(fake_host, tmp_path):
     assert [(s["op"], s["side"]) for s in status][:2] == [("gemm", "A"), ("gemm", "B")]
     assert any(s["op"] == "missing" and s["rc"] == "3" for s in status)
     assert latest_screen(tmp_path) == campaign
-    assert read_campaign(campaign)["switch"] == "FAKE_SWITCH"
+    assert read_campaign(campaign).switch == "FAKE_SWITCH"
 
 
 def test_side_order_is_counterbalanced_and_old_campaigns_alternate():
@@ -203,7 +203,7 @@ def test_ab_rounds_pin_to_round_one_and_stop_identical_ir(fake_host, tmp_path):
     status = [s for s in read_status(campaign) if s["op"] == "gemm"]
     assert [(s["round"], s["side"]) for s in status] == [
         ("1", "A"), ("1", "B"), ("2", "B"), ("2", "A"), ("3", "B"), ("3", "A")]
-    assert read_campaign(campaign)["round_order"] == "counterbalanced"
+    assert read_campaign(campaign).round_order == "counterbalanced"
     record = str((campaign / "gemm" / "r01" / "A").resolve())
     for r in (1, 2, 3):
         for side in "AB":

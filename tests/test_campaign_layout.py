@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import os
+import tarfile
+from pathlib import Path
+
+import attrs
 
 import pytest
 from zl_core.atomic import write_json_atomic, write_text_atomic
 from zl_core.errors import BadInputError
 from zl_core.store.layout import CampaignLayout, cell_label, parse_round, round_name
-from zl_core.store.record import is_aa, read_campaign, write_campaign
+from zl_core.store.record import CampaignRecord, read_campaign, write_campaign
 
 
 def test_cells_of_a_screen_and_of_rounds_live_where_the_layout_says(tmp_path):
@@ -53,11 +58,43 @@ def test_aa_campaigns_are_their_own_kind_and_old_ones_still_read(tmp_path):
     layout = CampaignLayout.create(tmp_path, "aa", "none")
     write_campaign(layout, kind="aa", switch="none")
     meta = read_campaign(layout.root)
-    assert meta["kind"] == "aa" and is_aa(meta)
-    assert is_aa({"kind": "ab", "aa": True}) and not is_aa({"kind": "ab"})
+    assert meta.kind == "aa" and meta.is_aa and meta.is_rounds
+    assert CampaignRecord.from_json({"kind": "ab", "aa": True}).is_aa
+    assert not CampaignRecord.from_json({"kind": "ab"}).is_aa
     with pytest.raises(ValueError):
         write_campaign(layout, kind="abba")
+    with pytest.raises(ValueError, match="no field swtich"):
+        write_campaign(layout, kind="ab", swtich="X")
     (tmp_path / "broken").mkdir()
     (tmp_path / "broken" / "campaign.json").write_text("{")
     with pytest.raises(BadInputError, match="corrupt"):
         read_campaign(tmp_path / "broken")
+
+
+def test_a_campaign_record_rewrites_its_file_unchanged_but_for_what_is_set(tmp_path):
+    """Keys stay in the file's order, a key of a later version is kept, a field set since
+    is appended, and a null the file holds stays a null."""
+    original = {"schema": 1, "kind": "ab", "switch": "S", "device": None, "ops": ["add"],
+                "rounds": "auto", "threshold_pct": 2.0, "from_the_future": {"x": [1]},
+                "created": "2026-01-01T00:00:00Z"}
+    (tmp_path / "campaign.json").write_text(json.dumps(original))
+    record = read_campaign(tmp_path)
+    assert record.ops == ("add",) and record.device is None and record.unknown == {"from_the_future": {"x": [1]}}
+    assert list(record.to_json().items()) == list(original.items())
+    marked = attrs.evolve(record, pid=7, state="running").to_json()
+    assert list(marked) == [*original, "pid", "state"] and marked["pid"] == 7
+
+
+def test_the_real_campaigns_read_back_to_the_same_json():
+    data = Path(__file__).resolve().parents[1] / "docs" / "validation" / "data"
+    archives = sorted(data.rglob("*.tgz"))
+    read = 0
+    for archive in archives:
+        with tarfile.open(archive) as tar:
+            for member in tar.getmembers():
+                if member.name.endswith("campaign.json"):
+                    original = json.loads(tar.extractfile(member).read())
+                    record = CampaignRecord.from_json(original, file=f"{archive.name}:{member.name}")
+                    assert json.dumps(record.to_json()) == json.dumps(original), member.name
+                    read += 1
+    assert read >= 5

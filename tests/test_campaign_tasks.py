@@ -91,7 +91,7 @@ def test_an_aa_campaign_is_written_as_kind_aa_and_reported_as_controls(fake_host
     assert spec.kind == "aa" and attrs.evolve(spec, aa=False).kind == "ab"
     assert attrs.evolve(spec, plan=None).kind == "screen"
     campaign, runs = run_ab(fake_host, spec)
-    assert campaign.name.startswith("aa_none_") and read_campaign(campaign)["kind"] == "aa"
+    assert campaign.name.startswith("aa_none_") and read_campaign(campaign).kind == "aa"
     # Identical IR does not stop an A/A operator: it is timed as a control.
     assert runs[0].state == "done" and runs[0].rounds_done == 2
     report = build(campaign)

@@ -28,7 +28,7 @@ def build(path: Path, *, allow_mismatch: bool = False, threshold_pct: float | No
         raise BadInputError(f"{path} has no {CAMPAIGN_NAME}; give a screen or A/B campaign "
                             "folder (or two cells with --ab A_DIR B_DIR)")
     meta = read_campaign(path)
-    kind = meta.get("kind")
+    kind = meta.kind
     if kind == SCREEN:
         return build_screen(path, meta=meta, allow_mismatch=allow_mismatch,
                             threshold_pct=threshold_pct)

@@ -11,7 +11,7 @@ import attrs
 from zl_core.ir_verdict import SWITCH_NO_IR_DIFF, switch_no_ir_diff
 from zl_core.status import CellKey
 from zl_core.store.layout import SIDES, CampaignLayout, round_name
-from zl_core.store.record import is_aa
+from zl_core.store.record import CampaignRecord
 from zl_core.ttgir_layout import TTGIR_DIR, summarize
 
 SKIPPED_NO_IR_DIFF = f"{SWITCH_NO_IR_DIFF}: identical TTGIR after round 1"
@@ -31,7 +31,7 @@ def _true(value: object) -> bool:
     return str(value).strip().lower() in ("1", "true", "yes")
 
 
-def op_cells(layout: CampaignLayout, meta: dict, op: str, control: bool,
+def op_cells(layout: CampaignLayout, meta: CampaignRecord, op: str, control: bool,
              status: dict[CellKey, dict]) -> OpCells:
     found = layout.rounds_on_disk(op)
     failures = []
@@ -62,7 +62,7 @@ def op_cells(layout: CampaignLayout, meta: dict, op: str, control: bool,
     if not problem:
         skipped = _no_ir_diff(layout, meta, op, control, complete, status)
     if not problem and not skipped:
-        planned = meta.get("rounds")
+        planned = meta.rounds
         if isinstance(planned, int) and len(complete) < planned:
             problem = f"only {len(complete)} of {planned} rounds complete"
         elif len(complete) < 2:
@@ -71,7 +71,7 @@ def op_cells(layout: CampaignLayout, meta: dict, op: str, control: bool,
                    notes=tuple(notes))
 
 
-def _no_ir_diff(layout: CampaignLayout, meta: dict, op: str, control: bool,
+def _no_ir_diff(layout: CampaignLayout, meta: CampaignRecord, op: str, control: bool,
                 complete: tuple[int, ...], status: dict[CellKey, dict]) -> str:
     """Why the op was skipped as SWITCH_NO_IR_DIFF, or "".
 
@@ -82,7 +82,7 @@ def _no_ir_diff(layout: CampaignLayout, meta: dict, op: str, control: bool,
                   for (s_op, _, _), row in status.items())
     if flagged:
         return SKIPPED_NO_IR_DIFF
-    exempt = control or is_aa(meta) or bool(meta.get("allow_no_ir_diff"))
+    exempt = control or meta.is_aa or bool(meta.allow_no_ir_diff)
     if exempt or complete != (1,):
         return ""
     fa, fb = (summarize(layout.cell_dir(op, side, 1) / TTGIR_DIR).fingerprint for side in SIDES)
