@@ -8,7 +8,6 @@ import tarfile
 from pathlib import Path
 
 import attrs
-
 import pytest
 from zl_core.atomic import write_json_atomic, write_text_atomic
 from zl_core.errors import BadInputError
@@ -98,3 +97,18 @@ def test_the_real_campaigns_read_back_to_the_same_json():
                     assert json.dumps(record.to_json()) == json.dumps(original), member.name
                     read += 1
     assert read >= 5
+
+
+def test_a_cell_layout_names_the_files_its_writers_write(tmp_path):
+    from zl_core import caliber, contract, rows, ttgir_layout
+    from zl_core.store.layout import CellLayout
+
+    cell = CampaignLayout(tmp_path).cell("vllm:moe", "B", 2)
+    assert cell == CellLayout(tmp_path / "vllm+moe" / "r02" / "B")
+    assert cell.identity.name == caliber.IDENTITY_NAME and cell.results.name == rows.RESULTS_NAME
+    assert cell.log.name == rows.LOG_NAME and cell.autotune_records.name == contract.AUTOTUNE_RECORDS_DIR
+    assert cell.ttgir_index == cell.root / ttgir_layout.TTGIR_DIR / ttgir_layout.INDEX_NAME
+    assert not cell.wrote()
+    cell.root.mkdir(parents=True)
+    caliber.write_identity(cell.root, {"op": "moe"})
+    assert cell.wrote() and caliber.read_identity(cell.root)["op"] == "moe"

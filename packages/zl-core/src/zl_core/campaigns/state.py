@@ -31,7 +31,7 @@ from zl_core.opspec import OpSpec
 from zl_core.sources import Sources
 from zl_core.stamps import utc_stamp
 from zl_core.store import record
-from zl_core.store.layout import CampaignLayout, op_of_folder
+from zl_core.store.layout import CampaignLayout, CellLayout, op_of_folder
 from zl_core.store.record import CampaignRecord, read_campaign
 
 RUNNING, INTERRUPTED, COMPLETE = "running", "interrupted", "complete"
@@ -144,7 +144,7 @@ def kept_outcome(cell_dir: Path) -> CellOutcome | None:
     if not finished(cell_dir):
         return None
     identity = caliber.read_identity(cell_dir) or {}
-    end = Path(cell_dir, caliber.IDENTITY_NAME).stat().st_mtime
+    end = CellLayout(cell_dir).identity.stat().st_mtime
     elapsed = float(identity.get("elapsed_s") or 0.0)
     return CellOutcome(cell_dir=Path(cell_dir), rc=int(identity.get("rc", 0)),
                        timed_out=bool(identity.get("timed_out")),
@@ -159,7 +159,8 @@ def _cell_dirs(root: Path) -> Iterator[Path]:
     """Every folder under ``root`` that a cell wrote (it holds run.log or an identity)."""
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        if "run.log" in filenames or caliber.IDENTITY_NAME in filenames:
+        cell = CellLayout(dirpath)
+        if cell.log.name in filenames or cell.identity.name in filenames:
             dirnames[:] = []
             yield Path(dirpath)
 

@@ -12,7 +12,7 @@ from zl_core.ir_verdict import SWITCH_NO_IR_DIFF, switch_no_ir_diff
 from zl_core.status import CellKey
 from zl_core.store.layout import SIDES, CampaignLayout, round_name
 from zl_core.store.record import CampaignRecord
-from zl_core.ttgir_layout import TTGIR_DIR, summarize
+from zl_core.ttgir_layout import summarize
 
 SKIPPED_NO_IR_DIFF = f"{SWITCH_NO_IR_DIFF}: identical TTGIR after round 1"
 
@@ -85,5 +85,5 @@ def _no_ir_diff(layout: CampaignLayout, meta: CampaignRecord, op: str, control: 
     exempt = control or meta.is_aa or bool(meta.allow_no_ir_diff)
     if exempt or complete != (1,):
         return ""
-    fa, fb = (summarize(layout.cell_dir(op, side, 1) / TTGIR_DIR).fingerprint for side in SIDES)
+    fa, fb = (summarize(layout.cell(op, side, 1).ttgir).fingerprint for side in SIDES)
     return SKIPPED_NO_IR_DIFF if switch_no_ir_diff(fa, fb, exempt=exempt) else ""
