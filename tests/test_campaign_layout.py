@@ -112,3 +112,23 @@ def test_a_cell_layout_names_the_files_its_writers_write(tmp_path):
     cell.root.mkdir(parents=True)
     caliber.write_identity(cell.root, {"op": "moe"})
     assert cell.wrote() and caliber.read_identity(cell.root)["op"] == "moe"
+
+
+def test_status_rows_read_back_as_written_and_damaged_values_read_as_none(tmp_path):
+    from zl_core.status import read_status
+    from zl_core.store.status_table import COLUMNS, StatusRow
+
+    old_columns = [c for c in COLUMNS if c not in ("device", "stalled")]  # a campaign from before them
+    good = dict(zip(old_columns, ["t", "2", "mm", "B", "1", "0", "3.5", "0", "4", "0", "0", "0", "0",
+                                  "10.000", "13.500", "mm/r02/B", "a,b"]))
+    bad = {**good, "round": "x", "start": "?", "rc": "9"}
+    lines = ["\t".join(old_columns), "\t".join(good.values()), "\t".join(bad.values()), "t\t1\tmm"]
+    (tmp_path / "status.tsv").write_text("\n".join(lines) + "\n")
+    rows = read_status(tmp_path)
+    assert len(rows) == 2  # the line cut short is dropped
+    assert rows[0].to_dict() == {**good, "device": "", "stalled": ""}
+    assert rows[0].key == ("mm", 2, "B") and rows[0].elapsed == 3.5 and rows[0].end_s == 13.5
+    assert rows[0].flag_list == ["a", "b"] and not rows[0].failed
+    assert rows[1].key is None and rows[1].start_s is None and rows[1].failed
+    assert StatusRow.from_dict(rows[1].to_dict()) == rows[1]
+

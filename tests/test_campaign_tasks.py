@@ -77,7 +77,7 @@ def test_an_ab_task_runs_all_rounds_of_one_operator(fake_host, tmp_path):
     assert later.replay_from == first.out_dir == campaign / "gemm" / "r01" / "A" and later.device == "1"
     assert {r.op.op: (r.state, r.rounds_done) for r in runs} == {"gemm": ("done", 2),
                                                                  "pointwise": ("done", 2)}
-    cells = [(s["op"], s["round"], s["side"]) for s in read_status(campaign)]
+    cells = [(s.op, s.round, s.side) for s in read_status(campaign)]
     assert cells[:4] == [("gemm", "1", "A"), ("gemm", "1", "B"), ("gemm", "2", "B"), ("gemm", "2", "A")]
 
 

@@ -125,8 +125,8 @@ def finish_campaign(campaign: Path) -> Path | None:
     meta = read_campaign(layout.root)
     if state.state_of(meta) != state.COMPLETE:
         return None
-    cells = {(layout.root / row["cell"]) for row in latest_by_cell(read_status(layout.root)).values()
-             if row.get("cell") and (layout.root / row["cell"]).is_dir()}
+    cells = {(layout.root / row.cell) for row in latest_by_cell(read_status(layout.root)).values()
+             if row.cell and (layout.root / row.cell).is_dir()}
     cells |= {d for d in layout.root.glob(f"*/{CHECK_DIR}/*") if d.is_dir()}  # accuracy-test cells
     cells = sorted(cells)
     frozen_dir = (meta.options or {}).get("frozen")

@@ -184,8 +184,7 @@ def failed_ops(layout: CampaignLayout) -> list[str]:
     from zl_core.status import latest_by_cell, read_status
 
     failed = {op for (op, _, _), row in latest_by_cell(read_status(layout.root)).items()
-              if row.get("rc") != "0" or row.get("timed_out") == "1"
-              or _rows_unreadable(layout.root / str(row.get("cell") or ""))}
+              if row.failed or _rows_unreadable(layout.root / row.cell)}
     return sorted(failed)
 
 
@@ -238,7 +237,7 @@ def lost_cells(layout: CampaignLayout) -> list[str]:
 
     lost = []
     for row in latest_by_cell(read_status(layout.root)).values():
-        cell = str(row.get("cell") or "")
+        cell = row.cell
         if not cell:
             continue
         identity = caliber.read_identity(layout.root / cell) if (layout.root / cell).is_dir() else None
@@ -282,7 +281,7 @@ def restore_status(layout: CampaignLayout, meta: CampaignRecord) -> int:
     from zl_core.status import append_status, read_status
     from zl_core.store.layout import SIDES, parse_round
 
-    listed = {row["cell"] for row in read_status(layout.root)}
+    listed = {row.cell for row in read_status(layout.root)}
     added = 0
     for cell in sorted(_cell_dirs(layout.root)):
         parts = cell.relative_to(layout.root).parts

@@ -17,9 +17,10 @@ from zl_core.cell_rows import read_cell
 from zl_core.ir.section import ir_section
 from zl_core.pairing import pair_rows, shape_label
 from zl_core.series import FALLBACK_SEGMENT, INCOMPLETE, MAIN, shape_series
-from zl_core.status import CellKey, latest_by_cell, read_status
+from zl_core.status import latest_by_cell, read_status
 from zl_core.store.layout import SIDES, CampaignLayout, cell_label, round_name
 from zl_core.store.record import CampaignRecord, read_campaign
+from zl_core.store.status_table import CellKey, StatusRow
 
 from .common import (
     DEFAULT_THRESHOLD_PCT,
@@ -146,15 +147,12 @@ def build_rounds(campaign: Path, *, meta: CampaignRecord | None = None, allow_mi
 DECIDED = ("FASTER", "SLOWER", "NO_CHANGE")
 
 
-def _device_time(status: dict[CellKey, dict], rows: list[dict]) -> dict:
+def _device_time(status: dict[CellKey, StatusRow], rows: list[dict]) -> dict:
     """Device time the campaign spent (sum of cell wall times), rounds per operator, and
     seconds per decided shape verdict: what a budget or a noise change must lower."""
     per_op: dict[str, dict] = {}
     for (op, rnd, _side), row in status.items():
-        try:
-            elapsed = float(row.get("elapsed_s") or 0)
-        except ValueError:
-            elapsed = 0.0
+        elapsed = row.elapsed or 0.0
         entry = per_op.setdefault(op, {"seconds": 0.0, "rounds": 0})
         entry["seconds"] += elapsed
         entry["rounds"] = max(entry["rounds"], rnd)
