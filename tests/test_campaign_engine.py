@@ -171,7 +171,7 @@ def test_screen_verdicts_and_tables(fake_host, tmp_path):
     verdicts = {r["op"]: r["verdict"] for r in rows}
     assert verdicts == {"gemm": "IR_CHANGED", "pointwise": "NO_IR_DIFF", "aten": "NO_TRITON",
                         "norows": "NO_ROWS", "missing": "NO_ROWS"}
-    assert read_screen(campaign) == json.loads((campaign / "screen.json").read_text())["ops"]
+    assert [r.to_dict() for r in read_screen(campaign)] == json.loads((campaign / "screen.json").read_text())["ops"]
     header = (campaign / "screen.tsv").read_text().splitlines()[0].split("\t")
     assert "timer" in header and "autotune_mode" in header and "verdict" in header
     gemm = next(r for r in rows if r["op"] == "gemm")

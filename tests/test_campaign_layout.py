@@ -132,3 +132,18 @@ def test_status_rows_read_back_as_written_and_damaged_values_read_as_none(tmp_pa
     assert rows[1].key is None and rows[1].start_s is None and rows[1].failed
     assert StatusRow.from_dict(rows[1].to_dict()) == rows[1]
 
+
+def test_screen_rows_read_back_as_written(tmp_path):
+    from zl_core.store.screen_table import ScreenRow, read_screen
+
+    archive = Path(__file__).resolve().parents[1] / "docs" / "validation" / "data" / "2026-12-05-two-sources" / "campaign.tgz"
+    with tarfile.open(archive) as tar:
+        member = next(m for m in tar.getmembers() if m.name.endswith("screen.json"))
+        written = json.loads(tar.extractfile(member).read())["ops"]
+    (tmp_path / "screen.json").write_text(json.dumps({"schema": 1, "ops": [*written, {"op": "old", "later": 1}]}))
+    rows = read_screen(tmp_path)
+    assert [row.to_dict() for row in rows] == [*written, {"op": "old", "later": 1}]
+    assert rows[0].op == written[0]["op"] and rows[0].side("kernels", "B") == written[0]["kernels_b"]
+    assert rows[0].caliber["backend"] == written[0]["backend"]
+    assert rows[-1].verdict == "" and rows[-1].op_file is None and rows[-1].unknown == {"later": 1}
+    assert ScreenRow.from_dict({"op": 3}) is None and ScreenRow.from_dict({"op": "x", "verdict": 1}) is None

@@ -56,7 +56,7 @@ def test_a_screen_hands_every_operator_to_the_executor_as_a_frozen_task(fake_hos
     assert b.replay_from == a.out_dir == campaign / "gemm" / "A" and (a.device, b.device) == ("3", "3")
     assert (a.autotune_mode, b.autotune_mode) == ("record", "replay")
     # Results arrive in any order; the tables keep the plan's.
-    assert [r["op"] for r in rows] == [r["op"] for r in read_screen(campaign)] == ["gemm", "pointwise", "aten"]
+    assert [r["op"] for r in rows] == [r.op for r in read_screen(campaign)] == ["gemm", "pointwise", "aten"]
     assert [r["verdict"] for r in rows] == ["IR_CHANGED", "NO_IR_DIFF", "NO_TRITON"]
 
 

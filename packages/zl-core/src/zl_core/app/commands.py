@@ -222,9 +222,9 @@ def read_screen_input(screen: Path | None, root: Path) -> ScreenInput:
     sources = Sources.from_json(meta.sources) or Sources()
 
     def specs(verdict: str) -> tuple[OpSpec, ...]:
-        return tuple(OpSpec.parse(r["op"] + ":" + r["op_file"] + (":" + r["dtypes"] if r["dtypes"] else ""),
+        return tuple(OpSpec.parse(r.op + ":" + (r.op_file or "") + (":" + r.dtypes if r.dtypes else ""),
                                   prefixes=sources.prefixes, default_source=sources.default_name)
-                     for r in rows if r["verdict"] == verdict)
+                     for r in rows if r.verdict == verdict)
 
     return ScreenInput(path=Path(path), meta=meta, changed=specs(IR_CHANGED), quiet=specs(NO_IR_DIFF))
 

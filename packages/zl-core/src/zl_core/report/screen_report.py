@@ -34,25 +34,24 @@ def build_screen(campaign: Path, *, meta: CampaignRecord | None = None, allow_mi
     meta = meta if meta is not None else read_campaign(campaign)
     compile_only = bool(meta.compile_only)
     entries = read_screen(campaign)
-    compared = [e for e in entries if e.get("verdict") in (*MEASURED, "NO_TRITON")]
+    compared = [e for e in entries if e.verdict in (*MEASURED, "NO_TRITON")]
 
     identities, check = check_caliber_groups(
         ({cell_label(op, s): caliber.read_identity(layout.cell_dir(op, s)) for s in SIDES}
-         for op in (str(e.get("op")) for e in compared)),
+         for op in (e.op for e in compared)),
         allow_mismatch=allow_mismatch)
 
     rows, notes = [], []
     for entry in entries:
-        op, verdict = str(entry.get("op")), str(entry.get("verdict"))
-        row = {k: entry.get(k) for k in (
+        op, verdict = entry.op, entry.verdict
+        row = {k: getattr(entry, k) for k in (
             "op", "op_file", "dtypes", "verdict", "rows_a", "rows_b", "kernels_a", "kernels_b",
             "convert_layouts_a", "convert_layouts_b", "convert_layouts_all_a",
             "convert_layouts_all_b", "launch_scope", "unmeasured_a", "unmeasured_b",
             "ttgir_files_a", "ttgir_files_b", "timed_out", "notes")}
         row["delta"] = None
         row["ir"] = None
-        left_out = [f"{s} {entry.get('unmeasured_' + s.lower())}" for s in SIDES
-                    if entry.get("unmeasured_" + s.lower())]
+        left_out = [f"{s} {entry.side('unmeasured', s)}" for s in SIDES if entry.side("unmeasured", s)]
         if left_out:
             notes.append(f"{op}: convert_layout counts leave out variants launched at most "
                          f"{LAUNCH_FLOOR} times (input construction, not timed): " + "; ".join(left_out))
