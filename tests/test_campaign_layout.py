@@ -147,3 +147,13 @@ def test_screen_rows_read_back_as_written(tmp_path):
     assert rows[0].caliber["backend"] == written[0]["backend"]
     assert rows[-1].verdict == "" and rows[-1].op_file is None and rows[-1].unknown == {"later": 1}
     assert ScreenRow.from_dict({"op": 3}) is None and ScreenRow.from_dict({"op": "x", "verdict": 1}) is None
+
+
+def test_telemetry_tsv_has_one_column_list_for_its_writers_and_readers():
+    from zl_core import backend, drift, host
+    from zl_core.campaigns import telemetry_sampler
+    from zl_core.store.layout import TELEMETRY_TSV_COLUMNS
+
+    assert TELEMETRY_TSV_COLUMNS == ("timestamp", *backend.TELEMETRY_COLUMNS)
+    assert host.TELEMETRY_COLUMNS is backend.TELEMETRY_COLUMNS
+    assert drift.TELEMETRY_COLUMNS is TELEMETRY_TSV_COLUMNS is telemetry_sampler.TELEMETRY_COLUMNS

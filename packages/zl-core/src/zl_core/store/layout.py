@@ -21,6 +21,7 @@ from pathlib import Path
 
 import attrs
 
+from zl_core.backend import TELEMETRY_COLUMNS
 from zl_core.caliber import IDENTITY_NAME
 from zl_core.contract import AUTOTUNE_RECORDS_DIR
 from zl_core.rows import LOG_NAME, RESULTS_NAME
@@ -30,6 +31,8 @@ CAMPAIGN_FILE = "campaign.json"
 CHECK_DIR = "check"  # an operator's accuracy-test cells, one per side
 STATUS_FILE = "status.tsv"
 TELEMETRY_FILE = "telemetry.tsv"
+#: telemetry.tsv's columns: when, then one device's sample.
+TELEMETRY_TSV_COLUMNS = ("timestamp", *TELEMETRY_COLUMNS)
 SCREEN_TSV = "screen.tsv"
 SCREEN_JSON = "screen.json"
 REPORT_JSON = "report.json"
