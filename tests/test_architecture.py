@@ -95,7 +95,8 @@ def test_the_round_folder_is_spelled_in_the_layout_only():
 
 STORE = "zl_core.store"
 #: What the store may import of zl_core: it is below everything that reads or runs campaigns.
-STORE_BASE = ("zl_core.atomic", "zl_core.errors", "zl_core.caliber", "zl_core.ttgir_layout", "zl_core.stamps")
+STORE_BASE = ("zl_core.atomic", "zl_core.errors", "zl_core.stamps", "zl_core.backend",  # the foundation
+              "zl_core.caliber", "zl_core.contract", "zl_core.rows", "zl_core.ttgir_layout")  # the cell contract
 
 
 def test_the_store_imports_nothing_above_it():

@@ -171,7 +171,7 @@ def test_screen_verdicts_and_tables(fake_host, tmp_path):
     verdicts = {r["op"]: r["verdict"] for r in rows}
     assert verdicts == {"gemm": "IR_CHANGED", "pointwise": "NO_IR_DIFF", "aten": "NO_TRITON",
                         "norows": "NO_ROWS", "missing": "NO_ROWS"}
-    assert read_screen(campaign) == json.loads((campaign / "screen.json").read_text())["ops"]
+    assert [r.to_dict() for r in read_screen(campaign)] == json.loads((campaign / "screen.json").read_text())["ops"]
     header = (campaign / "screen.tsv").read_text().splitlines()[0].split("\t")
     assert "timer" in header and "autotune_mode" in header and "verdict" in header
     gemm = next(r for r in rows if r["op"] == "gemm")
@@ -181,10 +181,10 @@ def test_screen_verdicts_and_tables(fake_host, tmp_path):
     assert ident_b["autotune_mode"] == "replay"
     assert ident_b["replay_source"] == str((campaign / "gemm" / "A").resolve())
     status = read_status(campaign)
-    assert [(s["op"], s["side"]) for s in status][:2] == [("gemm", "A"), ("gemm", "B")]
-    assert any(s["op"] == "missing" and s["rc"] == "3" for s in status)
+    assert [(s.op, s.side) for s in status][:2] == [("gemm", "A"), ("gemm", "B")]
+    assert any(s.op == "missing" and s.rc == "3" for s in status)
     assert latest_screen(tmp_path) == campaign
-    assert read_campaign(campaign)["switch"] == "FAKE_SWITCH"
+    assert read_campaign(campaign).switch == "FAKE_SWITCH"
 
 
 def test_side_order_is_counterbalanced_and_old_campaigns_alternate():
@@ -200,10 +200,10 @@ def test_ab_rounds_pin_to_round_one_and_stop_identical_ir(fake_host, tmp_path):
     campaign, runs = run_ab(fake_host, fake_spec(fake_host, ops, settings(), tmp_path, plan=plan))
     state = {r.op.op: r.state for r in runs}
     assert state == {"gemm": "done", "pointwise": "SWITCH_NO_IR_DIFF", "norows": "failed"}
-    status = [s for s in read_status(campaign) if s["op"] == "gemm"]
-    assert [(s["round"], s["side"]) for s in status] == [
+    status = [s for s in read_status(campaign) if s.op == "gemm"]
+    assert [(s.round, s.side) for s in status] == [
         ("1", "A"), ("1", "B"), ("2", "B"), ("2", "A"), ("3", "B"), ("3", "A")]
-    assert read_campaign(campaign)["round_order"] == "counterbalanced"
+    assert read_campaign(campaign).round_order == "counterbalanced"
     record = str((campaign / "gemm" / "r01" / "A").resolve())
     for r in (1, 2, 3):
         for side in "AB":
@@ -213,8 +213,8 @@ def test_ab_rounds_pin_to_round_one_and_stop_identical_ir(fake_host, tmp_path):
             if expected == "replay":
                 assert ident["replay_source"] == record
     assert not list(campaign.glob("pointwise/r02"))
-    flagged = [s for s in read_status(campaign) if s["op"] == "pointwise"]
-    assert flagged and all(s["flags"] == "SWITCH_NO_IR_DIFF" for s in flagged)
+    flagged = [s for s in read_status(campaign) if s.op == "pointwise"]
+    assert flagged and all(s.flags == "SWITCH_NO_IR_DIFF" for s in flagged)
 
 
 def test_adaptive_rounds_stop_once_every_shape_is_decided(fake_host, tmp_path):
@@ -279,7 +279,7 @@ def test_throttled_cells_are_flagged_in_status(tmp_path):
     assert list(flags) == [("mm", "1", "B")]
     assert flags[("mm", "1", "B")] == ["sm_clock_low(900<0.75*1980 op)"]
     assert rewrite_flags(tmp_path, flags) == 1
-    rows = {(r["round"], r["side"]): r["flags"] for r in read_status(tmp_path)}
+    rows = {(r.round, r.side): r.flags for r in read_status(tmp_path)}
     assert rows == {("1", "A"): "", ("1", "B"): "sm_clock_low(900<0.75*1980 op)",
                     ("2", "B"): "", ("2", "A"): ""}
 
@@ -292,9 +292,9 @@ def test_rounds_report_states_the_device_time_used(fake_host, tmp_path):
                                                  plan=plan))
     report = build_rounds(campaign)
     used = report["summary"]["device_time"]
-    cells = [s for s in read_status(campaign) if s["op"] == "gemm"]
+    cells = [s for s in read_status(campaign) if s.op == "gemm"]
     assert used["per_op"]["gemm"]["rounds"] == runs[0].rounds_done
-    assert used["total_s"] == pytest.approx(sum(float(s["elapsed_s"]) for s in cells), abs=0.2)
+    assert used["total_s"] == pytest.approx(sum(float(s.elapsed_s) for s in cells), abs=0.2)
     op = report["summary"]["operators"][0]
     assert op["verdict"] == "SLOWER"  # the fake's switch makes B 5% slower on every shape
 

@@ -56,7 +56,7 @@ def test_a_screen_hands_every_operator_to_the_executor_as_a_frozen_task(fake_hos
     assert b.replay_from == a.out_dir == campaign / "gemm" / "A" and (a.device, b.device) == ("3", "3")
     assert (a.autotune_mode, b.autotune_mode) == ("record", "replay")
     # Results arrive in any order; the tables keep the plan's.
-    assert [r["op"] for r in rows] == [r["op"] for r in read_screen(campaign)] == ["gemm", "pointwise", "aten"]
+    assert [r["op"] for r in rows] == [r.op for r in read_screen(campaign)] == ["gemm", "pointwise", "aten"]
     assert [r["verdict"] for r in rows] == ["IR_CHANGED", "NO_IR_DIFF", "NO_TRITON"]
 
 
@@ -77,7 +77,7 @@ def test_an_ab_task_runs_all_rounds_of_one_operator(fake_host, tmp_path):
     assert later.replay_from == first.out_dir == campaign / "gemm" / "r01" / "A" and later.device == "1"
     assert {r.op.op: (r.state, r.rounds_done) for r in runs} == {"gemm": ("done", 2),
                                                                  "pointwise": ("done", 2)}
-    cells = [(s["op"], s["round"], s["side"]) for s in read_status(campaign)]
+    cells = [(s.op, s.round, s.side) for s in read_status(campaign)]
     assert cells[:4] == [("gemm", "1", "A"), ("gemm", "1", "B"), ("gemm", "2", "B"), ("gemm", "2", "A")]
 
 
@@ -91,7 +91,7 @@ def test_an_aa_campaign_is_written_as_kind_aa_and_reported_as_controls(fake_host
     assert spec.kind == "aa" and attrs.evolve(spec, aa=False).kind == "ab"
     assert attrs.evolve(spec, plan=None).kind == "screen"
     campaign, runs = run_ab(fake_host, spec)
-    assert campaign.name.startswith("aa_none_") and read_campaign(campaign)["kind"] == "aa"
+    assert campaign.name.startswith("aa_none_") and read_campaign(campaign).kind == "aa"
     # Identical IR does not stop an A/A operator: it is timed as a control.
     assert runs[0].state == "done" and runs[0].rounds_done == 2
     report = build(campaign)

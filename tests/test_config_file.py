@@ -52,7 +52,7 @@ def test_a_zl_yaml_above_the_current_folder_sets_the_screen_and_campaign_json_re
     assert f"zl screen: configuration {config}: backend, switch, compile-only, ops, runs-root" in proc.stderr
     # runs_root is relative to the file's folder, not to the folder zl ran in.
     assert not (project / "sub" / "out").exists()
-    meta = read_campaign(only_campaign(project / "out"))
+    meta = read_campaign(only_campaign(project / "out")).to_json()
     assert meta["ops"] == ["add"] and meta["switch"] == "DISABLE_MMA_V3" and meta["compile_only"]
     assert meta["config"] == {
         "path": str(config), "sha256": hashlib.sha256(config.read_bytes()).hexdigest(),
@@ -71,7 +71,7 @@ def test_the_command_line_overrides_pyproject_and_a_commands_table_overrides_the
                       '[tool.zl.ab]\nrounds = 6\n')
     proc = zl(project, "screen", "--ops", "add", "--timeout", "900")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    meta = read_campaign(only_campaign(project / "out"))
+    meta = read_campaign(only_campaign(project / "out")).to_json()
     assert meta["ops"] == ["add"] and meta["options"]["measure"]["timeout_s"] == 900.0
     assert meta["config"]["values"] == {"backend": "cuda", "switch": "DISABLE_MMA_V3",
                                         "runs-root": "out", "compile-only": True}
@@ -199,7 +199,7 @@ def test_a_resumed_campaign_keeps_its_recorded_options_and_reads_no_file(project
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert (f"zl ab: note: {config} is not read: --resume continues the campaign with the options it "
             "recorded") in resumed.stderr
-    meta = read_campaign(campaign)
+    meta = read_campaign(campaign).to_json()
     assert meta["state"] == "complete" and meta["rounds"] == 4 and meta["config"] == recorded_config
     assert sorted(p.name for p in (campaign / "abs").glob("r0*")) == ["r01", "r02", "r03", "r04"]
 
@@ -227,7 +227,7 @@ def test_campaigns_written_before_configuration_files_still_read(tmp_path):
     assert len(files) >= 5
     for name, data in files:
         (tmp_path / "campaign.json").write_bytes(data)
-        assert "config" not in read_campaign(tmp_path), name
+        assert read_campaign(tmp_path).config is None, name
     meta = json.loads(files[0][1])
     meta["config"] = {"path": "/p/zl.yaml", "sha256": "0" * 63, "values": {}, "overridden": []}
     (tmp_path / "campaign.json").write_text(json.dumps(meta))

@@ -91,8 +91,8 @@ def test_a_status_row_cut_by_a_kill_is_dropped_before_the_next_is_appended(tmp_p
     status = tmp_path / "status.tsv"
     status.write_text(status.read_text() + "0\tabs\tB\t1\t0\t1.")  # a row cut mid-line by SIGKILL
     append_status(tmp_path, round_no=0, op="mul", side="A", switch_value="0", outcome=outcome(tmp_path / "mul" / "A"))
-    assert [(r["op"], r["side"], r["cell"]) for r in read_status(tmp_path)] == [("abs", "A", "abs/A"),
+    assert [(r.op, r.side, r.cell) for r in read_status(tmp_path)] == [("abs", "A", "abs/A"),
                                                                                ("mul", "A", "mul/A")]
     status.write_text("finished\tro")  # even the header cut: it is written again
     append_status(tmp_path, round_no=0, op="sub", side="A", switch_value="0", outcome=outcome(tmp_path / "sub" / "A"))
-    assert [r["cell"] for r in read_status(tmp_path)] == ["sub/A"]
+    assert [r.cell for r in read_status(tmp_path)] == ["sub/A"]

@@ -133,7 +133,7 @@ def test_drift_is_judged_against_each_cells_own_device(tmp_path):
                               end=start + 10, markers={}, success_rows=1, failed_rows=0)
             append_status(tmp_path, round_no=round_no, op=op, side="A", switch_value="0",
                           outcome=out)
-    assert {r["op"]: r["device"] for r in read_status(tmp_path)} == {"mm": "0", "bmm": "1"}
+    assert {r.op: r.device for r in read_status(tmp_path)} == {"mm": "0", "bmm": "1"}
     lines = ["timestamp\tindex\tsm_clock_mhz\tmem_clock_mhz\ttemp_c\tpower_w\tutil_pct"]
     for s in range(60):  # device 1 throttles during round 2, device 0 does not
         for index in "01":

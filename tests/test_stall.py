@@ -68,8 +68,8 @@ def test_a_stalled_operator_is_named_in_the_screen_and_status(fake_host, tmp_pat
     assert verdicts == {"hang": STALLED, "pointwise": "NO_IR_DIFF"}
     hang = next(r for r in rows if r["op"] == "hang")
     assert "stacks.txt" in hang["notes"]
-    status = {(s["op"], s["side"]): s for s in read_status(campaign)}
-    assert status[("hang", "A")]["stalled"] == "1" and status[("hang", "A")]["rc"] == "125"
+    status = {(s.op, s.side): s for s in read_status(campaign)}
+    assert status[("hang", "A")].stalled == "1" and status[("hang", "A")].rc == "125"
     assert ("hang", "B") not in status  # B never runs after a stalled A
-    assert status[("pointwise", "A")]["stalled"] == "0"
+    assert status[("pointwise", "A")].stalled == "0"
     assert (campaign / "hang" / "A" / "stacks.txt").is_file()

@@ -95,7 +95,7 @@ def test_a_screen_over_both_checkouts(two):
         assert ident["gems_package_imported"] == package
         assert ident["flaggems_vendor"] == "fakevendor"
     assert (done.campaign / "vllm+fakeadd@fake" / "A").is_dir()
-    meta = read_campaign(done.campaign)
+    meta = read_campaign(done.campaign).to_json()
     assert meta["sources"] == [{"name": "main", "path": str(main.resolve())},
                                {"name": "vllm", "path": str(vllm.resolve())}]
     # The report lists them by name.

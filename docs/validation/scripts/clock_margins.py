@@ -27,11 +27,11 @@ def clock_flags(windows, samples, fraction: float) -> dict[str, str]:
 def main() -> None:
     for campaign in map(Path, sys.argv[1:]):
         cells = latest_by_cell(read_status(campaign))
-        windows = [drift.CellWindow(label=f"{op} r{rnd:02d}/{side}", device=row["device"] or None,
-                                    start=float(row["start"]), end=float(row["end"]),
+        windows = [drift.CellWindow(label=f"{op} r{rnd:02d}/{side}", device=row.device or None,
+                                    start=float(row.start), end=float(row.end),
                                     group=drift.load_group(op, rnd, side))
                    for (op, rnd, side), row in cells.items()
-                   if float(row["end"]) > float(row["start"])]
+                   if float(row.end) > float(row.start)]
         samples = drift.read_telemetry_tsv(CampaignLayout(campaign).telemetry_file)
         print(f"{campaign.name}: {len(windows)} cells, {len(samples)} samples")
         print(f"  at 0.75: {clock_flags(windows, samples, 0.75) or 'no clock flag'}")

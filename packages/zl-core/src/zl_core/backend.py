@@ -131,6 +131,11 @@ class Backend:
         }
 
 
+#: What one device's telemetry sample holds (``zl_parse_telemetry``, ``zl_sample_telemetry``);
+#: telemetry.tsv adds a timestamp before them (``store.layout.TELEMETRY_TSV_COLUMNS``).
+TELEMETRY_COLUMNS = ("index", "sm_clock_mhz", "mem_clock_mhz", "temp_c", "power_w", "util_pct")
+
+
 @attrs.frozen(kw_only=True)
 class TelemetryReading:
     """One telemetry sample a backend took in-process, through a vendor library (the

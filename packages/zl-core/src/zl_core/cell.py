@@ -41,6 +41,7 @@ from zl_core import (
 from zl_core.errors import PreflightError, UsageError
 from zl_core.host import PluginHost
 from zl_core.provider import CellRequest, Provider
+from zl_core.rows import LOG_NAME
 
 logger = logging.getLogger(__name__)  # "log" is the cell's run.log below
 
@@ -160,7 +161,7 @@ def cell_environment(host: PluginHost, request: CellRequest, base: dict[str, str
     if request.sweep_shard:
         env[contract.SWEEP_SHARD] = request.sweep_shard
     if request.replay_from is not None:
-        env[contract.REPLAY_DIR] = str((Path(request.replay_from) / "autotune_records").resolve())
+        env[contract.REPLAY_DIR] = str((Path(request.replay_from) / contract.AUTOTUNE_RECORDS_DIR).resolve())
     if request.compile_only:
         env[contract.COMPILE_ONLY] = "1"
         env[contract.TARGET] = request.target or ""
@@ -263,7 +264,7 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
     if signum is not None:  # the campaign is ending: start nothing new
         raise interrupts.Interrupted(signum)
     cell = prepare_cell_dir(Path(request.out_dir), fresh=fresh_dir)
-    log_path = cell / "run.log"
+    log_path = cell / LOG_NAME
     start = time.time()
     try:
         provider.preflight(request, host)

@@ -114,6 +114,9 @@ SWEEP_SHARD_FALLBACK = "SWEEP_SHARD_FALLBACK"
 MARKERS = (AUTOTUNE_REPLAY_FALLBACK, BENCHMARK_DIRECT_NO_CUDAGRAPH, BENCHMARK_CAPTURE_POISONED,
            FOREIGN_VENDOR_MODULE, PARALLEL_COMPILE_FALLBACK)
 
+#: A recording cell's autotune picks, the folder a replaying cell's ``ZL_REPLAY_DIR`` names.
+AUTOTUNE_RECORDS_DIR = "autotune_records"
+
 # -- scratch folders of a cell (created by the cell, removed by the core afterwards) ------
 
 TRITON_CACHE = ".triton_cache"

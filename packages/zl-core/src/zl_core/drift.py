@@ -32,8 +32,8 @@ from pathlib import Path
 
 import attrs
 
-TELEMETRY_COLUMNS = ("timestamp", "index", "sm_clock_mhz", "mem_clock_mhz", "temp_c",
-                     "power_w", "util_pct")
+from zl_core.store.layout import TELEMETRY_TSV_COLUMNS as TELEMETRY_COLUMNS
+
 _NUMBER = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)")
 
 

@@ -27,7 +27,7 @@ import pluggy
 
 from zl_core import bounded, hookspecs, interrupts
 from zl_core._markers import ENTRY_POINT_GROUP, PROJECT
-from zl_core.backend import Backend, TelemetryReading
+from zl_core.backend import TELEMETRY_COLUMNS, Backend, TelemetryReading
 from zl_core.errors import NoDeviceError, UnknownBackendError, UnknownProviderError, UsageError
 from zl_core.provider import Provider
 
@@ -39,7 +39,6 @@ _ZL_OWN = (interrupts.Interrupted,)
 
 DISABLE_ENV = "ZL_DISABLE_PLUGINS"
 CAPTURE_CLASSES = ("fatal", "poisoned", "recoverable")
-TELEMETRY_COLUMNS = ("index", "sm_clock_mhz", "mem_clock_mhz", "temp_c", "power_w", "util_pct")
 
 
 @attrs.frozen(kw_only=True)

@@ -8,52 +8,47 @@ import io
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+import attrs
+
 from zl_core import contract, drift
 from zl_core.atomic import write_text_atomic
 from zl_core.cell import CellOutcome
 from zl_core.stamps import utc_stamp
 from zl_core.store.layout import STATUS_FILE, CampaignLayout
+from zl_core.store.status_table import COLUMNS, CellKey, StatusRow
 
 STATUS_NAME = STATUS_FILE
-COLUMNS = ("finished", "round", "op", "side", "switch_value", "rc", "elapsed_s", "timed_out",
-           "success_rows", "failed_rows", "replay_fallback", "no_graph", "poisoned",
-           "start", "end", "cell", "flags", "device", "stalled")
-#: Columns every row has; ``device`` and ``stalled`` came later (older campaigns read as "").
-LATER = ("device", "stalled")
-REQUIRED = tuple(c for c in COLUMNS if c not in LATER)
 #: drift.flag_cells notes that mean "no telemetry to judge", not "drifted".
 UNJUDGED_FLAGS = ("no_samples", "no_busy_samples")
-#: A cell of a campaign: (operator, round, side); round 0 is a screen's pair.
-CellKey = tuple[str, int, str]
 
 
 def append_status(campaign: Path, *, round_no: int, op: str, side: str, switch_value: str,
-                  outcome: CellOutcome, flags: str = "") -> dict[str, str]:
+                  outcome: CellOutcome, flags: str = "") -> StatusRow:
     layout = CampaignLayout(campaign)
     path = layout.status_file
     if path.exists():
         _drop_cut_row(path)
     new = not path.exists() or path.stat().st_size == 0
-    row = {
-        "finished": utc_stamp(outcome.end),
-        "round": str(round_no), "op": op, "side": side, "switch_value": switch_value,
-        "rc": str(outcome.rc), "elapsed_s": f"{outcome.elapsed_s:.1f}",
-        "timed_out": "1" if outcome.timed_out else "0",
-        "success_rows": str(outcome.success_rows), "failed_rows": str(outcome.failed_rows),
-        "replay_fallback": str(outcome.markers.get(contract.AUTOTUNE_REPLAY_FALLBACK, 0)),
-        "no_graph": str(outcome.markers.get(contract.BENCHMARK_DIRECT_NO_CUDAGRAPH, 0)),
-        "poisoned": str(outcome.markers.get(contract.BENCHMARK_CAPTURE_POISONED, 0)),
-        "start": f"{outcome.start:.3f}", "end": f"{outcome.end:.3f}",
-        "cell": layout.relative(outcome.cell_dir),
-        "flags": flags,
-        "device": _device_of(outcome.cell_dir),
-        "stalled": "1" if outcome.stalled else "0",
-    }
+    row = StatusRow(
+        finished=utc_stamp(outcome.end),
+        round=str(round_no), op=op, side=side, switch_value=switch_value,
+        rc=str(outcome.rc), elapsed_s=f"{outcome.elapsed_s:.1f}",
+        timed_out="1" if outcome.timed_out else "0",
+        success_rows=str(outcome.success_rows), failed_rows=str(outcome.failed_rows),
+        replay_fallback=str(outcome.markers.get(contract.AUTOTUNE_REPLAY_FALLBACK, 0)),
+        no_graph=str(outcome.markers.get(contract.BENCHMARK_DIRECT_NO_CUDAGRAPH, 0)),
+        poisoned=str(outcome.markers.get(contract.BENCHMARK_CAPTURE_POISONED, 0)),
+        start=f"{outcome.start:.3f}", end=f"{outcome.end:.3f}",
+        cell=layout.relative(outcome.cell_dir),
+        flags=flags,
+        device=_device_of(outcome.cell_dir),
+        stalled="1" if outcome.stalled else "0",
+    )
     with open(path, "a", encoding="utf-8", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=COLUMNS, delimiter="\t", lineterminator="\n")
         if new:
             writer.writeheader()
-        writer.writerow(row)
+        writer.writerow(row.to_dict())
     return row
 
 
@@ -74,18 +69,14 @@ def _drop_cut_row(path: Path) -> None:
         fh.truncate(keep)
 
 
-def read_status(campaign: Path) -> list[dict[str, str]]:
+def read_status(campaign: Path) -> list[StatusRow]:
     """Rows of status.tsv; a truncated last line (killed writer) is dropped."""
     path = CampaignLayout(campaign).status_file
     if not path.is_file():
         return []
     with open(path, encoding="utf-8", errors="replace", newline="") as fh:
-        rows = list(csv.DictReader(fh, delimiter="\t"))
-    rows = [r for r in rows if all(r.get(c) is not None for c in REQUIRED)]
-    for row in rows:
-        for column in LATER:
-            row[column] = row.get(column) or ""
-    return rows
+        rows = [StatusRow.from_dict(line) for line in csv.DictReader(fh, delimiter="\t")]
+    return [row for row in rows if row is not None]
 
 
 def _device_of(cell_dir: Path) -> str:
@@ -100,15 +91,9 @@ def _device_of(cell_dir: Path) -> str:
     return "" if device is None else str(device)
 
 
-def latest_by_cell(rows: Iterable[dict[str, str]]) -> dict[CellKey, dict[str, str]]:
+def latest_by_cell(rows: Iterable[StatusRow]) -> dict[CellKey, StatusRow]:
     """The last status row of every (op, round, side); a rerun cell replaces its row."""
-    out = {}
-    for row in rows:
-        try:
-            out[(row["op"], int(row["round"]), row["side"])] = row
-        except (KeyError, ValueError):
-            continue
-    return out
+    return {row.key: row for row in rows if row.key is not None}
 
 
 def rewrite_flags(campaign: Path, flags: dict[tuple[str, str, str], list[str]]) -> int:
@@ -119,24 +104,24 @@ def rewrite_flags(campaign: Path, flags: dict[tuple[str, str, str], list[str]]) 
     """
     rows = read_status(campaign)
     changed = 0
-    for row in rows:
-        extra = flags.get((row["op"], row["round"], row["side"]), [])
-        have = [f for f in row["flags"].split(",") if f]
+    for number, row in enumerate(rows):
+        extra = flags.get((row.op, row.round, row.side), [])
+        have = row.flag_list
         new = [f for f in extra if f not in have]
         if new:
-            row["flags"] = ",".join(have + new)
+            rows[number] = attrs.evolve(row, flags=",".join(have + new))
             changed += 1
     if not changed:
         return 0
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=COLUMNS, delimiter="\t", lineterminator="\n")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows(row.to_dict() for row in rows)
     write_text_atomic(CampaignLayout(campaign).status_file, buf.getvalue())
     return changed
 
 
-def judge_cells(campaign: Path, cells: dict[CellKey, dict[str, str]],
+def judge_cells(campaign: Path, cells: dict[CellKey, StatusRow],
                 device_of: Callable[[CellKey], str | None]) -> dict[CellKey, list[str]] | None:
     """Every started cell's telemetry flags (drift, throttle, and the ``no_samples``-style
     notes), or None when the campaign sampled no telemetry.
@@ -150,11 +135,8 @@ def judge_cells(campaign: Path, cells: dict[CellKey, dict[str, str]],
         return None
     windows, keys = [], {}
     for key, row in cells.items():
-        try:
-            start, end = float(row["start"]), float(row["end"])
-        except (KeyError, ValueError):
-            continue
-        if end <= start:
+        start, end = row.start_s, row.end_s
+        if start is None or end is None or end <= start:
             continue
         op, round_no, side = key
         label = f"{op} {round_no} {side}"
@@ -172,7 +154,7 @@ def telemetry_flags(campaign: Path, device: str | None) -> dict[tuple[str, str, 
     """Throttle/drift flags of each finished cell, keyed as :func:`rewrite_flags` wants."""
     cells = latest_by_cell(read_status(campaign))
     # Each cell is judged against its own device's samples (lanes spread cells over devices).
-    judged = judge_cells(campaign, cells, lambda key: cells[key].get("device") or device) or {}
+    judged = judge_cells(campaign, cells, lambda key: cells[key].device or device) or {}
     out: dict[tuple[str, str, str], list[str]] = {}
     for (op, round_no, side), flags in judged.items():
         real = [f for f in flags if f not in UNJUDGED_FLAGS]

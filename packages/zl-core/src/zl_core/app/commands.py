@@ -28,7 +28,7 @@ from zl_core.opspec import OpSpec
 from zl_core.provider import CheckSpec
 from zl_core.sources import Sources
 from zl_core.store.layout import CampaignLayout
-from zl_core.store.record import read_campaign
+from zl_core.store.record import CampaignRecord, read_campaign
 from zl_core.store.screen_table import read_screen
 from zl_core.switch_check import check_campaign_switch
 from zl_core.switches import Sides, resolve_sides
@@ -157,8 +157,8 @@ def _placed(host: PluginHost, options, where: Where, kind: str, root: Path,
         if resume is None:
             raise
         meta = read_campaign(resume.root)
-        raise NoDeviceError(f"campaign {resume.root} timed its cells on {meta.get('backend')} device "
-                            f"{meta.get('device')}, and {str(exc).split(';')[0]}; resume it where "
+        raise NoDeviceError(f"campaign {resume.root} timed its cells on {meta.backend} device "
+                            f"{meta.device}, and {str(exc).split(';')[0]}; resume it where "
                             "that device is, or compare generated code in a new IR-only screen "
                             f"(zl {kind} --compile-only ...)") from None
     chosen, device, devices = lanes.executor_for(host, got, options.lanes, kind=kind, root=root)
@@ -170,7 +170,7 @@ def check_resume_mode(host: PluginHost, resume: CampaignLayout, got, *, asked_ir
     --compile-only is given again: its finished cells were judged without latencies
     (NO_IR_DIFF), and timed cells would be judged otherwise (NO_ROWS for the same code)."""
     meta = read_campaign(resume.root)
-    if not meta.get("compile_only") or asked_ir_only:
+    if not meta.compile_only or asked_ir_only:
         return
     try:
         visible = host.enumerate_devices(got.backend)
@@ -178,7 +178,7 @@ def check_resume_mode(host: PluginHost, resume: CampaignLayout, got, *, asked_ir
         visible = []
     if visible:
         raise UsageError(f"campaign {resume.root} is an IR-only screen (TTGIR for "
-                         f"{meta.get('target')}, no latencies), and this machine has a "
+                         f"{meta.target}, no latencies), and this machine has a "
                          f"{got.backend.name} device ({visible[0]}): timed cells would not be judged "
                          "like its finished ones. Continue it IR-only with: zl screen --resume "
                          f"{resume.root} --compile-only; or time its operators in a new screen")
@@ -197,7 +197,7 @@ class ScreenInput:
     """What an A/B campaign takes from a screen: its operators, controls and settings."""
 
     path: Path
-    meta: dict
+    meta: CampaignRecord
     changed: tuple[OpSpec, ...]
     quiet: tuple[OpSpec, ...]  # NO_IR_DIFF: candidate controls (--controls)
 
@@ -215,30 +215,30 @@ def read_screen_input(screen: Path | None, root: Path) -> ScreenInput:
     if state.state_of(meta) != state.COMPLETE:
         log.warning(f"zl ab: note: screen {path} is {state.state_of(meta)}; only its finished "
                     f"operators are taken ({state.finish_hint(path, meta, 'zl screen')})")
-    if meta.get("compile_only"):
+    if meta.compile_only:
         raise UsageError(f"screen {path} was IR-only (--compile-only); A/B rounds need a device screen")
     rows = read_screen(path)
 
-    sources = Sources.from_json(meta.get("sources")) or Sources()
+    sources = Sources.from_json(meta.sources) or Sources()
 
     def specs(verdict: str) -> tuple[OpSpec, ...]:
-        return tuple(OpSpec.parse(r["op"] + ":" + r["op_file"] + (":" + r["dtypes"] if r["dtypes"] else ""),
+        return tuple(OpSpec.parse(r.op + ":" + (r.op_file or "") + (":" + r.dtypes if r.dtypes else ""),
                                   prefixes=sources.prefixes, default_source=sources.default_name)
-                     for r in rows if r["verdict"] == verdict)
+                     for r in rows if r.verdict == verdict)
 
     return ScreenInput(path=Path(path), meta=meta, changed=specs(IR_CHANGED), quiet=specs(NO_IR_DIFF))
 
 
-def _where_from_screen(where: Where, meta: dict) -> Where:
+def _where_from_screen(where: Where, meta: CampaignRecord) -> Where:
     """The screen's suite, backend and device wherever the user named none anew."""
-    if where.source is None and where.suite is None and meta.get("suite") == "flaggems":
-        recorded = (Sources.from_json(meta.get("sources")) or Sources()).items()
-        where = attrs.evolve(where, source=recorded[0] if recorded else meta.get("source"),
+    if where.source is None and where.suite is None and meta.suite == "flaggems":
+        recorded = (Sources.from_json(meta.sources) or Sources()).items()
+        where = attrs.evolve(where, source=recorded[0] if recorded else meta.source,
                              more_sources=recorded[1:])
     if where.backend is None:
-        where = attrs.evolve(where, backend=meta.get("backend"))
-    if where.device is None and meta.get("device") is not None:
-        where = attrs.evolve(where, device=str(meta["device"]))
+        where = attrs.evolve(where, backend=meta.backend)
+    if where.device is None and meta.device is not None:
+        where = attrs.evolve(where, device=str(meta.device))
     return where
 
 
@@ -303,13 +303,13 @@ def ab(host: PluginHost, options: AbOptions, *,
                      failed=tuple(state.failed_ops(CampaignLayout(campaign))))
 
 
-def _sides(backend, options: AbOptions, screen_meta: dict | None) -> Sides:
+def _sides(backend, options: AbOptions, screen_meta: CampaignRecord | None) -> Sides:
     """The screen's sides unless a switch is named anew; A/A runs side A's on both."""
     choice = options.switch
     if screen_meta is None or choice.given:
         return resolve_sides(backend, choice.switch, choice.a_value, choice.b_value,
                              choice.a_env, choice.b_env, aa=options.aa)
-    sides = Sides.from_json(screen_meta)
+    sides = Sides.from_json(screen_meta.to_json())
     if options.aa:
         sides = Sides(switch=sides.switch, a_value=sides.a_value, b_value=sides.a_value,
                       a_env=sides.a_env, b_env=dict(sides.a_env))

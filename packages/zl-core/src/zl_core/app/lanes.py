@@ -87,17 +87,17 @@ def resumed(options: O, kind: str) -> tuple[O, CampaignLayout]:
     """The campaign's own options (with this call's lanes) and its folder."""
     layout = CampaignLayout(Path(options.lanes.resume).expanduser().resolve())
     meta = state.check_resumable(layout.root, kind)
-    measure = (meta["options"].get("measure") or {}) if isinstance(meta["options"], dict) else {}
+    measure = meta.options.get("measure") or {}
     if "replay_ms" not in measure and not measure.get("compile_only"):
         # Its cells shared do_bench's rep across their ten graph replays; new cells spend
         # --replay-ms on each, and the report refuses to compare the two (caliber).
         raise UsageError(f"campaign {layout.root} was measured before the graph replay budget "
                          "existed; a resume would mix two timers. Start a new campaign")
-    recorded = options_from_json(type(options), meta["options"])
-    if meta.get("compile_only") and not recorded.measure.compile_only:
+    recorded = options_from_json(type(options), meta.options)
+    if meta.compile_only and not recorded.measure.compile_only:
         # Recorded before the mode was: campaign.json's own fields say how its cells ran.
         recorded = attrs.evolve(recorded, measure=attrs.evolve(
-            recorded.measure, compile_only=True, target=meta.get("target")))
+            recorded.measure, compile_only=True, target=meta.target))
     defaults = _flat(options_json(type(options)()))
     given = {k: v for k, v in _flat(options_json(options)).items()
              if v != defaults.get(k) and not k.startswith("lanes.")}

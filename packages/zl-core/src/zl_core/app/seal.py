@@ -119,26 +119,26 @@ def finish_campaign(campaign: Path) -> Path | None:
     from zl_core.seal import receipts
     from zl_core.status import latest_by_cell, read_status
     from zl_core.store.layout import CHECK_DIR, CampaignLayout
-    from zl_core.store.record import ROUNDS_KINDS, read_campaign
+    from zl_core.store.record import read_campaign
 
     layout = CampaignLayout(Path(campaign))
     meta = read_campaign(layout.root)
     if state.state_of(meta) != state.COMPLETE:
         return None
-    cells = {(layout.root / row["cell"]) for row in latest_by_cell(read_status(layout.root)).values()
-             if row.get("cell") and (layout.root / row["cell"]).is_dir()}
+    cells = {(layout.root / row.cell) for row in latest_by_cell(read_status(layout.root)).values()
+             if row.cell and (layout.root / row.cell).is_dir()}
     cells |= {d for d in layout.root.glob(f"*/{CHECK_DIR}/*") if d.is_dir()}  # accuracy-test cells
     cells = sorted(cells)
-    frozen_dir = (meta.get("options") or {}).get("frozen")
+    frozen_dir = (meta.options or {}).get("frozen")
     frozen = None
     if frozen_dir:
         matrix, sealed = freeze.read(Path(frozen_dir))
         frozen = {"dir": str(frozen_dir), "campaign": matrix.get("campaign"),
                   "manifest_sha256": sealed.get("manifest_sha256"),
                   "matrix_sha256": sealed.get("matrix_sha256")}
-    if frozen is not None and meta.get("kind") in ROUNDS_KINDS:
+    if frozen is not None and meta.is_rounds:
         write_classes(layout, matrix)
-    path = receipts.write(layout, cells, rules=RULES if meta.get("kind") in ROUNDS_KINDS else None,
+    path = receipts.write(layout, cells, rules=RULES if meta.is_rounds else None,
                           frozen=frozen)
     if frozen is not None:
         receipts.seal(layout)

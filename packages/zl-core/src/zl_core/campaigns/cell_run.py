@@ -12,8 +12,8 @@ from zl_core.cell import CellOutcome
 from zl_core.errors import PreflightError
 from zl_core.ir_verdict import SideResult
 from zl_core.provider import CellRequest
-from zl_core.store.layout import op_dir_of
-from zl_core.ttgir_layout import TTGIR_DIR, IrSummary, summarize
+from zl_core.store.layout import CellLayout, op_dir_of
+from zl_core.ttgir_layout import IrSummary, summarize
 
 from .attempts import run_with_retries
 from .executor import Lane, TaskRuntime
@@ -40,7 +40,7 @@ def run_side(runtime: TaskRuntime, suite: str, request: CellRequest, *, round_no
     if kept is not None:  # a resumed campaign: finished before, its status row is written
         runtime.sink.cell_skipped(op=op, round_no=round_no, side=side,
                                   why=f"finished before, kept (rc={kept.rc})")
-        return SideResult(outcome=kept, ir=summarize(kept.cell_dir / TTGIR_DIR))
+        return SideResult(outcome=kept, ir=summarize(CellLayout(kept.cell_dir).ttgir))
     check_kept_here(op_dir_of(request.out_dir), request.device)
     runtime.sink.cell_started(op=op, round_no=round_no, side=side, switch_value=switch_value)
     try:
@@ -58,7 +58,7 @@ def run_side(runtime: TaskRuntime, suite: str, request: CellRequest, *, round_no
         runtime.sink.cell_finished(op=op, round_no=round_no, side=side, switch_value=switch_value,
                                    outcome=outcome, summary=str(exc))
         return SideResult(outcome=outcome, ir=EMPTY_IR, preflight=str(exc))
-    ir = summarize(outcome.cell_dir / TTGIR_DIR)
+    ir = summarize(CellLayout(outcome.cell_dir).ttgir)
     state = "STALLED" if outcome.stalled else "TIMEOUT" if outcome.timed_out else f"rc={outcome.rc}"
     runtime.sink.cell_finished(op=op, round_no=round_no, side=side, switch_value=switch_value,
                                outcome=outcome,

@@ -20,6 +20,7 @@ import attrs
 
 from zl_core import caliber, phases
 from zl_core.status import latest_by_cell, read_status
+from zl_core.store.status_table import StatusRow
 
 HISTORY = 20
 
@@ -65,11 +66,11 @@ def history(runs_root: Path, kind: str, *, compile_only: bool,
     return seen, len(campaigns)
 
 
-def _finished_cell(campaign: Path, row: Mapping[str, str], *, host: str,
+def _finished_cell(campaign: Path, row: StatusRow, *, host: str,
                    compile_only: bool) -> Mapping | None:
-    if row.get("rc") != "0" or row.get("timed_out") == "1" or not row.get("cell"):
+    if row.failed or not row.cell:
         return None
-    cell = (campaign / row["cell"]).resolve()
+    cell = (campaign / row.cell).resolve()
     if not cell.is_relative_to(campaign.resolve()):
         return None
     try:

@@ -47,9 +47,7 @@ def expected_times(runs_root: Path, kind: str) -> dict[str, float]:
     for campaign in campaigns:
         per_op: dict[str, float] = {}
         for row in read_status(campaign):
-            try:
-                per_op[row["op"]] = per_op.get(row["op"], 0.0) + float(row["elapsed_s"])
-            except (KeyError, ValueError):
-                continue
+            if row.elapsed is not None:
+                per_op[row.op] = per_op.get(row.op, 0.0) + row.elapsed
         times.update(per_op)
     return times

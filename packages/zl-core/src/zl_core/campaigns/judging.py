@@ -16,6 +16,7 @@ from zl_core import stats
 from zl_core.errors import BadInputError
 from zl_core.pairing import OK, Key
 from zl_core.series import FALLBACK_SEGMENT, ShapeSeries
+from zl_core.store.record import CampaignRecord
 
 #: The version of the judging rules (stats.RULES), for receipts and reports.
 RULES = stats.RULES
@@ -47,9 +48,9 @@ def series_latencies(series: Iterable[ShapeSeries], *, fallback: bool = False
     return out
 
 
-def recorded_round_order(meta: Mapping) -> str:
+def recorded_round_order(meta: CampaignRecord) -> str:
     """The round order a campaign.json records; campaigns from before the field alternated."""
-    order = meta.get("round_order", stats.ALTERNATING)
+    order = stats.ALTERNATING if meta.round_order is None else meta.round_order
     if order not in stats.ROUND_ORDERS:
         raise BadInputError(f"campaign.json records round_order {order!r}, not one of "
                             f"{', '.join(stats.ROUND_ORDERS)}; restore the file from its campaign")

@@ -13,11 +13,12 @@ from zl_core.ir_verdict import SKIPPED
 from zl_core.opspec import OpSpec
 from zl_core.store import record
 from zl_core.store.layout import CampaignLayout
+from zl_core.store.screen_table import COLUMNS
 
 from .executor import CampaignSink, Executor, SerialExecutor, TaskRuntime
 from .executors import concurrency
 from .progress import Progress
-from .screen_task import COLUMNS, ScreenTask, run_screen_task
+from .screen_task import ScreenTask, run_screen_task
 from .spec import CampaignSpec
 from .start_check import settle_start
 from .state import (

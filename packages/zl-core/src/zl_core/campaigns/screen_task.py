@@ -17,13 +17,6 @@ from .cell_run import EMPTY_IR, run_side, whole_on_one_card
 from .executor import Lane, TaskRuntime
 from .settings import CellSettings
 
-#: The columns of screen.tsv (and the keys of each row of screen.json).
-COLUMNS = ("op", "op_file", "dtypes", "verdict", "rows_a", "rows_b", "kernels_a", "kernels_b",
-           "convert_layouts_a", "convert_layouts_b", "convert_layouts_all_a",
-           "convert_layouts_all_b", "launch_scope", "unmeasured_a", "unmeasured_b",
-           "ttgir_files_a", "ttgir_files_b", "fingerprint_a", "fingerprint_b", "elapsed_a", "elapsed_b", "timed_out", "notes",
-           *caliber.ALL_FIELDS)
-
 
 @attrs.frozen(kw_only=True)
 class ScreenTask:

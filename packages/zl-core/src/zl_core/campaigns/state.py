@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+import attrs
+
 from zl_core import caliber, interrupts
 from zl_core.atomic import write_json_atomic
 from zl_core.cell import CellOutcome
@@ -29,8 +31,8 @@ from zl_core.opspec import OpSpec
 from zl_core.sources import Sources
 from zl_core.stamps import utc_stamp
 from zl_core.store import record
-from zl_core.store.layout import CampaignLayout, op_of_folder
-from zl_core.store.record import read_campaign
+from zl_core.store.layout import CampaignLayout, CellLayout, op_of_folder
+from zl_core.store.record import CampaignRecord, read_campaign
 
 RUNNING, INTERRUPTED, COMPLETE = "running", "interrupted", "complete"
 ASIDE_DIR = ".aside"
@@ -42,12 +44,11 @@ def _stamp() -> str:
     return utc_stamp()
 
 
-def mark(layout: CampaignLayout, state: str, **fields: object) -> dict:
+def mark(layout: CampaignLayout, state: str, **fields: object) -> CampaignRecord:
     """Set ``state`` (and ``fields``) in campaign.json; the rest of the record is kept."""
-    data = read_campaign(layout.root)
-    data.update(fields, state=state, state_changed=_stamp())
-    write_json_atomic(layout.campaign_file, data)
-    return data
+    marked = attrs.evolve(read_campaign(layout.root), **fields, state=state, state_changed=_stamp())
+    write_json_atomic(layout.campaign_file, marked.to_json())
+    return marked
 
 
 @contextlib.contextmanager
@@ -65,9 +66,9 @@ def tracked(layout: CampaignLayout, command: str) -> Iterator[None]:
     mark(layout, COMPLETE)
 
 
-def state_of(meta: dict) -> str:
+def state_of(meta: CampaignRecord) -> str:
     """A campaign's state; campaigns written before states existed count as complete."""
-    return str(meta.get("state") or COMPLETE)
+    return str(meta.state or COMPLETE)
 
 
 def _pid_alive(pid: object) -> bool:
@@ -80,33 +81,33 @@ def _pid_alive(pid: object) -> bool:
     return True
 
 
-def is_live(meta: dict) -> bool:
+def is_live(meta: CampaignRecord) -> bool:
     """Whether a process on this host is running the campaign now (resume would be refused)."""
-    return (state_of(meta) == RUNNING and meta.get("host") == socket.gethostname()
-            and _pid_alive(meta.get("pid")) and int(meta.get("pid", -1)) != os.getpid())
+    return (state_of(meta) == RUNNING and meta.host == socket.gethostname()
+            and _pid_alive(meta.pid) and int(meta.pid) != os.getpid())
 
 
-def finish_hint(path: Path, meta: dict, command: str) -> str:
+def finish_hint(path: Path, meta: CampaignRecord, command: str) -> str:
     """How to get an unfinished campaign finished, true for its state: resume it, or wait
     for the process that runs it now."""
     if is_live(meta):
-        return f"it is still running (pid {meta.get('pid')}); wait for it to end"
+        return f"it is still running (pid {meta.pid}); wait for it to end"
     return f"finish it with {command} --resume {path}"
 
 
-def check_resumable(path: Path, kind: str) -> dict:
+def check_resumable(path: Path, kind: str) -> CampaignRecord:
     """campaign.json of a campaign ``--resume`` may continue, or a one-line refusal."""
     meta = read_campaign(path)
-    if meta.get("kind") not in ((record.AB, record.AA) if kind == record.AB else (kind,)):
-        raise UsageError(f"{path} is a {meta.get('kind')} campaign; resume it with "
-                         f"zl {'screen' if meta.get('kind') == 'screen' else 'ab'} --resume")
+    if meta.kind not in ((record.AB, record.AA) if kind == record.AB else (kind,)):
+        raise UsageError(f"{path} is a {meta.kind} campaign; resume it with "
+                         f"zl {'screen' if meta.kind == record.SCREEN else 'ab'} --resume")
     state = state_of(meta)
     if state == COMPLETE:
         raise UsageError(f"campaign {path} is complete; nothing to resume (zl report {path})")
     if is_live(meta):
-        raise UsageError(f"campaign {path} is still running (pid {meta.get('pid')}); "
+        raise UsageError(f"campaign {path} is still running (pid {meta.pid}); "
                          "stop it first or wait for it")
-    if not meta.get("options"):
+    if not meta.options:
         raise UsageError(f"campaign {path} does not record its arguments (written by an older zl); "
                          "start it anew")
     return meta
@@ -143,7 +144,7 @@ def kept_outcome(cell_dir: Path) -> CellOutcome | None:
     if not finished(cell_dir):
         return None
     identity = caliber.read_identity(cell_dir) or {}
-    end = Path(cell_dir, caliber.IDENTITY_NAME).stat().st_mtime
+    end = CellLayout(cell_dir).identity.stat().st_mtime
     elapsed = float(identity.get("elapsed_s") or 0.0)
     return CellOutcome(cell_dir=Path(cell_dir), rc=int(identity.get("rc", 0)),
                        timed_out=bool(identity.get("timed_out")),
@@ -158,7 +159,8 @@ def _cell_dirs(root: Path) -> Iterator[Path]:
     """Every folder under ``root`` that a cell wrote (it holds run.log or an identity)."""
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        if "run.log" in filenames or caliber.IDENTITY_NAME in filenames:
+        cell = CellLayout(dirpath)
+        if cell.log.name in filenames or cell.identity.name in filenames:
             dirnames[:] = []
             yield Path(dirpath)
 
@@ -182,8 +184,7 @@ def failed_ops(layout: CampaignLayout) -> list[str]:
     from zl_core.status import latest_by_cell, read_status
 
     failed = {op for (op, _, _), row in latest_by_cell(read_status(layout.root)).items()
-              if row.get("rc") != "0" or row.get("timed_out") == "1"
-              or _rows_unreadable(layout.root / str(row.get("cell") or ""))}
+              if row.failed or _rows_unreadable(layout.root / row.cell)}
     return sorted(failed)
 
 
@@ -206,21 +207,21 @@ def incomplete(runs_root: Path, kind: str) -> list[Path]:
     return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
 
 
-def planned_op(spec: str, meta: dict) -> str:
+def planned_op(spec: str, meta: CampaignRecord) -> str:
     """The operator name of one of campaign.json's op specs (sources from ``meta``)."""
-    sources = Sources.from_json(meta.get("sources")) or Sources()
+    sources = Sources.from_json(meta.sources) or Sources()
     try:
         return OpSpec.parse(spec, prefixes=sources.prefixes, default_source=sources.default_name).op
     except BadInputError:
         return spec.split(":", 1)[0]
 
 
-def missing_ops(layout: CampaignLayout, meta: dict) -> list[str]:
+def missing_ops(layout: CampaignLayout, meta: CampaignRecord) -> list[str]:
     """Operators of the plan with no finished cell, or with a cell left unfinished."""
     unfinished = {op_of_folder(cell.relative_to(layout.root).parts[0])
                   for cell in _cell_dirs(layout.root) if not finished(cell)}
     missing = []
-    for spec in meta.get("ops") or ():
+    for spec in meta.ops or ():
         op = planned_op(str(spec), meta)
         op_dir = layout.op_dir(op)
         done = any(finished(cell) for cell in _cell_dirs(op_dir)) if op_dir.is_dir() else False
@@ -236,7 +237,7 @@ def lost_cells(layout: CampaignLayout) -> list[str]:
 
     lost = []
     for row in latest_by_cell(read_status(layout.root)).values():
-        cell = str(row.get("cell") or "")
+        cell = row.cell
         if not cell:
             continue
         identity = caliber.read_identity(layout.root / cell) if (layout.root / cell).is_dir() else None
@@ -266,7 +267,7 @@ def check_complete(path: Path) -> None:
         return
     missing = missing_ops(layout, meta)
     shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
-    command = "zl screen" if meta.get("kind") == record.SCREEN else "zl ab"
+    command = "zl screen" if meta.kind == record.SCREEN else "zl ab"
     hint = finish_hint(layout.root, meta, command)
     raise IncompleteCampaignError(
         f"campaign {layout.root} is {current}; {len(missing)} operator(s) unfinished"
@@ -274,13 +275,13 @@ def check_complete(path: Path) -> None:
         "or pass --allow-incomplete to report what finished")
 
 
-def restore_status(layout: CampaignLayout, meta: dict) -> int:
+def restore_status(layout: CampaignLayout, meta: CampaignRecord) -> int:
     """Append the status row of every finished cell that has none (the orchestrator was
     killed between the cell's last stamp and its row); returns how many were added."""
     from zl_core.status import append_status, read_status
     from zl_core.store.layout import SIDES, parse_round
 
-    listed = {row["cell"] for row in read_status(layout.root)}
+    listed = {row.cell for row in read_status(layout.root)}
     added = 0
     for cell in sorted(_cell_dirs(layout.root)):
         parts = cell.relative_to(layout.root).parts
@@ -292,7 +293,7 @@ def restore_status(layout: CampaignLayout, meta: dict) -> int:
         if outcome is None:
             continue
         append_status(layout.root, round_no=round_no, op=parts[0], side=side,
-                      switch_value=str(meta.get("a_value" if side == "A" else "b_value", "")),
+                      switch_value=meta.side_value(side),
                       outcome=outcome)
         added += 1
     return added

@@ -6,9 +6,9 @@ import threading
 from pathlib import Path
 
 from zl_core.backend import Backend
-from zl_core.drift import TELEMETRY_COLUMNS
 from zl_core.host import PluginHost
 from zl_core.stamps import utc_stamp
+from zl_core.store.layout import TELEMETRY_TSV_COLUMNS as TELEMETRY_COLUMNS
 
 
 class TelemetrySampler:

@@ -17,9 +17,9 @@ import attrs
 
 from zl_core.ir.canonical import canonical_ttgir
 from zl_core.ir.compare import CHANGED, NAMES_ONLY, ONLY_A, ONLY_B, SAME, KernelChange, compare_texts
-from zl_core.ttgir_layout import TTGIR_DIR, is_measured, launch_counts, read_index
+from zl_core.store.layout import CellLayout
+from zl_core.ttgir_layout import is_measured, launch_counts, read_index
 
-RECORDS_DIR = "autotune_records"  # the cell layout (DESIGN section 4)
 VARIANTS_NAME = "variants.json"
 #: Lines of canonical diff a report carries per changed kernel (zl diff --full has all).
 REPORT_DIFF_LINES = 120
@@ -115,7 +115,7 @@ class CellComparison:
 
 
 def _files(cell: Path) -> dict[str, Path]:
-    root = Path(cell) / TTGIR_DIR
+    root = CellLayout(cell).ttgir
     if not root.is_dir():
         return {}
     return {p.relative_to(root).as_posix(): p for p in sorted(root.rglob("*.ttgir")) if p.is_file()}
@@ -128,9 +128,9 @@ def _read(path: Path | None) -> str | None:
 def compare_cells(a_dir: Path, b_dir: Path) -> CellComparison:
     """Compare every ``.ttgir`` of two cells and group the changes per kernel."""
     a_files, b_files = _files(a_dir), _files(b_dir)
-    index = read_index(Path(a_dir) / TTGIR_DIR)
+    index = read_index(CellLayout(a_dir).ttgir)
     launches = {r.file: r.launches for r in index}
-    scope = launch_counts(Path(a_dir) / TTGIR_DIR)
+    scope = launch_counts(CellLayout(a_dir).ttgir)
     params = _variant_params(Path(a_dir))
     variants: list[VariantChange] = []
     for rel in sorted(set(a_files) | set(b_files)):
@@ -181,7 +181,7 @@ def _launch(v: VariantChange) -> str:
 
 
 def _variant_params(cell: Path) -> dict[str, dict[str, str]]:
-    path = cell / TTGIR_DIR / VARIANTS_NAME
+    path = CellLayout(cell).ttgir / VARIANTS_NAME
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -195,7 +195,7 @@ def _variant_params(cell: Path) -> dict[str, dict[str, str]]:
 def _recorded_configs(cell: Path) -> dict[str, list[str]]:
     """Autotune picks by kernel name from the cell's records: ``key -> config`` lines."""
     out: dict[str, list[str]] = {}
-    for path in sorted((cell / RECORDS_DIR).glob("*.json")):
+    for path in sorted(CellLayout(cell).autotune_records.glob("*.json")):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):

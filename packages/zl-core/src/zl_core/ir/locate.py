@@ -44,7 +44,7 @@ def campaign_ops(campaign: Path, kind: str) -> list[str]:
 
 def op_cells(campaign: Path, op: str) -> tuple[Path, Path]:
     """(side A cell, side B cell) of ``op``; a one-line error naming the known operators."""
-    kind = str(read_campaign(campaign).get("kind"))
+    kind = read_campaign(campaign).kind
     if kind not in KINDS:
         raise BadInputError(f"{Path(campaign) / CAMPAIGN_FILE}: unknown kind {kind!r}; "
                             f"expected one of {', '.join(KINDS)}")

@@ -15,6 +15,7 @@ from .screen_report import build_screen
 def build(path: Path, *, allow_mismatch: bool = False, threshold_pct: float | None = None) -> dict:
     """The report of a campaign folder, its kind read from campaign.json."""
     from zl_core.store.layout import CAMPAIGN_FILE as CAMPAIGN_NAME
+    from zl_core.store.layout import CellLayout
     from zl_core.store.record import ROUNDS_KINDS, SCREEN, read_campaign
 
     path = Path(path)
@@ -22,13 +23,13 @@ def build(path: Path, *, allow_mismatch: bool = False, threshold_pct: float | No
         raise BadInputError(f"{path} does not exist; give a campaign folder "
                             "(or two cell folders with --ab A_DIR B_DIR)")
     if not (path / CAMPAIGN_NAME).is_file():
-        if any((path / n).is_file() for n in ("run_identity.json", "results.json", "run.log")):
+        if CellLayout(path).wrote():
             raise BadInputError(f"{path} is a single cell; compare two cells with "
                                 "'zl report --ab A_DIR B_DIR'")
         raise BadInputError(f"{path} has no {CAMPAIGN_NAME}; give a screen or A/B campaign "
                             "folder (or two cells with --ab A_DIR B_DIR)")
     meta = read_campaign(path)
-    kind = meta.get("kind")
+    kind = meta.kind
     if kind == SCREEN:
         return build_screen(path, meta=meta, allow_mismatch=allow_mismatch,
                             threshold_pct=threshold_pct)

@@ -9,10 +9,10 @@ from __future__ import annotations
 import attrs
 
 from zl_core.ir_verdict import SWITCH_NO_IR_DIFF, switch_no_ir_diff
-from zl_core.status import CellKey
 from zl_core.store.layout import SIDES, CampaignLayout, round_name
-from zl_core.store.record import is_aa
-from zl_core.ttgir_layout import TTGIR_DIR, summarize
+from zl_core.store.record import CampaignRecord
+from zl_core.store.status_table import CellKey, StatusRow
+from zl_core.ttgir_layout import summarize
 
 SKIPPED_NO_IR_DIFF = f"{SWITCH_NO_IR_DIFF}: identical TTGIR after round 1"
 
@@ -31,8 +31,8 @@ def _true(value: object) -> bool:
     return str(value).strip().lower() in ("1", "true", "yes")
 
 
-def op_cells(layout: CampaignLayout, meta: dict, op: str, control: bool,
-             status: dict[CellKey, dict]) -> OpCells:
+def op_cells(layout: CampaignLayout, meta: CampaignRecord, op: str, control: bool,
+             status: dict[CellKey, StatusRow]) -> OpCells:
     found = layout.rounds_on_disk(op)
     failures = []
     notes = []
@@ -40,13 +40,13 @@ def op_cells(layout: CampaignLayout, meta: dict, op: str, control: bool,
         if s_op != op:
             continue
         where = f"{round_name(rnd)}/{side}"
-        if _true(row.get("stalled")):
-            failures.append(f"{where} stalled (rc={row.get('rc')}; stacks in {where}/stacks.txt)")
-        elif _true(row.get("timed_out")):
-            failures.append(f"{where} timed out (rc={row.get('rc')})")
-        elif str(row.get("rc", "0")).strip() != "0":
-            failures.append(f"{where} failed (rc={row.get('rc')})")
-        replay = str(row.get("replay_fallback", "0")).strip()
+        if _true(row.stalled):
+            failures.append(f"{where} stalled (rc={row.rc}; stacks in {where}/stacks.txt)")
+        elif _true(row.timed_out):
+            failures.append(f"{where} timed out (rc={row.rc})")
+        elif row.rc.strip() != "0":
+            failures.append(f"{where} failed (rc={row.rc})")
+        replay = row.replay_fallback.strip()
         if replay not in ("", "0"):
             notes.append(f"{where}: {replay} autotune replay fallback(s): configs not fully pinned")
     complete = tuple(sorted(r for r, sides in found.items() if sides == set(SIDES)))
@@ -62,7 +62,7 @@ def op_cells(layout: CampaignLayout, meta: dict, op: str, control: bool,
     if not problem:
         skipped = _no_ir_diff(layout, meta, op, control, complete, status)
     if not problem and not skipped:
-        planned = meta.get("rounds")
+        planned = meta.rounds
         if isinstance(planned, int) and len(complete) < planned:
             problem = f"only {len(complete)} of {planned} rounds complete"
         elif len(complete) < 2:
@@ -71,19 +71,19 @@ def op_cells(layout: CampaignLayout, meta: dict, op: str, control: bool,
                    notes=tuple(notes))
 
 
-def _no_ir_diff(layout: CampaignLayout, meta: dict, op: str, control: bool,
-                complete: tuple[int, ...], status: dict[CellKey, dict]) -> str:
+def _no_ir_diff(layout: CampaignLayout, meta: CampaignRecord, op: str, control: bool,
+                complete: tuple[int, ...], status: dict[CellKey, StatusRow]) -> str:
     """Why the op was skipped as SWITCH_NO_IR_DIFF, or "".
 
     The A/B engine stops such an op after round 1 and flags it in status.tsv; failing
     the flag, the report applies the engine's own rule to the round-1 cells on disk.
     """
-    flagged = any(s_op == op and SWITCH_NO_IR_DIFF in str(row.get("flags", ""))
+    flagged = any(s_op == op and SWITCH_NO_IR_DIFF in row.flags
                   for (s_op, _, _), row in status.items())
     if flagged:
         return SKIPPED_NO_IR_DIFF
-    exempt = control or is_aa(meta) or bool(meta.get("allow_no_ir_diff"))
+    exempt = control or meta.is_aa or bool(meta.allow_no_ir_diff)
     if exempt or complete != (1,):
         return ""
-    fa, fb = (summarize(layout.cell_dir(op, side, 1) / TTGIR_DIR).fingerprint for side in SIDES)
+    fa, fb = (summarize(layout.cell(op, side, 1).ttgir).fingerprint for side in SIDES)
     return SKIPPED_NO_IR_DIFF if switch_no_ir_diff(fa, fb, exempt=exempt) else ""

@@ -5,14 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from zl_core.ir_verdict import SWITCH_NO_IR_DIFF
-from zl_core.status import UNJUDGED_FLAGS, CellKey, judge_cells
+from zl_core.status import UNJUDGED_FLAGS, judge_cells
 from zl_core.store.layout import CampaignLayout, cell_label
+from zl_core.store.record import CampaignRecord
+from zl_core.store.status_table import CellKey, StatusRow
 
 DRIFT_RULE = ("a verdict depends on drift when dropping the rounds with a flagged cell (either side) "
               "changes it, or leaves fewer than 2 rounds to decide it")
 
 
-def drift_flags(layout: CampaignLayout, meta: dict, status: dict[CellKey, dict],
+def drift_flags(layout: CampaignLayout, meta: CampaignRecord, status: dict[CellKey, StatusRow],
                 identities: Mapping[str, Mapping | None]) -> tuple[dict[str, list[str]], bool]:
     """Flags per cell label, judged from telemetry.tsv where the campaign has one (so a
     newer rule re-judges an older campaign), else status.tsv's flags column."""
@@ -21,14 +23,14 @@ def drift_flags(layout: CampaignLayout, meta: dict, status: dict[CellKey, dict],
         op, rnd, side = key
         device = (identities.get(cell_label(op, side, rnd)) or {}).get("device")
         if device in (None, ""):
-            device = meta.get("device")
+            device = meta.device
         return None if device in (None, "") else str(device)
 
     judged = judge_cells(layout.root, status, device_of)
     flags: dict[str, list[str]] = {}
     if judged is None:
         for (op, rnd, side), row in status.items():
-            for flag in str(row.get("flags") or "").split(","):
+            for flag in row.flags.split(","):
                 flag = flag.strip()
                 if flag and flag != SWITCH_NO_IR_DIFF:
                     flags.setdefault(cell_label(op, side, rnd), []).append(flag)

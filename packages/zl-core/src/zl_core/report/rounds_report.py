@@ -17,9 +17,10 @@ from zl_core.cell_rows import read_cell
 from zl_core.ir.section import ir_section
 from zl_core.pairing import pair_rows, shape_label
 from zl_core.series import FALLBACK_SEGMENT, INCOMPLETE, MAIN, shape_series
-from zl_core.status import CellKey, latest_by_cell, read_status
+from zl_core.status import latest_by_cell, read_status
 from zl_core.store.layout import SIDES, CampaignLayout, cell_label, round_name
-from zl_core.store.record import is_aa, read_campaign
+from zl_core.store.record import CampaignRecord, read_campaign
+from zl_core.store.status_table import CellKey, StatusRow
 
 from .common import (
     DEFAULT_THRESHOLD_PCT,
@@ -45,19 +46,19 @@ def _op_name(spec: str) -> str:
     return str(spec).split(":", 1)[0]
 
 
-def build_rounds(campaign: Path, *, meta: dict | None = None, allow_mismatch: bool = False,
+def build_rounds(campaign: Path, *, meta: CampaignRecord | None = None, allow_mismatch: bool = False,
                  threshold_pct: float | None = None) -> dict:
     """Per shape and per operator verdicts over the rounds of an A/B campaign."""
     layout = CampaignLayout(_require_dir(campaign, "campaign"))
     meta = meta if meta is not None else read_campaign(layout.root)
-    loop_threshold = meta.get("threshold_pct")
+    loop_threshold = meta.threshold_pct
     if threshold_pct is None:
         threshold_pct = loop_threshold
     threshold = float(DEFAULT_THRESHOLD_PCT if threshold_pct is None else threshold_pct)
     status = latest_by_cell(read_status(layout.root))
-    ops = [_op_name(s) for s in meta.get("ops") or []]
-    controls = set(meta.get("controls") or [])
-    if is_aa(meta):
+    ops = [_op_name(s) for s in meta.ops or ()]
+    controls = set(meta.controls or ())
+    if meta.is_aa:
         controls.update(ops)
     ops += [c for c in sorted(controls) if c not in ops]
 
@@ -75,7 +76,7 @@ def build_rounds(campaign: Path, *, meta: dict | None = None, allow_mismatch: bo
     # One judgement of the whole campaign, by the function the adaptive loop stops on.
     loaded = {plan.op: _load_op(layout, plan) for plan in reported}
     done = {plan.op: max(plan.rounds) for plan in reported}
-    judged_by = stats_plan(rounds=meta.get("rounds"), max_rounds=meta.get("max_rounds"),
+    judged_by = stats_plan(rounds=meta.rounds, max_rounds=meta.max_rounds,
                            threshold_pct=threshold, rounds_done=max(done.values(), default=0),
                            round_order=recorded_round_order(meta))
     verdict = judge({op: series_latencies(series) for op, (series, _) in loaded.items()},
@@ -83,7 +84,7 @@ def build_rounds(campaign: Path, *, meta: dict | None = None, allow_mismatch: bo
     fallback = judge({op: series_latencies(series, fallback=True) for op, (series, _) in loaded.items()},
                      judged_by, done)
     notes.append(verdict.fdr_text)
-    if (meta.get("rounds") == "auto" and loop_threshold is not None
+    if (meta.rounds == "auto" and loop_threshold is not None
             and float(loop_threshold) != threshold):
         notes.append(f"judged at --threshold {threshold:g}% while the adaptive loop stopped on "
                      f"{float(loop_threshold):g}%: intervals and verdicts stay valid at any threshold, "
@@ -107,15 +108,15 @@ def build_rounds(campaign: Path, *, meta: dict | None = None, allow_mismatch: bo
         called = sum(1 for st in control_shapes if st.verdict in CALLS)
         rate = called / total if total else None
         controls_summary = {
-            "ops": sorted(controls), "aa": is_aa(meta), "called": called,
+            "ops": sorted(controls), "aa": meta.is_aa, "called": called,
             "total": total, "rate": rate,
             "text": f"false-positive rate on this campaign's controls: {called}/{total}",
         }
     summary = {
-        "campaign": str(layout.root), "switch": meta.get("switch"),
-        "a_value": meta.get("a_value"), "b_value": meta.get("b_value"),
-        "a_env": meta.get("a_env"), "b_env": meta.get("b_env"),
-        "rounds": meta.get("rounds"), "threshold_pct": threshold,
+        "campaign": str(layout.root), "switch": meta.switch,
+        "a_value": meta.a_value, "b_value": meta.b_value,
+        "a_env": meta.a_env, "b_env": meta.b_env,
+        "rounds": meta.rounds, "threshold_pct": threshold,
         "plan": judged_by.to_json(),
         "round_orders": round_orders(judged_by.round_order, max(done.values(), default=0)),
         "fdr": {"level": verdict.fdr_level, "tested": verdict.tested,
@@ -137,8 +138,8 @@ def build_rounds(campaign: Path, *, meta: dict | None = None, allow_mismatch: bo
     if summary["judged"]["then"] is not None and summary["judged"]["why"]:
         notes.append(summary["judged"]["text"])
     title = (f"A/A rounds (both sides side A's environment, a noise control): {layout.name}"
-             if is_aa(meta) else
-             f"A/B rounds of {meta.get('switch') or 'the switch'}: {layout.name}")
+             if meta.is_aa else
+             f"A/B rounds of {meta.switch or 'the switch'}: {layout.name}")
     return _model("rounds", title, caliber_section(identities), check, rows, summary, notes)
 
 
@@ -146,15 +147,12 @@ def build_rounds(campaign: Path, *, meta: dict | None = None, allow_mismatch: bo
 DECIDED = ("FASTER", "SLOWER", "NO_CHANGE")
 
 
-def _device_time(status: dict[CellKey, dict], rows: list[dict]) -> dict:
+def _device_time(status: dict[CellKey, StatusRow], rows: list[dict]) -> dict:
     """Device time the campaign spent (sum of cell wall times), rounds per operator, and
     seconds per decided shape verdict: what a budget or a noise change must lower."""
     per_op: dict[str, dict] = {}
     for (op, rnd, _side), row in status.items():
-        try:
-            elapsed = float(row.get("elapsed_s") or 0)
-        except ValueError:
-            elapsed = 0.0
+        elapsed = row.elapsed or 0.0
         entry = per_op.setdefault(op, {"seconds": 0.0, "rounds": 0})
         entry["seconds"] += elapsed
         entry["rounds"] = max(entry["rounds"], rnd)

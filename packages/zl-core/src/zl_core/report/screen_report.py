@@ -9,6 +9,7 @@ from zl_core.cell_rows import read_cell
 from zl_core.ir.section import RAW_ONLY_NOTE, ir_section
 from zl_core.pairing import FALLBACK, MIXED_TIMER, OK, count_classes, pair_rows
 from zl_core.store.layout import SIDES, CampaignLayout, cell_label
+from zl_core.store.record import CampaignRecord
 from zl_core.ttgir_layout import LAUNCH_FLOOR
 
 from .common import _delta_summary, _model, _require_dir, caliber_section, check_caliber_groups
@@ -21,7 +22,7 @@ NOISE_FLOOR = "noise floor"
 # --------------------------------------------------------------------------- screen
 
 
-def build_screen(campaign: Path, *, meta: dict | None = None, allow_mismatch: bool = False,
+def build_screen(campaign: Path, *, meta: CampaignRecord | None = None, allow_mismatch: bool = False,
                  threshold_pct: float | None = None) -> dict:
     """Per operator IR verdicts of a screen, with the pair's delta range where it means something."""
     from zl_core.ir_verdict import MEASURED, NO_IR_DIFF, VERDICTS
@@ -31,27 +32,26 @@ def build_screen(campaign: Path, *, meta: dict | None = None, allow_mismatch: bo
     campaign = _require_dir(campaign, "campaign")
     layout = CampaignLayout(campaign)
     meta = meta if meta is not None else read_campaign(campaign)
-    compile_only = bool(meta.get("compile_only"))
+    compile_only = bool(meta.compile_only)
     entries = read_screen(campaign)
-    compared = [e for e in entries if e.get("verdict") in (*MEASURED, "NO_TRITON")]
+    compared = [e for e in entries if e.verdict in (*MEASURED, "NO_TRITON")]
 
     identities, check = check_caliber_groups(
         ({cell_label(op, s): caliber.read_identity(layout.cell_dir(op, s)) for s in SIDES}
-         for op in (str(e.get("op")) for e in compared)),
+         for op in (e.op for e in compared)),
         allow_mismatch=allow_mismatch)
 
     rows, notes = [], []
     for entry in entries:
-        op, verdict = str(entry.get("op")), str(entry.get("verdict"))
-        row = {k: entry.get(k) for k in (
+        op, verdict = entry.op, entry.verdict
+        row = {k: getattr(entry, k) for k in (
             "op", "op_file", "dtypes", "verdict", "rows_a", "rows_b", "kernels_a", "kernels_b",
             "convert_layouts_a", "convert_layouts_b", "convert_layouts_all_a",
             "convert_layouts_all_b", "launch_scope", "unmeasured_a", "unmeasured_b",
             "ttgir_files_a", "ttgir_files_b", "timed_out", "notes")}
         row["delta"] = None
         row["ir"] = None
-        left_out = [f"{s} {entry.get('unmeasured_' + s.lower())}" for s in SIDES
-                    if entry.get("unmeasured_" + s.lower())]
+        left_out = [f"{s} {entry.side('unmeasured', s)}" for s in SIDES if entry.side("unmeasured", s)]
         if left_out:
             notes.append(f"{op}: convert_layout counts leave out variants launched at most "
                          f"{LAUNCH_FLOOR} times (input construction, not timed): " + "; ".join(left_out))
@@ -78,15 +78,15 @@ def build_screen(campaign: Path, *, meta: dict | None = None, allow_mismatch: bo
         notes.insert(0, "IR-only screen (compile_only): verdicts come from generated code alone; "
                      "no latencies were measured")
     summary = {
-        "campaign": str(campaign), "switch": meta.get("switch"),
-        "a_value": meta.get("a_value"), "b_value": meta.get("b_value"),
-        "a_env": meta.get("a_env"), "b_env": meta.get("b_env"),
-        "compile_only": compile_only, "target": meta.get("target"),
+        "campaign": str(campaign), "switch": meta.switch,
+        "a_value": meta.a_value, "b_value": meta.b_value,
+        "a_env": meta.a_env, "b_env": meta.b_env,
+        "compile_only": compile_only, "target": meta.target,
         "counts": counts,
         "ir_changed": [r["op"] for r in rows if r["verdict"] == "IR_CHANGED"],
         "threshold_pct": threshold_pct,
         "timeline": campaign_timeline(layout),
         "time_spent": time_spent(layout),
     }
-    title = f"screen {meta.get('switch') or ''}: {campaign.name}".replace("  ", " ")
+    title = f"screen {meta.switch or ''}: {campaign.name}".replace("  ", " ")
     return _model("screen", title, caliber_section(identities), check, rows, summary, notes)

@@ -25,7 +25,7 @@ def time_spent(layout: CampaignLayout) -> dict | None:
     per_side: dict[str, list[Mapping | None]] = {}
     slow: list[dict] = []
     for (op, round_no, side), row in sorted(latest_by_cell(read_status(layout.root)).items()):
-        record = _phases_of(layout, row.get("cell", ""))
+        record = _phases_of(layout, row.cell)
         records.append(record)
         per_side.setdefault(side, []).append(record)
         if record is not None:

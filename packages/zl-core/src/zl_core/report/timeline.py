@@ -21,13 +21,9 @@ def campaign_timeline(layout: CampaignLayout) -> dict | None:
     samples = drift.read_telemetry_tsv(layout.telemetry_file)
     cells = []
     for row in read_status(layout.root):
-        try:
-            start, end = float(row["start"]), float(row["end"])
-        except (KeyError, ValueError):
-            continue
-        if end > start:
-            cells.append({"cell": row.get("cell", ""), "op": row.get("op", ""),
-                          "round": row.get("round", ""), "side": row.get("side", ""),
+        start, end = row.start_s, row.end_s
+        if start is not None and end is not None and end > start:
+            cells.append({"cell": row.cell, "op": row.op, "round": row.round, "side": row.side,
                           "start": start, "end": end})
     if not samples and not cells:
         return None

@@ -9,10 +9,10 @@ import statistics
 from collections.abc import Mapping
 from pathlib import Path
 
-from zl_core.contract import AUTOTUNE_REPLAY_FALLBACK
 from zl_core.cell_rows import read_cell
-from zl_core.store.layout import SIDES, CampaignLayout
-from zl_core.ttgir_layout import TTGIR_DIR, summarize
+from zl_core.contract import AUTOTUNE_REPLAY_FALLBACK
+from zl_core.store.layout import SIDES, CampaignLayout, CellLayout
+from zl_core.ttgir_layout import summarize
 
 from .classes import Correctness, Evidence
 
@@ -32,7 +32,7 @@ def gather(campaign: Path, model: Mapping, *, floor: int) -> tuple[list[Evidence
         if op.get("control"):
             continue
         name = op["op"]
-        ir = {side: summarize(layout.cell_dir(name, side, 1) / TTGIR_DIR, floor) for side in SIDES}
+        ir = {side: summarize(layout.cell(name, side, 1).ttgir, floor) for side in SIDES}
         counts.append({"op": name, "floor": floor,
                        **{f"convert_layouts_{s.lower()}": ir[s].convert_layouts for s in SIDES},
                        **{f"convert_layouts_all_{s.lower()}": ir[s].convert_layouts_all for s in SIDES},
@@ -43,7 +43,7 @@ def gather(campaign: Path, model: Mapping, *, floor: int) -> tuple[list[Evidence
         if missing:
             failure = failure or f"side {'/'.join(missing)} of round 1 dumped no TTGIR"
         control = layout.cell_dir(name, CONTROL, 1)
-        if control.is_dir() and summarize(control / TTGIR_DIR).fingerprint != ir["A"].fingerprint:
+        if control.is_dir() and summarize(CellLayout(control).ttgir).fingerprint != ir["A"].fingerprint:
             failure = failure or ("the control side (the switch on, every phase it gates off) "
                                   "compiled other TTGIR than side A: the switch changes code "
                                   "outside its phases")

@@ -17,7 +17,7 @@ from pathlib import Path
 from zl_core import __version__
 from zl_core.atomic import write_json_atomic
 from zl_core.stamps import utc_stamp
-from zl_core.store.layout import CampaignLayout
+from zl_core.store.layout import CampaignLayout, CellLayout
 
 from . import digests
 
@@ -37,7 +37,7 @@ def cell_receipt(cell_dir: Path) -> dict:
     files = {p.relative_to(cell_dir).as_posix(): digests.file_sha256(p)
              for p in sorted(cell_dir.rglob("*")) if p.is_file() and p.name != RECEIPT}
     try:
-        identity = json.loads((cell_dir / "run_identity.json").read_text(encoding="utf-8"))
+        identity = json.loads(CellLayout(cell_dir).identity.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         identity = {}
     identity = identity if isinstance(identity, dict) else {}

@@ -7,7 +7,10 @@
         <op>/A  <op>/B                        a screen's pair (round 0)
         <op>/r01/A  <op>/r01/B  <op>/r02/...  an A/B campaign's rounds
 
-The campaign engine writes through this object and the report reads through it.
+    <cell>/                                   one cell (CellLayout)
+        run.log  run_identity.json  results.json  autotune_records/  ttgir/index.tsv
+
+The campaign engine writes through these objects and the report reads through them.
 """
 
 from __future__ import annotations
@@ -18,12 +21,18 @@ from pathlib import Path
 
 import attrs
 
-from zl_core.ttgir_layout import safe_component
+from zl_core.backend import TELEMETRY_COLUMNS
+from zl_core.caliber import IDENTITY_NAME
+from zl_core.contract import AUTOTUNE_RECORDS_DIR
+from zl_core.rows import LOG_NAME, RESULTS_NAME
+from zl_core.ttgir_layout import INDEX_NAME, TTGIR_DIR, safe_component
 
 CAMPAIGN_FILE = "campaign.json"
 CHECK_DIR = "check"  # an operator's accuracy-test cells, one per side
 STATUS_FILE = "status.tsv"
 TELEMETRY_FILE = "telemetry.tsv"
+#: telemetry.tsv's columns: when, then one device's sample.
+TELEMETRY_TSV_COLUMNS = ("timestamp", *TELEMETRY_COLUMNS)
 SCREEN_TSV = "screen.tsv"
 SCREEN_JSON = "screen.json"
 REPORT_JSON = "report.json"
@@ -72,6 +81,47 @@ def op_of_folder(name: str) -> str:
 def cell_label(op: str, side: str, round_no: int = 0) -> str:
     """How reports name a cell: ``op r01/A`` in a rounds campaign, ``op A`` in a screen."""
     return f"{op} {round_name(round_no)}/{side}" if round_no else f"{op} {side}"
+
+
+@attrs.frozen
+class CellLayout:
+    """The files of one cell folder. Their names are the cell contract's, spelled where
+    the cell's writers live (``caliber``, ``rows``, ``ttgir_layout``, ``contract``)."""
+
+    root: Path = attrs.field(converter=Path)
+
+    @property
+    def log(self) -> Path:
+        """Everything the cell process printed."""
+        return self.root / LOG_NAME
+
+    @property
+    def identity(self) -> Path:
+        """``run_identity.json``: the conditions the cell ran under (``caliber``)."""
+        return self.root / IDENTITY_NAME
+
+    @property
+    def results(self) -> Path:
+        """zl's own rows (``rows``); a cell without it is read by its provider."""
+        return self.root / RESULTS_NAME
+
+    @property
+    def autotune_records(self) -> Path:
+        """A recording cell's autotune picks, which the other cells replay."""
+        return self.root / AUTOTUNE_RECORDS_DIR
+
+    @property
+    def ttgir(self) -> Path:
+        """The TTGIR dump (``ttgir_layout``)."""
+        return self.root / TTGIR_DIR
+
+    @property
+    def ttgir_index(self) -> Path:
+        return self.ttgir / INDEX_NAME
+
+    def wrote(self) -> bool:
+        """Whether a cell wrote into this folder (it holds a log, an identity or rows)."""
+        return any(path.is_file() for path in (self.identity, self.results, self.log))
 
 
 @attrs.frozen
@@ -134,6 +184,10 @@ class CampaignLayout:
         """A cell's folder: ``<op>/<side>`` for a screen (round 0), else ``<op>/rNN/<side>``."""
         base = self.round_dir(op, round_no) if round_no else self.op_dir(op)
         return base / side
+
+    def cell(self, op: str, side: str, round_no: int = 0) -> CellLayout:
+        """A cell's files (:meth:`cell_dir`)."""
+        return CellLayout(self.cell_dir(op, side, round_no))
 
     def rounds_on_disk(self, op: str) -> dict[int, frozenset[str]]:
         """The round folders of ``op`` and the sides each holds."""
