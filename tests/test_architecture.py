@@ -275,3 +275,32 @@ def test_the_checks_see_deferred_imports_and_skip_type_checking_ones():
     assert "zl_core.host" not in RUNTIME["zl_core.provider"]  # TYPE_CHECKING only
     looped = {**RUNTIME, "zl_core.zygote": RUNTIME["zl_core.zygote"] | {"zl_core.cellguard"}}
     assert _cycles(looped) == [["zl_core.cellguard", "zl_core.zygote"]]
+
+
+# -- every command reaches the engine through zl_core.app ----------------------------------
+
+#: What a module of zl_core.cli may import besides zl_core.app and zl_core.cli, each a
+#: helper that decides nothing about a campaign: ``errors`` (the exceptions and exit codes
+#: a command prints and returns), ``contract`` (the default values options show in --help)
+#: and ``console`` (the one colour decision, made from --color/NO_COLOR/FORCE_COLOR).
+#: ``config_file`` is the command line's own layer (docs/architecture.md).
+COMMAND_LINE_HELPERS = ("zl_core.errors", "zl_core.contract", "zl_core.console", "zl_core.config_file")
+
+
+def _below_the_application(mod: str) -> list[str]:
+    return sorted(dep for dep in RUNTIME[mod]
+                  if not dep.startswith(("zl_core.app", COMMANDS_PKG)) and dep not in COMMAND_LINE_HELPERS)
+
+
+def test_commands_import_nothing_below_the_application_layer_but_named_helpers():
+    below = {mod: _below_the_application(mod) for mod in RUNTIME if mod.startswith(COMMANDS_PKG)}
+    assert {mod: deps for mod, deps in below.items() if deps} == {}, (
+        "a command decides through zl_core.app, then parses and prints")
+
+
+def test_the_command_check_sees_an_import_below_the_application():
+    RUNTIME["zl_core.cli.ops"] = RUNTIME["zl_core.cli.ops"] | {"zl_core.campaigns.state"}
+    try:
+        assert _below_the_application("zl_core.cli.ops") == ["zl_core.campaigns.state"]
+    finally:
+        RUNTIME["zl_core.cli.ops"] = RUNTIME["zl_core.cli.ops"] - {"zl_core.campaigns.state"}

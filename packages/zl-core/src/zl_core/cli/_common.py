@@ -16,9 +16,9 @@ from typing import TypeVar
 
 from zl_core import console, contract
 from zl_core.app.options import Lanes, Measurement, SwitchChoice, Where
+from zl_core.app.reports import render
 from zl_core.app.resolve import BACKEND_ENV
 from zl_core.errors import EXIT_FAILED, BadInputError
-from zl_core.report.render import render
 
 _N = TypeVar("_N", int, float)
 

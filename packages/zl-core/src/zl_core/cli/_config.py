@@ -25,8 +25,8 @@ import attrs
 
 from zl_core import config_file
 from zl_core.app.options import ConfigUse
+from zl_core.app.resolve import split_item
 from zl_core.errors import UsageError
-from zl_core.sources import split_item
 
 #: Options a file never sets: what picks the file, a campaign to continue, a dry run.
 NOT_FROM_A_FILE = frozenset({"config", "no-config", "resume", "plan", "manifest"})
