@@ -304,3 +304,57 @@ def test_the_command_check_sees_an_import_below_the_application():
         assert _below_the_application("zl_core.cli.ops") == ["zl_core.campaigns.state"]
     finally:
         RUNTIME["zl_core.cli.ops"] = RUNTIME["zl_core.cli.ops"] - {"zl_core.campaigns.state"}
+
+
+# -- FlagGems is known to zl-flaggems alone -------------------------------------------------
+
+#: What zl_core's code may still spell with "flaggems" in it, none of it FlagGems knowledge:
+#: the plugin package's name (as zl_report's: whose files a digest or a log covers, the
+#: install hint), ``--flaggems-dir``, the alias ``--source`` keeps for scripts and config
+#: files written with it, and the ``Backend`` descriptor's ``flaggems_vendor`` field, which
+#: every backend package fills in and only zl-flaggems reads.
+FLAGGEMS_SPELLINGS_KEPT = ("zl_flaggems", "zl-flaggems", "--flaggems-dir", "flaggems_vendor")
+
+
+def _code_words(path: Path):
+    """(line, text) of every string and name of ``path``'s code: docstrings and comments
+    (which may give FlagGems as an example) are not code."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.body and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant) and isinstance(node.body[0].value.value, str)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+            yield node.lineno, node.value
+        elif isinstance(node, ast.Name):
+            yield node.lineno, node.id
+        elif isinstance(node, ast.Attribute | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            yield node.lineno, node.attr if isinstance(node, ast.Attribute) else node.name
+        elif isinstance(node, ast.arg):
+            yield node.lineno, node.arg
+        elif isinstance(node, ast.keyword) and node.arg:
+            yield node.value.lineno, node.arg
+        elif isinstance(node, ast.alias):
+            yield node.lineno, node.asname or node.name
+
+
+def _names_flaggems(text: str) -> bool:
+    for kept in FLAGGEMS_SPELLINGS_KEPT:
+        text = text.replace(kept, "")
+    return re.search(r"flag_?gems", text, re.IGNORECASE) is not None
+
+
+def test_no_zl_core_module_names_flaggems():
+    found = [f"{p.relative_to(ROOT)}:{line}: {text[:80]!r}" for p in sorted(ROOT.rglob("*.py"))
+             for line, text in _code_words(p) if _names_flaggems(text)]
+    assert found == [], "FlagGems knowledge belongs in zl-flaggems (its provider)"
+
+
+def test_the_flaggems_check_reads_code_and_skips_docstrings_and_comments(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text('"""FlagGems as an example."""\n# FLAGGEMS_DIR, a comment\n'
+                      'KEPT = "pip install zl-flaggems"\nif suite == "flaggems":\n    pass\n'
+                      'env = FLAGGEMS_DIR\n')
+    named = sorted(line for line, text in _code_words(sample) if _names_flaggems(text))
+    assert named == [4, 6]

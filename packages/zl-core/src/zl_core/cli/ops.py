@@ -1,8 +1,8 @@
 """``zl ops``: the operators a suite offers, with their benchmark files and dtypes.
 
     zl ops                        # the built-in suite (or FlagGems when FLAGGEMS_DIR is set)
-    zl ops --flaggems-dir DIR     # a FlagGems checkout
-    zl ops --flaggems-dir DIR --flaggems-dir vllm=DIR2   # two, the second's ops as vllm:op
+    zl ops --source DIR           # a checkout (FlagGems; --flaggems-dir is the same option)
+    zl ops --source DIR --source vllm=DIR2   # two, the second's ops as vllm:op
     zl ops --suite builtin --json
 """
 
