@@ -46,3 +46,29 @@ def test_ab_without_a_screen_or_ops_says_what_to_run(fake_host, tmp_path):
     with pytest.raises(UsageError, match="run 'zl screen"):
         app.ab(fake_host, app.AbOptions(where=app.Where(suite="fake"), runs_root=tmp_path))
     assert list(tmp_path.iterdir()) == []
+
+
+class _Suite:
+    def __init__(self, name: str, source_env: str = "") -> None:
+        self.name, self.source_env = name, source_env
+
+
+class _Host:
+    def providers(self):
+        return {"checkouts": _Suite("checkouts", "CHECKOUTS_DIR"), "packaged": _Suite("packaged")}
+
+
+@pytest.mark.parametrize(("suite", "taken"), [("checkouts", ("main=/src/a", "more=/src/b")),
+                                              ("packaged", None), ("gone", None)])
+def test_ab_takes_the_screens_checkouts_where_its_suite_runs_from_them(suite, taken):
+    # Asked of the provider (Provider.source_env), whatever the suite is called.
+    from zl_core.app.commands import _where_from_screen
+
+    from zl_core.store.record import CampaignRecord
+
+    meta = CampaignRecord.from_json({"kind": "screen", "suite": suite, "sources": [
+        {"name": "main", "path": "/src/a"}, {"name": "more", "path": "/src/b"}]})
+    where = _where_from_screen(_Host(), app.Where(), meta)
+    assert (None if where.source is None else (where.source, *where.more_sources)) == taken
+    named = _where_from_screen(_Host(), app.Where(source="/mine"), meta)  # the user's own wins
+    assert (named.source, named.more_sources) == ("/mine", ())

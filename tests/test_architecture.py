@@ -276,3 +276,86 @@ def test_the_checks_see_deferred_imports_and_skip_type_checking_ones():
     assert "zl_core.host" not in RUNTIME["zl_core.provider"]  # TYPE_CHECKING only
     looped = {**RUNTIME, "zl_core.zygote": RUNTIME["zl_core.zygote"] | {"zl_core.cellguard"}}
     assert _cycles(looped) == [["zl_core.cellguard", "zl_core.zygote"]]
+
+
+# -- every command reaches the engine through zl_core.app ----------------------------------
+
+#: What a module of zl_core.cli may import besides zl_core.app and zl_core.cli, each a
+#: helper that decides nothing about a campaign: ``errors`` (the exceptions and exit codes
+#: a command prints and returns), ``contract`` (the default values options show in --help)
+#: and ``console`` (the one colour decision, made from --color/NO_COLOR/FORCE_COLOR).
+#: ``config_file`` is the command line's own layer (docs/architecture.md).
+COMMAND_LINE_HELPERS = ("zl_core.errors", "zl_core.contract", "zl_core.console", "zl_core.config_file")
+
+
+def _below_the_application(mod: str) -> list[str]:
+    return sorted(dep for dep in RUNTIME[mod]
+                  if not dep.startswith(("zl_core.app", COMMANDS_PKG)) and dep not in COMMAND_LINE_HELPERS)
+
+
+def test_commands_import_nothing_below_the_application_layer_but_named_helpers():
+    below = {mod: _below_the_application(mod) for mod in RUNTIME if mod.startswith(COMMANDS_PKG)}
+    assert {mod: deps for mod, deps in below.items() if deps} == {}, (
+        "a command decides through zl_core.app, then parses and prints")
+
+
+def test_the_command_check_sees_an_import_below_the_application():
+    RUNTIME["zl_core.cli.ops"] = RUNTIME["zl_core.cli.ops"] | {"zl_core.campaigns.state"}
+    try:
+        assert _below_the_application("zl_core.cli.ops") == ["zl_core.campaigns.state"]
+    finally:
+        RUNTIME["zl_core.cli.ops"] = RUNTIME["zl_core.cli.ops"] - {"zl_core.campaigns.state"}
+
+
+# -- FlagGems is known to zl-flaggems alone -------------------------------------------------
+
+#: What zl_core's code may still spell with "flaggems" in it, none of it FlagGems knowledge:
+#: the plugin package's name (as zl_report's: whose files a digest or a log covers, the
+#: install hint), ``--flaggems-dir``, the alias ``--source`` keeps for scripts and config
+#: files written with it, and the ``Backend`` descriptor's ``flaggems_vendor`` field, which
+#: every backend package fills in and only zl-flaggems reads.
+FLAGGEMS_SPELLINGS_KEPT = ("zl_flaggems", "zl-flaggems", "--flaggems-dir", "flaggems_vendor")
+
+
+def _code_words(path: Path):
+    """(line, text) of every string and name of ``path``'s code: docstrings and comments
+    (which may give FlagGems as an example) are not code."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.body and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant) and isinstance(node.body[0].value.value, str)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+            yield node.lineno, node.value
+        elif isinstance(node, ast.Name):
+            yield node.lineno, node.id
+        elif isinstance(node, ast.Attribute | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            yield node.lineno, node.attr if isinstance(node, ast.Attribute) else node.name
+        elif isinstance(node, ast.arg):
+            yield node.lineno, node.arg
+        elif isinstance(node, ast.keyword) and node.arg:
+            yield node.value.lineno, node.arg
+        elif isinstance(node, ast.alias):
+            yield node.lineno, node.asname or node.name
+
+
+def _names_flaggems(text: str) -> bool:
+    for kept in FLAGGEMS_SPELLINGS_KEPT:
+        text = text.replace(kept, "")
+    return re.search(r"flag_?gems", text, re.IGNORECASE) is not None
+
+
+def test_no_zl_core_module_names_flaggems():
+    found = [f"{p.relative_to(ROOT)}:{line}: {text[:80]!r}" for p in sorted(ROOT.rglob("*.py"))
+             for line, text in _code_words(p) if _names_flaggems(text)]
+    assert found == [], "FlagGems knowledge belongs in zl-flaggems (its provider)"
+
+
+def test_the_flaggems_check_reads_code_and_skips_docstrings_and_comments(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text('"""FlagGems as an example."""\n# FLAGGEMS_DIR, a comment\n'
+                      'KEPT = "pip install zl-flaggems"\nif suite == "flaggems":\n    pass\n'
+                      'env = FLAGGEMS_DIR\n')
+    named = sorted(line for line, text in _code_words(sample) if _names_flaggems(text))
+    assert named == [4, 6]

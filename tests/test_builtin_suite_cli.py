@@ -57,17 +57,18 @@ def test_unknown_suite_is_a_one_line_usage_error(host, capsys):
 def test_flaggems_suite_without_a_checkout_says_how_to_give_one(host, capsys):
     assert main(["ops", "--suite", "flaggems"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "--flaggems-dir" in err[0]
+    assert len(err) == 1 and "--source" in err[0]
 
 
-def test_flaggems_dir_selects_the_flaggems_suite(host, capsys, tmp_path):
+@pytest.mark.parametrize("option", ["--source", "--flaggems-dir"])  # the second: its alias
+def test_a_checkout_selects_the_suite_that_runs_from_it(host, capsys, tmp_path, option):
     (tmp_path / "benchmark").mkdir()
     (tmp_path / "src" / "flag_gems").mkdir(parents=True)  # zl ops checks the checkout
     (tmp_path / "benchmark" / "test_blas.py").write_text("def test_addmm():\n    pass\n")
-    assert main(["ops", "--flaggems-dir", str(tmp_path), "--json"]) == 0
+    assert main(["ops", option, str(tmp_path), "--json"]) == 0
     listing = json.loads(capsys.readouterr().out)
     assert [(e["op"], e["op_file"]) for e in listing] == [("addmm", "blas")]
-    assert main(["ops", "--flaggems-dir", str(tmp_path)]) == 0
+    assert main(["ops", option, str(tmp_path)]) == 0
     text = capsys.readouterr().out.splitlines()
     assert text[0] == f"suite flaggems: 1 operator(s) ({tmp_path.resolve()})"
     assert text[2].split() == ["addmm", "blas", "-", "-"]

@@ -247,7 +247,7 @@ def test_a_sampler_that_hangs_is_given_up_on_and_killed(tmp_path, monkeypatch, c
     import os
     import time
 
-    from zl_core.cli import doctor
+    from zl_core.app import doctor
 
     _install(monkeypatch, Doc())
     _site(tmp_path, monkeypatch, GOOD_TORCH)

@@ -156,7 +156,7 @@ def test_paths_in_the_file_are_relative_to_its_folder(project, monkeypatch):
     (project / "deep").mkdir()
     monkeypatch.chdir(project / "deep")
     args, used = _config.apply(build_parser().parse_args(["screen"]))
-    assert args.flaggems_dir == [str(project / "../FlagGems"),
+    assert args.source == [str(project / "../FlagGems"),
                                  "vllm=" + str(Path("~/FlagGems-vllm").expanduser())]
     assert args.shape_file == project / "shapes.yaml" and args.python == str(project / "venv/bin/python")
     assert args.dismiss == Path("/abs/dismissed.txt")
@@ -169,7 +169,7 @@ def test_paths_in_the_file_are_relative_to_its_folder(project, monkeypatch):
     # Without a file every option keeps the command line's default.
     (project / "zl.yaml").unlink()
     args, used = _config.apply(build_parser().parse_args(["ab"]))
-    assert used is None and args.rounds == 8 and args.a_env == [] and args.flaggems_dir is None
+    assert used is None and args.rounds == 8 and args.a_env == [] and args.source is None
     assert args.python == sys.executable and args.resume is None
 
 
@@ -242,7 +242,7 @@ def test_the_readmes_example_is_a_file_both_commands_take(project, monkeypatch):
     (project / "pyproject.toml").write_text(example)
     monkeypatch.chdir(project)
     screen, used = _config.apply(build_parser().parse_args(["screen"]))
-    assert screen.flaggems_dir == [str(project / "../FlagGems")] and screen.devices == "all"
+    assert screen.source == [str(project / "../FlagGems")] and screen.devices == "all"
     assert screen.ops == ["topk", "sort", "mm:mm:float16"] and screen.per_device == 4
     assert used.values["switch"] == "DISABLE_MMA_V3" and "rounds" not in used.values
     ab, _ = _config.apply(build_parser().parse_args(["ab", "--rounds", "8"]))

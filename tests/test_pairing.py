@@ -17,8 +17,8 @@ from zl_core.rows import Row
 
 
 def row(size, gems, *, dtype="float16", status="SUCCESS", timer="graph", fallback=False):
-    return Row(op="mm", dtype=dtype, size_detail=size, torch_latency_ms=1.0, gems_latency_ms=gems,
-               speedup=None, status=status, timer=timer, fallback=fallback, source="results.json")
+    return Row(op="mm", dtype=dtype, size_detail=size, gems_latency_ms=gems,
+               extra=(("torch_latency_ms", 1.0),), status=status, timer=timer, fallback=fallback, source="results.json")
 
 
 def test_repeated_shape_pairs_by_occurrence_in_printed_order():

@@ -8,6 +8,7 @@ import pytest
 from zl_core import hookimpl
 from zl_core.cell_rows import read_cell, read_rows
 from zl_core.errors import BadInputError
+from zl_core.rows import read_results
 from zl_flaggems.table import parse_table
 
 # Verbatim from a real FlagGems run on the lent H200 (facts/device-h200.md).
@@ -54,9 +55,9 @@ def test_real_h200_table_parses_with_exact_values():
         ("softmax", "float16", "[torch.Size([1048576])]"),
         ("softmax", "float16", "[torch.Size([64, 64]), 1]"),
     ]
-    assert rows[0].torch_latency_ms == pytest.approx(0.238448)
+    assert rows[0].provider_value("torch_latency_ms") == pytest.approx(0.238448)
     assert rows[0].gems_latency_ms == pytest.approx(0.235136)
-    assert rows[1].speedup == pytest.approx(0.126)
+    assert rows[1].provider_value("speedup") == pytest.approx(0.126)
     assert all(r.status == "SUCCESS" and r.source == "run.log" and r.timer is None for r in rows)
 
 
@@ -72,9 +73,9 @@ def test_tflops_and_gbps_columns_are_counted_from_the_header():
             + data("SUCCESS", 0.5, 0.25, 2.0, 123.456, 800.0, 1600.0,
                    size="[torch.Size([4096, 4096]), torch.Size([4096, 4096])]"))
     (row,) = parse_table(text)
-    assert row.torch_latency_ms == 0.5 and row.gems_latency_ms == 0.25 and row.speedup == 2.0
-    assert dict(row.extra) == {"TFLOPS": pytest.approx(123.456), "Torch GBPS": 800.0,
-                               "Gems GBPS": 1600.0}
+    assert row.gems_latency_ms == 0.25  # the neutral latency; FlagGems' own numbers kept apart:
+    assert dict(row.extra) == {"torch_latency_ms": 0.5, "speedup": 2.0, "TFLOPS": pytest.approx(123.456),
+                               "Torch GBPS": 800.0, "Gems GBPS": 1600.0}
     assert row.size_detail == "[torch.Size([4096, 4096]), torch.Size([4096, 4096])]"
 
 
@@ -82,7 +83,8 @@ def test_gbps_without_tflops():
     text = title("add") + header(gbps=True) + data("SUCCESS", 0.1, 0.2, 0.5, 10.0, 5.0,
                                                    size="[torch.Size([64])]")
     (row,) = parse_table(text)
-    assert row.gems_latency_ms == 0.2 and dict(row.extra) == {"Torch GBPS": 10.0, "Gems GBPS": 5.0}
+    assert row.gems_latency_ms == 0.2 and dict(row.extra) == {"torch_latency_ms": 0.1, "speedup": 0.5,
+                                                "Torch GBPS": 10.0, "Gems GBPS": 5.0}
 
 
 def test_na_values_and_failed_rows():
@@ -90,9 +92,9 @@ def test_na_values_and_failed_rows():
             + data("SUCCESS", 0.1, None, None, size="[torch.Size([8])]")
             + data("FAILED", None, None, None, size="[torch.Size([16])]"))
     ok, failed = parse_table(text)
-    assert ok.status == "SUCCESS" and ok.torch_latency_ms == 0.1 and ok.gems_latency_ms is None
+    assert ok.status == "SUCCESS" and ok.provider_value("torch_latency_ms") == 0.1 and ok.gems_latency_ms is None
     assert failed.status == "FAILED" and failed.size_detail == "[torch.Size([16])]"
-    assert failed.torch_latency_ms is None
+    assert failed.provider_value("torch_latency_ms") is None
 
 
 def test_ansi_colour_and_the_red_input_failure_line():
@@ -202,3 +204,12 @@ def test_the_provider_the_identity_names_reads_a_cell_without_results_json(tmp_p
                        name="fg")
     cell = read_cell(tmp_path, fake_host)  # no provider named: the one that finds rows answers
     assert cell.source == "run.log" and len(cell.rows) == 2
+
+
+def test_results_json_keeps_the_providers_own_numbers_apart(tmp_path):
+    # results.json is unchanged; what the core does not read itself is the provider's, by name
+    _results(tmp_path / "results.json", [_row("[torch.Size([8])]", 0.5, TFLOPS=12.0, note="text")])
+    (row,) = read_results(tmp_path).rows
+    assert row.gems_latency_ms == 0.5 and row.timer == "graph"
+    assert dict(row.extra) == {"torch_latency_ms": 1.0, "speedup": 2.0, "TFLOPS": 12.0}
+    assert row.provider_value("speedup") == 2.0 and row.provider_value("GBPS") is None

@@ -210,7 +210,7 @@ class Provider(abc.ABC):
 
     def source_name(self, source: str) -> str | None:
         """The name for a further, unnamed source at ``source`` (its operators are then
-        ``NAME:op``), or None when the user must name it (``--flaggems-dir NAME=PATH``)."""
+        ``NAME:op``), or None when the user must name it (``--source NAME=PATH``)."""
         return None
 
     def check_source(self, source: str | None) -> None:

@@ -4,7 +4,7 @@ A :class:`Row` is provider-neutral. ``results.json`` is zl's own structured
 format (schema 1: ``{"op", "rows": [...], "markers": {...}}``) and is read
 here; a cell without it is read by its provider
 (:meth:`zl_core.provider.Provider.read_rows`), which knows what its benchmarks
-print (FlagGems' table, for instance). Finding that provider takes the plugin host,
+print (a table, for instance). Finding that provider takes the plugin host,
 so it is done a layer up, in :mod:`zl_core.cell_rows`; this module imports neither.
 """
 
@@ -31,10 +31,8 @@ class Row:
 
     op: str
     dtype: str  # without the "torch." prefix
-    size_detail: str  # exactly as FlagGems prints it in "Size Detail"
-    torch_latency_ms: float | None
-    gems_latency_ms: float | None
-    speedup: float | None  # FlagGems' gems-vs-torch speedup, not A vs B
+    size_detail: str  # the shape, exactly as the provider prints it
+    gems_latency_ms: float | None  # the operator's latency (results.json's name for it)
     status: str  # SUCCESS | FAILED
     timer: str | None  # "graph" | "direct" | None when unknown
     fallback: bool  # meant to be graph-timed, fell back to direct
@@ -43,12 +41,25 @@ class Row:
     #: (max - min) / median of the graph replays of the gems latency: the spread
     #: inside the cell, None when the row was not graph-timed.
     replay_spread_pct: float | None = None
-    extra: tuple[tuple[str, float | None], ...] = ()  # TFLOPS / GBPS columns, by header name
+    #: The provider's own numbers, by its name for each, kept apart from the neutral
+    #: fields above: a reference latency, its own speedup over that reference,
+    #: throughput columns. The core judges none of them; a report may show them.
+    extra: tuple[tuple[str, float | None], ...] = ()
+
+    def provider_value(self, name: str) -> float | None:
+        """One of the provider's own numbers (None when the row has none of that name)."""
+        return dict(self.extra).get(name)
 
     def to_json(self) -> dict:
         data = attrs.asdict(self)
         data["extra"] = dict(self.extra)
         return data
+
+
+#: The fields of a results.json row the core reads itself; every other number is the
+#: provider's own (``Row.extra``), as its plugin wrote it.
+NEUTRAL_FIELDS = ("op", "dtype", "size_detail", "gems_latency_ms", "status", "timer", "fallback",
+                  "error", "replay_spread_pct")
 
 
 @attrs.frozen(kw_only=True)
@@ -91,15 +102,15 @@ def parse_results_json(path: Path) -> tuple[list[Row], dict[str, int]]:
             op=str(raw.get("op") or default_op),
             dtype=bare_dtype(raw.get("dtype")),
             size_detail=str(raw.get("size_detail", "")),
-            torch_latency_ms=_num(raw.get("torch_latency_ms")),
             gems_latency_ms=_num(raw.get("gems_latency_ms")),
-            speedup=_num(raw.get("speedup")),
             status=SUCCESS if raw.get("status") == SUCCESS else FAILED,
             timer=timer if timer in TIMERS else None,
             fallback=bool(raw.get("fallback", False)),
             source=RESULTS_NAME,
             error=None if raw.get("error") in (None, "") else str(raw.get("error")),
             replay_spread_pct=_num(raw.get("replay_spread_pct")),
+            extra=tuple((str(k), _num(v)) for k, v in raw.items()
+                        if k not in NEUTRAL_FIELDS and (v is None or _num(v) is not None)),
         ))
     markers = data.get("markers") if isinstance(data.get("markers"), dict) else {}
     return rows, {str(k): _int(v) for k, v in markers.items()}

@@ -1,6 +1,6 @@
 """The checkouts one campaign reads operators from, each with the name its operators carry.
 
-``--flaggems-dir`` (the provider's source option) may be given more than once, each
+``--source`` (alias ``--flaggems-dir``) may be given more than once, each
 ``PATH`` or ``NAME=PATH``. The first is the default source: its operators are named
 as they are (``softmax``). The others' operators carry their name as a prefix
 (``vllm:fused_moe``); an unnamed one is named by the provider from what it finds
@@ -26,11 +26,11 @@ def split_item(text: str) -> tuple[str | None, str]:
     after a separator (``/data/a=b``): only a leading identifier counts as a name."""
     head, sep, rest = str(text).partition("=")
     if sep and not head:
-        raise UsageError(f"--flaggems-dir {text}: the name before '=' is empty; give "
+        raise UsageError(f"--source {text}: the name before '=' is empty; give "
                          f"NAME=DIR (e.g. vllm={rest or 'DIR'}) or the directory alone")
     if sep and "/" not in head and "\\" not in head:
         if not rest:
-            raise UsageError(f"--flaggems-dir {text}: no directory after '='; give {head}=DIR")
+            raise UsageError(f"--source {text}: no directory after '='; give {head}=DIR")
         return check_name("source name", head, example=SOURCE_NAME_EXAMPLE), rest
     return None, str(text)
 
@@ -53,11 +53,11 @@ class Sources:
                 name = default_name if position == 0 else name_of(path)
             if not name:
                 raise UsageError(f"cannot tell what to call the source {raw}: give it a name, "
-                                 f"--flaggems-dir NAME={raw} (its operators are then NAME:op)")
+                                 f"--source NAME={raw} (its operators are then NAME:op)")
             clash = next((p for n, p in entries if n == name), None)
             if clash is not None:
                 raise UsageError(f"two sources are both called {name!r} ({clash} and {path}); "
-                                 f"name one of them: --flaggems-dir OTHER={raw}")
+                                 f"name one of them: --source OTHER={raw}")
             entries.append((check_name("source name", name, example=SOURCE_NAME_EXAMPLE), path))
         return cls(tuple(entries))
 

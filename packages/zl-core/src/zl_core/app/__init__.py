@@ -6,11 +6,17 @@ interpreter; tests call the functions directly. Nothing here parses arguments or
 decides an exit code.
 """
 
+from zl_core.host import plugin_host  # the one host a command builds and hands to every function
+from zl_core.phases import LABELS as PHASE_LABELS  # how a plan names the phase a cell spends most in
+from zl_core.ttgir_layout import LAUNCH_FLOOR  # the launches that make a kernel variant count in a screen
+
 from .commands import AbOutcome, ScreenOutcome, ScreenPlan, ab, screen, screen_plan
 from .options import AbOptions, ConfigUse, Lanes, Measurement, ScreenOptions, SwitchChoice, Where
-from .reports import campaign_report, keep_report_json
+from .reports import campaign_report, finished_ab_report, keep_report_json
 
 __all__ = [
+    "LAUNCH_FLOOR",
+    "PHASE_LABELS",
     "AbOptions",
     "AbOutcome",
     "ConfigUse",
@@ -23,7 +29,9 @@ __all__ = [
     "Where",
     "ab",
     "campaign_report",
+    "finished_ab_report",
     "keep_report_json",
+    "plugin_host",
     "screen",
     "screen_plan",
 ]

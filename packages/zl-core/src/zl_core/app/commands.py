@@ -229,9 +229,11 @@ def read_screen_input(screen: Path | None, root: Path) -> ScreenInput:
     return ScreenInput(path=Path(path), meta=meta, changed=specs(IR_CHANGED), quiet=specs(NO_IR_DIFF))
 
 
-def _where_from_screen(where: Where, meta: CampaignRecord) -> Where:
-    """The screen's suite, backend and device wherever the user named none anew."""
-    if where.source is None and where.suite is None and meta.suite == "flaggems":
+def _where_from_screen(host: PluginHost, where: Where, meta: CampaignRecord) -> Where:
+    """The screen's checkouts, backend and device wherever the user named none anew (its
+    checkouts only where its suite runs from them: :attr:`Provider.source_env`)."""
+    suite = host.providers().get(meta.suite or "")
+    if where.source is None and where.suite is None and suite is not None and suite.source_env:
         recorded = (Sources.from_json(meta.sources) or Sources()).items()
         where = attrs.evolve(where, source=recorded[0] if recorded else meta.source,
                              more_sources=recorded[1:])
@@ -266,7 +268,7 @@ def ab(host: PluginHost, options: AbOptions, *,
                                  f"{len(source.quiet)} NO_IR_DIFF operator(s)")
             controls = list(source.quiet[: options.controls])
     from_screen = source if source is not None and not options.ops else None
-    where = _where_from_screen(options.where, from_screen.meta) if from_screen else options.where
+    where = _where_from_screen(host, options.where, from_screen.meta) if from_screen else options.where
     got, chosen, devices = _placed(host, options, where, "ab", root,
                                    options.ops if from_screen is None else None)
     if source is not None and options.screen is None:

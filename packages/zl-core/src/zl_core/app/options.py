@@ -18,9 +18,9 @@ from zl_core import contract
 class Where:
     """Which suite runs the cells, from which checkout, on which backend and device."""
 
-    suite: str | None = None  # None: flaggems when a checkout is given, else builtin
-    source: str | None = None  # the provider's checkout (--flaggems-dir), maybe NAME=PATH
-    #: Further checkouts (``--flaggems-dir`` again), ``PATH`` or ``NAME=PATH``.
+    suite: str | None = None  # None: the suite that runs from a checkout when one is given, else builtin
+    source: str | None = None  # the provider's checkout (--source), maybe NAME=PATH
+    #: Further checkouts (``--source`` again), ``PATH`` or ``NAME=PATH``.
     more_sources: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     backend: str | None = None  # None: $ZL_BACKEND, or the only / the probing backend
     device: str | None = None  # None: the first the backend finds

@@ -1,13 +1,28 @@
-"""Reports as functions: build a campaign's model, keep its JSON beside its cells."""
+"""Reports as functions: build a campaign's model (or a pair's), gate on its verdicts,
+render it, keep its JSON beside its cells."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 from zl_core import report
 from zl_core.atomic import write_json_atomic
-from zl_core.errors import UsageError
+from zl_core.campaigns import state
+from zl_core.errors import UsageError, VerdictGateError
+from zl_core.report.render import FORMATS, render
 from zl_core.store.layout import CampaignLayout, enclosing_campaign
+
+from .seal import finish_campaign
+
+#: What ``zl report --fail-on`` gates on: verdict kinds, ``any`` of them, or ``failed`` operators.
+FAIL_ON = ("slower", "faster", "inconclusive", "any", "failed")
+
+__all__ = ["FAIL_ON", "FORMATS", "campaign_report", "check_report_out", "keep_report_json",
+           "finished_ab_report", "render", "report_model", "verdict_gate"]
+
+log = logging.getLogger(__name__)
 
 
 def campaign_report(campaign: Path, *, threshold_pct: float | None = None,
@@ -32,3 +47,48 @@ def check_report_out(out: Path | None) -> None:
     if inside is not None:
         raise UsageError(f"--out {out} lies inside campaign {inside}, whose files zl does not "
                          "overwrite; write the report outside it (e.g. --out report.html)")
+
+
+def report_model(path: Path | None, pair: Sequence[Path] | None = None, *, allow_mismatch: bool = False,
+                 threshold_pct: float | None = None, allow_incomplete: bool = False) -> dict:
+    """The model of a campaign folder or of one A/B ``pair`` of cells (one of the two);
+    an interrupted or unfinished campaign is refused (exit 6) unless ``allow_incomplete``."""
+    if pair and path:
+        raise UsageError("give either a campaign PATH or --ab A_DIR B_DIR, not both")
+    if pair:
+        return report.build_pair(pair[0], pair[1], allow_mismatch=allow_mismatch,
+                                 threshold_pct=threshold_pct)
+    if not path:
+        raise UsageError("nothing to report: give a campaign folder, or --ab A_DIR B_DIR")
+    if not allow_incomplete:
+        state.check_complete(path)
+    return report.build(path, allow_mismatch=allow_mismatch, threshold_pct=threshold_pct)
+
+
+def verdict_gate(model: dict, campaign: Path | None, fail_on: Sequence[str]) -> None:
+    """Raise VerdictGateError (exit 5) when a kind of ``fail_on`` is present: ``failed``,
+    an operator of ``campaign`` whose cells failed; the others, an operator or shape verdict."""
+    failed = state.failed_ops(CampaignLayout(campaign)) if campaign and "failed" in fail_on else []
+    if failed:
+        raise VerdictGateError(f"--fail-on failed: {len(failed)} operator(s) failed: "
+                               + ", ".join(failed[:10]) + (" ..." if len(failed) > 10 else ""))
+    verdicts = [f for f in fail_on if f != "failed"]
+    if not verdicts:
+        return
+    if model["kind"] != "rounds":
+        log.warning("zl report: note: a %s report carries no FASTER/SLOWER/INCONCLUSIVE "
+                    "verdicts, so --fail-on has nothing to gate", model["kind"])
+    hits = report.gate_hits(model, verdicts)
+    if hits:
+        shown = "; ".join(hits[:5]) + (f"; and {len(hits) - 5} more" if len(hits) > 5 else "")
+        raise VerdictGateError(f"--fail-on {','.join(verdicts)}: {len(hits)} verdict(s) "
+                               f"present: {shown}")
+
+
+def finished_ab_report(campaign: Path, threshold_pct: float | None) -> dict:
+    """The report model of an A/B campaign that just ran, kept as its ``report.json``
+    beside the cells, then its receipts written (a frozen campaign is sealed)."""
+    model = campaign_report(campaign, threshold_pct=threshold_pct)
+    keep_report_json(campaign, model)
+    finish_campaign(campaign)
+    return model

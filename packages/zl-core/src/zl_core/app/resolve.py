@@ -117,7 +117,7 @@ def resolve_sources(provider: Provider, where: Where) -> Sources:
     if not first or not provider.source_env:
         if where.more_sources:
             raise UsageError(f"the {provider.name} suite reads no checkout; drop the further "
-                             "--flaggems-dir")
+                             "--source")
         return Sources()
     return Sources.resolve((first, *where.more_sources), provider.source_name,
                            provider.default_source_name)
@@ -206,7 +206,7 @@ def resolve_suite(host: PluginHost, suite: str | None, source: str | None) -> tu
     provider = host.get_provider(suite)
     if provider.source_env:
         if not source:
-            raise UsageError(f"the {provider.name} suite needs a checkout: pass --flaggems-dir DIR "
+            raise UsageError(f"the {provider.name} suite needs a checkout: pass --source DIR "
                              f"or set ${provider.source_env}")
         return provider, str(Path(split_item(source)[1]).expanduser().resolve())
     return provider, None
@@ -235,7 +235,7 @@ def check_compile_only(measure: Measurement, provider: Provider, host: PluginHos
     one the named ``backend`` declares, else the one the installed backends declare."""
     if measure.compile_only and not getattr(provider, "supports_compile_only", False):
         raise UsageError(f"--compile-only works with the builtin suite only (the {provider.name} "
-                         "suite needs a device to build its inputs); drop --flaggems-dir/--suite")
+                         "suite needs a device to build its inputs); drop --source/--suite")
     if measure.target and not measure.compile_only:
         raise UsageError("--target only applies with --compile-only")
     if measure.compile_only and not measure.target:

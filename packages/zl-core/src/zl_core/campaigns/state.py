@@ -115,7 +115,7 @@ def check_resumable(path: Path, kind: str) -> CampaignRecord:
 
 #: Option fields whose command-line spelling is not their name.
 _SPELLED = {"timeout_s": "timeout", "stall_timeout_s": "stall-timeout", "lock_timeout_s": "lock-timeout", "threshold_pct": "threshold", "a_value": "a", "b_value": "b",
-            "source": "flaggems-dir", "force": "force-switch"}
+            "more_sources": "source", "force": "force-switch"}
 
 
 def option_flag(name: str) -> str:

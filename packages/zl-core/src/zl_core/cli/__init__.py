@@ -15,8 +15,8 @@ import logging
 import os
 import sys
 
-from zl_core import __version__, console, interrupts
-from zl_core import host as host_module
+from zl_core import console
+from zl_core.app.session import VERSION, Interrupted, command_session, problems_said
 from zl_core.cli import _logs
 from zl_core.errors import EXIT_FAILED, EXIT_USAGE, ZlError
 
@@ -38,7 +38,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="zl", description="Did a compiler switch change an operator's "
                      "generated code, and did it make it faster or slower?")
-    parser.add_argument("--version", action="version", version=f"zl {__version__}")
+    parser.add_argument("--version", action="version", version=f"zl {VERSION}")
     _logs.add_arguments(parser, top=True, color=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS:
@@ -58,22 +58,19 @@ def main(argv: list[str] | None = None) -> int:
     def say_problem(problem: str) -> None:
         log.warning("zl %s: %s (its answer is skipped)", args.command, problem)
 
-    host_module.PROBLEM_LISTENERS.append(say_problem)
-    try:
-        with _logs.configured(_logs.verbosity(args)), console.color_choice(_logs.color(args)):
-            log.debug("zl %s %s: %s", __version__, args.command, " ".join(sys.argv[1:] if argv is None else argv))
-            return _run(args)
-    finally:
-        host_module.PROBLEM_LISTENERS.remove(say_problem)
+    with problems_said(say_problem), _logs.configured(_logs.verbosity(args)), \
+            console.color_choice(_logs.color(args)):
+        log.debug("zl %s %s: %s", VERSION, args.command, " ".join(sys.argv[1:] if argv is None else argv))
+        return _run(args)
 
 
 def _run(args: argparse.Namespace) -> int:
     try:
         # SIGINT/SIGTERM/SIGHUP kill the running cells' process groups and end the
         # command with one line and 128 + the signal's number (zl_core.interrupts).
-        with interrupts.handling_signals():
+        with command_session():
             return int(args.handler(args) or 0)
-    except interrupts.Interrupted as exc:
+    except Interrupted as exc:
         print(f"zl {args.command}: {exc}", file=sys.stderr)
         return exc.exit_code
     except ZlError as exc:

@@ -16,9 +16,9 @@ from typing import TypeVar
 
 from zl_core import console, contract
 from zl_core.app.options import Lanes, Measurement, SwitchChoice, Where
+from zl_core.app.reports import render
 from zl_core.app.resolve import BACKEND_ENV
 from zl_core.errors import EXIT_FAILED, BadInputError
-from zl_core.report.render import render
 
 _N = TypeVar("_N", int, float)
 
@@ -99,13 +99,16 @@ def add_backend_args(p: argparse.ArgumentParser) -> None:
 
 
 def add_suite_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--suite", choices=None, help="benchmark suite: builtin, flaggems, or one a "
-                   "plugin adds (default: flaggems with a FlagGems checkout, else builtin)")
-    p.add_argument("--flaggems-dir", action="append", metavar="[NAME=]DIR",
-                   help="FlagGems checkout (default: $FLAGGEMS_DIR); selects the flaggems suite. Give it again for a "
-                   "further checkout, e.g. a FlagGems-vllm one: its operators are then named "
-                   "NAME:op (vllm:fused_moe; NAME defaults to what the checkout is, vllm for "
-                   "FlagGems-vllm)")
+    p.add_argument("--suite", choices=None, help="benchmark suite: builtin or one a plugin adds "
+                   "(default: the suite that runs from checkouts when --source or its variable "
+                   "gives one, else builtin)")
+    # --flaggems-dir: the spelling this option had first, kept so that scripts and
+    # configuration files written with it go on working.
+    p.add_argument("--source", "--flaggems-dir", dest="source", action="append", metavar="[NAME=]PATH",
+                   help="checkout of the suite's benchmarks (default: the checkout variable its "
+                   "provider names); selects the suite that runs from checkouts. Give it again for "
+                   "a further checkout: its operators are then named NAME:op (NAME defaults to "
+                   "what the provider calls that checkout)")
 
 
 def add_measure_args(p: argparse.ArgumentParser, *, default_timeout: float,
@@ -206,8 +209,8 @@ def failed_exit(failed: tuple[str, ...] | list[str], command: str) -> int:
 def where_from(args: argparse.Namespace) -> Where:
     device = getattr(args, "device", None)
     return Where(suite=getattr(args, "suite", None),
-                 source=args.flaggems_dir[0] if args.flaggems_dir else None,
-                 more_sources=tuple(args.flaggems_dir[1:]) if args.flaggems_dir else (),
+                 source=args.source[0] if args.source else None,
+                 more_sources=tuple(args.source[1:]) if args.source else (),
                  backend=getattr(args, "backend", None),
                  device=None if device is None else str(device))
 

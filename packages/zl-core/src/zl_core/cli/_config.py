@@ -25,8 +25,8 @@ import attrs
 
 from zl_core import config_file
 from zl_core.app.options import ConfigUse
+from zl_core.app.resolve import split_item
 from zl_core.errors import UsageError
-from zl_core.sources import split_item
 
 #: Options a file never sets: what picks the file, a campaign to continue, a dry run.
 NOT_FROM_A_FILE = frozenset({"config", "no-config", "resume", "plan", "manifest"})
@@ -40,7 +40,12 @@ class _Option:
 
     @property
     def key(self) -> str:
-        return next(s for s in self.action.option_strings if s.startswith("--"))[2:]
+        return self.keys[0]
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Every long option of the action (an alias too: ``--source``, ``--flaggems-dir``)."""
+        return tuple(s[2:] for s in self.action.option_strings if s.startswith("--"))
 
 
 def add_config_args(p: argparse.ArgumentParser, command: str) -> None:
@@ -126,8 +131,8 @@ def _values(found: config_file.ConfigFile, command: str,
             options: dict[str, _Option]) -> dict[str, tuple[str, object, object]]:
     """dest -> (key, value, the value as written) for every key of the file that
     ``command`` reads: the shared keys, then its own table's (which win)."""
-    by_key = {o.key: o for o in options.values() if o.key not in NOT_FROM_A_FILE
-              and o.action.help != argparse.SUPPRESS}
+    by_key = {key: o for o in options.values() if o.key not in NOT_FROM_A_FILE
+              and o.action.help != argparse.SUPPRESS for key in o.keys}
     taken: dict[str, tuple[str, object, object]] = {}
     for table in (None, command):
         for key, raw in (found.commands.get(table, {}) if table else found.shared).items():
@@ -165,7 +170,7 @@ def _converted(action: argparse.Action, raw: object, folder: Path) -> object:
         if not isinstance(raw, bool):
             raise _Refused(f"expected true or false, got {config_file.describe(raw)}")
         return action.const if raw else False
-    # Repeatable (--flaggems-dir, --a-env); argparse names its append action only privately.
+    # Repeatable (--source, --a-env); argparse names its append action only privately.
     if isinstance(action, argparse._AppendAction):
         items = raw if isinstance(raw, list) else [raw]
         if isinstance(raw, dict):  # a-env = {NAME = "value"}
@@ -203,7 +208,7 @@ def _relative_to(folder: Path, dest: str, value: object) -> object:
     """A path the file gives, made relative to the file's folder (not the current one)."""
     if isinstance(value, Path):
         return _under(folder, str(value))
-    if dest == "flaggems_dir":  # [NAME=]DIR
+    if dest == "source":  # [NAME=]PATH
         try:
             name, path = split_item(str(value))
         except UsageError as exc:

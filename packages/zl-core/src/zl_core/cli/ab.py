@@ -8,9 +8,8 @@ from pathlib import Path
 import attrs
 
 from zl_core import app, contract
-from zl_core.app import seal
+from zl_core.app import plugin_host, seal
 from zl_core.cli import _common, _config
-from zl_core.host import plugin_host
 
 
 def rounds_arg(text: str) -> int | None:
@@ -88,8 +87,6 @@ def run(args: argparse.Namespace) -> int:
               + (f" - {r.reason}" if r.reason else ""))
     # The campaign's report, as 'zl report' prints it, and its JSON kept beside the cells.
     print()
-    model = app.campaign_report(done.campaign, threshold_pct=done.threshold_pct)
-    _common.show_report(model, "ab")
-    app.keep_report_json(done.campaign, model)
-    seal.finish_campaign(done.campaign)  # receipts (report.json included); a frozen campaign is sealed
+    # receipts (report.json included) are written; a frozen campaign is sealed
+    _common.show_report(app.finished_ab_report(done.campaign, done.threshold_pct), "ab")
     return _common.failed_exit(done.failed, "ab")

@@ -11,7 +11,8 @@ import argparse
 import json
 from typing import Any
 
-from zl_core.host import PluginHost, plugin_host
+from zl_core.app import plugin_host
+from zl_core.app.inventory import backends_listing
 
 
 def add_parser(sub) -> None:
@@ -22,25 +23,6 @@ def add_parser(sub) -> None:
                                    "raised) or was disabled, with the reason.")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(handler=run)
-
-
-def collect(host: PluginHost) -> dict[str, Any]:
-    """The listing as plain data (the ``--json`` document)."""
-    host.health()
-    backends = []
-    for backend in host.backends():
-        origin = host.backend_origin(backend)
-        backends.append({
-            "name": backend.name,
-            "aliases": list(backend.aliases),
-            "package": origin.package,
-            "version": origin.version,
-            "description": backend.description,
-            "capabilities": backend.capabilities,
-        })
-    plugins = [{"name": r.name, "package": r.package, "version": r.version,
-                "status": r.status, "reason": r.reason} for r in host.plugins]
-    return {"backends": backends, "plugins": plugins, "problems": host.problems}
 
 
 def _capability_text(caps: dict[str, Any]) -> str:
@@ -79,7 +61,7 @@ def render(listing: dict[str, Any]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    listing = collect(plugin_host())
+    listing = backends_listing(plugin_host())
     if args.json:
         print(json.dumps(listing, indent=2))
     else:

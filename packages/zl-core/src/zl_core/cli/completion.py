@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from zl_core import __version__
+from zl_core.app.session import VERSION
 from zl_core.cli._shells import SHELLS, script
 
 
@@ -27,5 +27,5 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     from zl_core.cli import build_parser  # the whole parser, this command included
 
-    sys.stdout.write(script(args.shell, build_parser(), __version__))
+    sys.stdout.write(script(args.shell, build_parser(), VERSION))
     return 0

@@ -12,13 +12,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from zl_core.app import resolve
+from zl_core.app.diff import operator_diff
 from zl_core.cli import _common
-from zl_core.errors import BadInputError
-from zl_core.ir import compare_cells, unified_diff
-from zl_core.ir.compare import CHANGED, ONLY_A, ONLY_B
-from zl_core.ir.locate import op_cells, resolve_campaign
-from zl_core.ir.rollup import operator_lines
 
 
 def add_parser(sub) -> None:
@@ -41,23 +36,14 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    campaign = resolve_campaign(args.campaign, resolve.runs_root(args.runs_root))
-    a_dir, b_dir = op_cells(campaign, args.op)
-    cmp = compare_cells(a_dir, b_dir)
-    groups = list(cmp.groups)
-    if args.kernel:
-        kernels = sorted({p.split("/")[1] for p in _all_files(a_dir, b_dir) if p.count("/") >= 2})
-        if args.kernel not in kernels:
-            raise BadInputError(f"operator {args.op!r} has no kernel {args.kernel!r}; its kernels: "
-                                f"{', '.join(kernels) or 'none (no TTGIR dumped)'}")
-        groups = [g for g in groups if g.kernel == args.kernel]
+    found = operator_diff(args.campaign, args.op, runs=args.runs_root, kernel=args.kernel,
+                          full=args.full, context=args.context)
     out = sys.stdout
-    print(f"{args.op} in {campaign.name}: A={a_dir.relative_to(campaign)} "
-          f"B={b_dir.relative_to(campaign)}", file=out)
-    lines = operator_lines(cmp) if not args.kernel else []
-    for line in lines or [cmp.headline()]:
+    print(f"{args.op} in {found.campaign.name}: A={found.a_dir.relative_to(found.campaign)} "
+          f"B={found.b_dir.relative_to(found.campaign)}", file=out)
+    for line in found.summary:
         print(f"  {line}", file=out)
-    for g in groups:
+    for g in found.groups:
         print(f"\n{g.kernel}: {len(g.files)} of {g.of_variants} variant(s), "
               f"{g.change.status.replace('_', ' ')}", file=out)
         print(f"  shapes: {', '.join(g.shapes)}", file=out)
@@ -68,25 +54,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"  autotune pick: {config}", file=out)
         for line in g.lines:
             print(f"  {line}", file=out)
-    changed = [f for g in groups if g.change.status in (CHANGED, ONLY_A, ONLY_B) for f in g.files]
     if not args.full:
-        if changed:
-            print(f"\ncanonical diff of {len(changed)} variant(s): zl diff {args.campaign} "
+        if found.changed:
+            print(f"\ncanonical diff of {len(found.changed)} variant(s): zl diff {args.campaign} "
                   f"{args.op}{' --kernel ' + args.kernel if args.kernel else ''} --full", file=out)
         return 0
-    for rel in changed:
-        print(file=out)
-        for line in unified_diff(a_dir, b_dir, rel, context=args.context):
-            print(line, file=out)
+    for line in found.diff:
+        print(line, file=out)
     return 0
-
-
-def _all_files(a_dir, b_dir) -> set[str]:
-    from zl_core.ttgir_layout import TTGIR_DIR
-
-    out = set()
-    for cell in (a_dir, b_dir):
-        root = cell / TTGIR_DIR
-        if root.is_dir():
-            out |= {p.relative_to(root).as_posix() for p in root.rglob("*.ttgir")}
-    return out

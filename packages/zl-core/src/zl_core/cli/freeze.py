@@ -12,9 +12,8 @@ import logging
 import sys
 from pathlib import Path
 
-from zl_core.app import seal
+from zl_core.app import plugin_host, seal
 from zl_core.errors import UsageError
-from zl_core.host import plugin_host
 
 log = logging.getLogger(__name__)
 

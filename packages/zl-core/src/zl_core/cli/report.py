@@ -11,20 +11,12 @@ rendered (``zl_core.report.render``); without it a plain built-in text form is p
 from __future__ import annotations
 
 import argparse
-import logging
 from pathlib import Path
 
-from zl_core import report as model_builder
 from zl_core.app import reports
-from zl_core.campaigns import state
+from zl_core.app.reports import FAIL_ON, FORMATS
 from zl_core.cli import _common
-from zl_core.errors import UsageError, VerdictGateError
-from zl_core.report.render import FORMATS
-from zl_core.store.layout import CampaignLayout
-
-FAIL_ON = ("slower", "faster", "inconclusive", "any", "failed")
-
-log = logging.getLogger(__name__)
+from zl_core.errors import UsageError
 
 
 def add_parser(sub) -> None:
@@ -59,38 +51,12 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     fmt = _format(args)
     reports.check_report_out(args.out)
-    if args.ab and args.path:
-        raise UsageError("give either a campaign PATH or --ab A_DIR B_DIR, not both")
-    if args.ab:
-        model = model_builder.build_pair(args.ab[0], args.ab[1],
-                                         allow_mismatch=args.allow_caliber_mismatch,
-                                         threshold_pct=args.threshold)
-    elif args.path:
-        if not args.allow_incomplete:
-            state.check_complete(args.path)
-        model = model_builder.build(args.path, allow_mismatch=args.allow_caliber_mismatch,
-                                    threshold_pct=args.threshold)
-    else:
-        raise UsageError("nothing to report: give a campaign folder, or --ab A_DIR B_DIR")
-
+    model = reports.report_model(args.path, args.ab, allow_mismatch=args.allow_caliber_mismatch,
+                                 threshold_pct=args.threshold, allow_incomplete=args.allow_incomplete)
     if args.link and fmt != "md":
         raise UsageError("--link goes with --format md (the pull-request form)")
     _common.show_report(model, "report", fmt=fmt, out=args.out, link=args.link)
-
-    failed = state.failed_ops(CampaignLayout(args.path)) if args.path and "failed" in args.fail_on else []
-    if failed:
-        raise VerdictGateError(f"--fail-on failed: {len(failed)} operator(s) failed: "
-                               + ", ".join(failed[:10]) + (" ..." if len(failed) > 10 else ""))
-    verdicts = [f for f in args.fail_on if f != "failed"]
-    if verdicts:
-        if model["kind"] != "rounds":
-            log.warning("zl report: note: a %s report carries no FASTER/SLOWER/INCONCLUSIVE "
-                        "verdicts, so --fail-on has nothing to gate", model["kind"])
-        hits = model_builder.gate_hits(model, verdicts)
-        if hits:
-            shown = "; ".join(hits[:5]) + (f"; and {len(hits) - 5} more" if len(hits) > 5 else "")
-            raise VerdictGateError(f"--fail-on {','.join(verdicts)}: {len(hits)} verdict(s) "
-                                   f"present: {shown}")
+    reports.verdict_gate(model, args.path, args.fail_on)
     return 0
 
 

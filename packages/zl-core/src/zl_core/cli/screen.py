@@ -8,11 +8,9 @@ from pathlib import Path
 
 import attrs
 
-from zl_core import app, contract, phases
-from zl_core.app import seal
+from zl_core import app, contract
+from zl_core.app import LAUNCH_FLOOR, PHASE_LABELS, plugin_host, seal
 from zl_core.cli import _common, _config
-from zl_core.host import plugin_host
-from zl_core.ttgir_layout import LAUNCH_FLOOR
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +104,7 @@ def print_plan(plan: app.ScreenPlan) -> int:
             print(f"  {o.op:<{width}}  unseen")
         else:
             print(f"  {o.op:<{width}}  {_duration(o.seconds):>8}  (median of {o.cells_seen} cell(s)"
-                  + (f", mostly {phases.LABELS.get(o.dominant_phase, o.dominant_phase)}" if o.dominant_phase else "") + ")")
+                  + (f", mostly {PHASE_LABELS.get(o.dominant_phase, o.dominant_phase)}" if o.dominant_phase else "") + ")")
     for op, why in plan.skipped.items():
         print(f"  {op:<{width}}  SKIPPED ({why})")
     if est.total_s is None:

@@ -7,10 +7,10 @@ import logging
 import sys
 from time import sleep
 
-from zl_core import telemetry
-from zl_core.app.resolve import BACKEND_ENV, resolve_backend
+from zl_core.app import plugin_host
+from zl_core.app.devices import TELEMETRY_HEADER, telemetry_sampler
+from zl_core.app.resolve import BACKEND_ENV
 from zl_core.cli import _common
-from zl_core.host import plugin_host
 
 DEFAULT_INTERVAL_S = 5.0
 
@@ -34,13 +34,11 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    host = plugin_host()
-    backend = resolve_backend(host, args.backend)
-    device = telemetry.sampler_device(backend, args.device)
+    sampler = telemetry_sampler(plugin_host(), args.backend, args.device)
     said: set[str] = set()
 
     def sample() -> list[dict[str, str]]:
-        taken = telemetry.take_sample(host, backend, device)
+        taken = sampler.take()
         if taken.passed_over and taken.passed_over not in said:  # a library passed over: once
             said.add(taken.passed_over)
             log.warning("zl telemetry: %s", taken.passed_over)
@@ -54,9 +52,9 @@ def run(args: argparse.Namespace) -> int:
             # Nothing to show (the reason is on stderr): leave stdout empty so that no
             # file ever looks sampled when it is not.
             return 0
-        print(telemetry.HEADER)
+        print(TELEMETRY_HEADER)
         while True:
-            for line in telemetry.format_rows(rows, telemetry.utc_timestamp()):
+            for line in sampler.lines(rows):
                 print(line)
             sys.stdout.flush()
             if args.once:

@@ -35,7 +35,8 @@ def _pair_row(pair: Pair) -> dict:
         "a_timer": a.timer if a else None, "b_timer": b.timer if b else None,
         "a_fallback": bool(a and a.fallback), "b_fallback": bool(b and b.fallback),
         "a_status": a.status if a else None, "b_status": b.status if b else None,
-        "a_speedup": a.speedup if a else None, "b_speedup": b.speedup if b else None,
+        "a_speedup": a.provider_value("speedup") if a else None,
+        "b_speedup": b.provider_value("speedup") if b else None,
     }
     return row
 
