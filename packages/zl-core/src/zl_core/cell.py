@@ -360,7 +360,7 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
     if signum is not None:  # killed by the campaign's interruption: no outcome to report
         raise interrupts.Interrupted(signum)
     return CellOutcome(cell_dir=cell, rc=rc, timed_out=timed_out, stalled=stalled,
-                       elapsed_s=end - start,
+                       elapsed_s=round(end - start, 3),  # as recorded: a kept cell reads the same
                        start=start, end=end, markers=markers, success_rows=success,
                        failed_rows=failed, rows_error=rows_error)
 
