@@ -55,11 +55,11 @@ def options_from_json(cls: type[O], data: dict) -> O:
     return cls(**kwargs)
 
 
-def _flat(data: dict, prefix: str = "") -> dict[str, object]:
+def flat_options(data: dict, prefix: str = "") -> dict[str, object]:
     out: dict[str, object] = {}
     for key, value in data.items():
         if isinstance(value, dict):
-            out.update(_flat(value, f"{key}."))
+            out.update(flat_options(value, f"{key}."))
         else:
             out[prefix + key] = value
     return out
@@ -98,10 +98,10 @@ def resumed(options: O, kind: str) -> tuple[O, CampaignLayout]:
         # Recorded before the mode was: campaign.json's own fields say how its cells ran.
         recorded = attrs.evolve(recorded, measure=attrs.evolve(
             recorded.measure, compile_only=True, target=meta.target))
-    defaults = _flat(options_json(type(options)()))
-    given = {k: v for k, v in _flat(options_json(options)).items()
+    defaults = flat_options(options_json(type(options)()))
+    given = {k: v for k, v in flat_options(options_json(options)).items()
              if v != defaults.get(k) and not k.startswith("lanes.")}
-    state.refuse_conflicts(_flat(options_json(recorded)), given)
+    state.refuse_conflicts(flat_options(options_json(recorded)), given)
     lanes = options.lanes
     recorded = attrs.evolve(recorded, lanes=Lanes(
         devices=lanes.devices if lanes.devices is not None else recorded.lanes.devices,

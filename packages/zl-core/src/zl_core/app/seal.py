@@ -14,7 +14,7 @@ from zl_core.errors import UsageError
 from zl_core.host import PluginHost
 from zl_core.seal import freeze, preconditions
 
-from .lanes import _flat, options_json
+from .lanes import flat_options, options_json
 from .resolve import runs_root
 
 
@@ -63,7 +63,7 @@ def frozen_options(kind: str, frozen_dir: Path, given):
 
     cls = ScreenOptions if kind == "screen" else AbOptions
     default = cls()
-    flat_given, flat_default = _flat(options_json(given)), _flat(options_json(default))
+    flat_given, flat_default = flat_options(options_json(given)), flat_options(options_json(default))
     differ = sorted({option_flag(name) for name, value in flat_given.items()
                      if name not in MAY_GIVE and name.split(".")[0] not in MAY_GIVE
                      and value != flat_default.get(name)})

@@ -109,7 +109,7 @@ def load_manifest(path: Path) -> Manifest:
     try:
         data = yaml.safe_load(raw.decode("utf-8"))
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise BadInputError(f"manifest {path} is not UTF-8 YAML: "
+        raise BadInputError(f"manifest {path} cannot be read as UTF-8 YAML: "
                             f"{' '.join(str(exc).split())[:160]}") from None
     if not isinstance(data, dict):
         raise ManifestError(path, ["the manifest must be a mapping of keys (schema, campaign, ...)"])
@@ -124,8 +124,7 @@ class _Reader:
 
     def manifest(self, path: Path) -> Manifest:
         d = self.data
-        for key in sorted(set(d) - set(KEYS), key=str):
-            self.problems.append(f"{key}: not a manifest key (known: {', '.join(KEYS)})")
+        self.unknown("", d, KEYS, "manifest")
         if d.get("schema") != SCHEMA:
             self.problems.append(f"schema: must be {SCHEMA}, got {d.get('schema')!r}")
         campaign = self.name("campaign", d.get("campaign"))
@@ -203,16 +202,11 @@ class _Reader:
             if not isinstance(item, dict):
                 self.problems.append(f"{where}: a mapping with at least op")
                 continue
-            for key in sorted(set(item) - set(WORKLOAD_KEYS), key=str):
-                self.problems.append(f"{where}.{key}: not a workload key (known: {', '.join(WORKLOAD_KEYS)})")
-            dtypes = item.get("dtypes", [])
-            if not isinstance(dtypes, list) or not all(isinstance(x, str) and x for x in dtypes):
-                self.problems.append(f"{where}.dtypes: a list of dtype names")
-                dtypes = []
-            reason = item.get("reason", "")
-            if dtypes and (not isinstance(reason, str) or not reason.strip()):
-                self.problems.append(f"{where}.reason: narrowing to dtypes {dtypes} needs a stated "
-                                     "reason, so the exclusion stays visible in review")
+            self.unknown(f"{where}.", item, WORKLOAD_KEYS, "workload")
+            dtypes, reason = self.narrowing(
+                where, item, "dtypes", "a list of dtype names",
+                lambda got: f"narrowing to dtypes {got} needs a stated reason, so the exclusion "
+                            "stays visible in review")
             check = self.correctness(f"{where}.correctness", item.get("correctness", {}))
             workload = Workload(
                 **check,
@@ -222,7 +216,7 @@ class _Reader:
                 dtypes=tuple(dtypes),
                 timeout_s=None if item.get("timeout_s") is None
                 else self.number(f"{where}.timeout_s", item["timeout_s"]),
-                reason=reason.strip() if isinstance(reason, str) else "")
+                reason=reason)
             key = (workload.source, workload.op, workload.op_file)
             if key in seen:
                 self.problems.append(f"{where}: workload {workload.op} is listed twice")
@@ -252,23 +246,34 @@ class _Reader:
         if not isinstance(value, dict):
             self.problems.append(f"{where}: a mapping of {', '.join(CORRECTNESS_KEYS)}")
             return {}
-        for key in sorted(set(value) - set(CORRECTNESS_KEYS), key=str):
-            self.problems.append(f"{where}.{key}: not a correctness key (known: {', '.join(CORRECTNESS_KEYS)})")
+        self.unknown(f"{where}.", value, CORRECTNESS_KEYS, "correctness")
         if "skip" in value:
             if set(value) - {"skip"}:
                 self.problems.append(f"{where}: skip goes alone (its tests are not run)")
             return {"check_skip": self.text(f"{where}.skip", value.get("skip"))}
-        select = value.get("select", [])
-        if not isinstance(select, list) or not all(isinstance(x, str) and x for x in select):
-            self.problems.append(f"{where}.select: a list of pytest arguments (\"-k\", \"EXPR\", or node ids)")
-            select = []
-        reason = value.get("reason", "")
-        if select and (not isinstance(reason, str) or not reason.strip()):
-            self.problems.append(f"{where}.reason: selecting {select} narrows the tests to a variant; "
-                                 "say why, so the narrowing stays visible in review")
+        select, reason = self.narrowing(
+            where, value, "select", "a list of pytest arguments (\"-k\", \"EXPR\", or node ids)",
+            lambda got: f"selecting {got} narrows the tests to a variant; say why, so the "
+                        "narrowing stays visible in review")
         return {"check_file": self.optional_text(f"{where}.file", value.get("file")),
                 "check_select": tuple(select),
-                "check_reason": reason.strip() if isinstance(reason, str) else ""}
+                "check_reason": reason}
+
+    def unknown(self, prefix: str, given: dict, known: tuple[str, ...], what: str) -> None:
+        for key in sorted(set(given) - set(known), key=str):
+            self.problems.append(f"{prefix}{key}: not a {what} key (known: {', '.join(known)})")
+
+    def narrowing(self, where: str, given: dict, key: str, expected: str, why_needed) -> tuple[list, str]:
+        """``given[key]`` (a list of non-empty strings) and ``given["reason"]``; a list
+        without a reason is a problem: what a workload leaves out must say why."""
+        values = given.get(key, [])
+        if not isinstance(values, list) or not all(isinstance(x, str) and x for x in values):
+            self.problems.append(f"{where}.{key}: {expected}")
+            values = []
+        reason = given.get("reason", "")
+        if values and (not isinstance(reason, str) or not reason.strip()):
+            self.problems.append(f"{where}.reason: {why_needed(values)}")
+        return values, reason.strip() if isinstance(reason, str) else ""
 
     # -- one value each -------------------------------------------------------
 
