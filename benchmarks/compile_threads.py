@@ -29,7 +29,7 @@ def main() -> None:
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
-    from zl_flaggems.compile_only import select_specs
+    from zl_flaggems.cell.compile_only import select_specs
 
     specs = [s for op in args.ops for s in select_specs(op, [])]
     target = GPUTarget("cuda", 90, 32)

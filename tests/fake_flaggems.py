@@ -611,7 +611,7 @@ def run_cell(root: Path, cell: Path, node: str, *, extra_env: dict | None = None
     cell.mkdir(parents=True, exist_ok=True)
     argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-s", "-p", "fakegpu_plugin"]
     for name in plugins:
-        argv += ["-p", f"zl_flaggems.plugins.{name}"]
+        argv += ["-p", f"zl_flaggems.cell.plugins.{name}"]
     argv += [node, "--level", "core", "--mode", "kernel", *extra_args]
     return subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=timeout,
                           check=False)

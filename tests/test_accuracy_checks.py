@@ -16,8 +16,8 @@ from zl_core.errors import PreflightError
 from zl_core.opspec import OpSpec
 from zl_core.provider import CellRequest, CheckSpec, OpInfo
 from zl_core.seal.correctness import read_report
-from zl_flaggems.builtin.provider import BuiltinSuiteProvider
-from zl_flaggems.provider import FlagGemsProvider
+from zl_flaggems.host.builtin_provider import BuiltinSuiteProvider
+from zl_flaggems.host.provider import FlagGemsProvider
 
 BACKEND = Backend(name="fakegpu", flaggems_vendor="fakevendor", graph_capture=True)
 

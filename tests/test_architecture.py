@@ -1,4 +1,5 @@
-"""The layering docs/architecture.md states, checked on the source of zl_core."""
+"""The layering docs/architecture.md states, checked on the source of zl_core, and
+zl_flaggems' two sides: what runs in the orchestrator and what runs in a cell."""
 
 from __future__ import annotations
 
@@ -359,3 +360,130 @@ def test_the_flaggems_check_reads_code_and_skips_docstrings_and_comments(tmp_pat
                       'env = FLAGGEMS_DIR\n')
     named = sorted(line for line, text in _code_words(sample) if _names_flaggems(text))
     assert named == [4, 6]
+
+
+# -- zl-flaggems: the orchestrator's side and the cell's ---------------------------------
+
+import zl_flaggems  # noqa: E402 - this section's own subject
+
+FLAGGEMS_ROOT = Path(zl_flaggems.__file__).parent
+#: host/: the zl process (providers, preflight, sealing, ...); cell/: the pytest cell
+#: process (plugins and what they share, the compile-only runner); common/: what both use;
+#: builtin/: the built-in suite's benchmark files and kernels, which run in the cell.
+SIDES = ("host", "cell", "common", "builtin")
+CELL_SIDE = ("zl_flaggems.cell", "zl_flaggems.builtin")
+
+
+def _flaggems_module(path: Path) -> str:
+    parts = ("zl_flaggems", *path.relative_to(FLAGGEMS_ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _flaggems_imports(path: Path, module: str) -> set[str]:
+    """Every zl_flaggems module or package ``path`` imports, at module level, inside a
+    function or under ``if TYPE_CHECKING:`` alike; ``from P import name`` counts as both
+    ``P`` and ``P.name``; relative imports resolved against ``module``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return {name for name in found if name == "zl_flaggems" or name.startswith("zl_flaggems.")}
+
+
+FLAGGEMS = {_flaggems_module(p): _flaggems_imports(p, _flaggems_module(p))
+            for p in sorted(FLAGGEMS_ROOT.rglob("*.py"))}
+
+
+def _within(name: str, *packages: str) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in packages)
+
+
+def test_every_flaggems_module_is_on_one_side():
+    assert len(FLAGGEMS) > 40, "zl_flaggems' modules were not found"
+    loose = [m for m in FLAGGEMS if m != "zl_flaggems"
+             and not _within(m, *(f"zl_flaggems.{side}" for side in SIDES))]
+    assert loose == [], f"place these in zl_flaggems.{{{','.join(SIDES)}}}: {loose}"
+
+
+def _crossings(modules: dict[str, set[str]], side: tuple[str, ...], forbidden: tuple[str, ...]) -> list[str]:
+    return sorted(f"{mod} imports {dep}" for mod, deps in modules.items() if _within(mod, *side)
+                  for dep in deps if _within(dep, *forbidden))
+
+
+def test_the_cell_never_imports_the_orchestrator():
+    # A cell process loads the plugins and the suite, never the providers behind them.
+    assert _crossings(FLAGGEMS, CELL_SIDE, ("zl_flaggems.host",)) == []
+
+
+def test_the_orchestrator_names_cell_modules_only_as_strings():
+    # The host puts cell modules on a command line (-p, -m); importing one would run a
+    # cell's code (compile_only starts a clock and arms a stack dump) in the zl process.
+    assert _crossings(FLAGGEMS, ("zl_flaggems.host",), ("zl_flaggems.cell",)) == []
+    # Of the built-in suite, only its constant list of compile-only operators (kernels'
+    # __init__ imports no kernel).
+    assert _crossings(FLAGGEMS, ("zl_flaggems.host",), ("zl_flaggems.builtin",)) == [
+        "zl_flaggems.host.builtin_provider imports zl_flaggems.builtin.kernels",
+        "zl_flaggems.host.builtin_provider imports zl_flaggems.builtin.kernels.OPS"]
+
+
+def test_what_both_sides_share_imports_neither():
+    assert _crossings(FLAGGEMS, ("zl_flaggems.common",), ("zl_flaggems.host", "zl_flaggems.cell")) == []
+
+
+def test_the_side_checks_see_a_deferred_import(tmp_path):
+    sample = tmp_path / "plugin.py"
+    sample.write_text("def f():\n    from ...host import provider\n")
+    found = _flaggems_imports(sample, "zl_flaggems.cell.plugins.sample")
+    assert _crossings({"zl_flaggems.cell.plugins.sample": found}, CELL_SIDE, ("zl_flaggems.host",)) == [
+        "zl_flaggems.cell.plugins.sample imports zl_flaggems.host",
+        "zl_flaggems.cell.plugins.sample imports zl_flaggems.host.provider"]
+
+
+def _exists(name: str) -> bool:
+    """``name`` is a zl_flaggems module or package, or a name a module of it defines
+    (``zl_flaggems.cell.ttgir_recorder.TtgirRecorder``)."""
+    parts = name.split(".")
+    for cut in range(len(parts), 0, -1):
+        path = FLAGGEMS_ROOT.parent.joinpath(*parts[:cut])
+        if cut == len(parts) and path.is_dir():
+            return True
+        if path.with_suffix(".py").is_file():
+            if cut == len(parts):
+                return True
+            text = path.with_suffix(".py").read_text(encoding="utf-8")
+            return re.search(rf"^(?:class |def )?{parts[cut]}\b", text, re.MULTILINE) is not None
+    return False
+
+
+def test_every_zl_flaggems_name_spelled_in_its_strings_exists():
+    # -p plugin names, python -m targets, sys.modules look-ups and docstring references
+    # are strings: a module moved without them would load nothing in the cell.
+    stale = []
+    for path in sorted(FLAGGEMS_ROOT.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                stale += [f"{path.relative_to(FLAGGEMS_ROOT)}:{node.lineno}: {name}"
+                          for name in re.findall(r"zl_flaggems(?:\.\w+)*", node.value)
+                          if not _exists(name)]
+    assert stale == []
+
+
+def test_the_entry_point_and_the_cell_plugins_are_modules_of_their_side():
+    from zl_flaggems.common import plugin_order
+
+    pyproject = (FLAGGEMS_ROOT.parents[1] / "pyproject.toml").read_text(encoding="utf-8")
+    entry = re.search(r'^flaggems = "([\w.]+)"$', pyproject, re.MULTILINE).group(1)
+    assert _within(entry, "zl_flaggems.host") and _exists(entry)
+    plugins = [getattr(plugin_order, name) for name in dir(plugin_order)
+               if isinstance(getattr(plugin_order, name), str)
+               and getattr(plugin_order, name).startswith(plugin_order.PACKAGE + ".")]
+    assert len(plugins) == 10 and all(_within(p, "zl_flaggems.cell.plugins") and _exists(p) for p in plugins)

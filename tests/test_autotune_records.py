@@ -19,7 +19,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from zl_flaggems.autotune_records import (
+from zl_flaggems.common.autotune_records import (
     AutotuneRecorder,
     NotDecodable,
     ReplayBook,
@@ -94,7 +94,7 @@ def test_key_encoding_keeps_types_apart_and_drops_addresses():
 def test_key_string_is_identical_in_a_fresh_process():
     code = textwrap.dedent("""
         import sys
-        from zl_flaggems.autotune_records import key_to_json
+        from zl_flaggems.common.autotune_records import key_to_json
         keys = [(1024, 4096, "torch.float16", "torch.float16"), (0, -3, True, False, None, "bf16"),
                 (1.5, 2.0, 1e-30), ((1, 2), ("a", (3,))), ()]
         sys.stdout.write("\\n".join(key_to_json(k) for k in keys))
@@ -228,7 +228,7 @@ def kernels(tmp_path):
 @pytest.fixture
 def hub_factory():
     from triton.runtime.autotuner import Autotuner, Config
-    from zl_flaggems.plugins.autotune import AutotuneHub
+    from zl_flaggems.cell.plugins.autotune import AutotuneHub
 
     made = []
 
@@ -496,7 +496,7 @@ def _run_cell(tmp_path: Path, name: str, ns: tuple, **env: str) -> subprocess.Co
     cell.mkdir()
     return subprocess.run(
         # default progress output: "test_cell.py " is pending on the line when the marker prints
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "zl_flaggems.plugins.autotune",
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "zl_flaggems.cell.plugins.autotune",
          "test_cell.py"],
         cwd=test_dir, capture_output=True, text=True, timeout=300, check=False,
         env=_subprocess_env(ZL_CELL_DIR=str(cell), ZL_BACKEND="cuda", **env))
@@ -542,14 +542,14 @@ def test_plugin_is_inert_without_a_cell_or_when_uncontrolled(tmp_path):
         if mode == "uncontrolled":
             env["ZL_CELL_DIR"] = str(tmp_path / "cell_u")
         proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",  # noqa: PLW1510
-                               "zl_flaggems.plugins.autotune", "test_cell.py"], cwd=test_dir,
+                               "zl_flaggems.cell.plugins.autotune", "test_cell.py"], cwd=test_dir,
                               capture_output=True, text=True, timeout=300, env=env)
         assert proc.returncode == 0, proc.stdout + proc.stderr
     assert not (tmp_path / "cell_u").exists()
 
 
 def test_hubs_install_and_uninstall_cleanly_more_than_once(tmp_path, kernels, hub_factory):
-    from zl_flaggems.plugins.autotune import _CacheOverlay
+    from zl_flaggems.cell.plugins.autotune import _CacheOverlay
 
     tuner, _, _ = _tuner(kernels, TIMES)
     for round_ in range(2):

@@ -16,10 +16,10 @@ from zl_core import Backend
 from zl_core.errors import PreflightError
 from zl_core.opspec import OpSpec
 from zl_core.provider import CellRequest
-from zl_flaggems import plugin_order
 from zl_flaggems.builtin import kernels
 from zl_flaggems.builtin.benchmark import base, conftest, consts
-from zl_flaggems.builtin.provider import (
+from zl_flaggems.common import plugin_order
+from zl_flaggems.host.builtin_provider import (
     SUITE_DIR,
     BuiltinSuiteProvider,
     read_benchmark_file,
@@ -36,7 +36,7 @@ def test_kernel_modules_import_without_torch():
     code = ("import sys; sys.modules['torch'] = None\n"  # any 'import torch' now raises
             "from zl_flaggems.builtin import kernels\n"
             "for op in kernels.OPS: kernels.load(op)\n"
-            "import zl_flaggems.compile_only\n"
+            "import zl_flaggems.cell.compile_only\n"
             "from zl_flaggems.builtin.benchmark import consts\n"
             "print(sorted(kernels.OPS))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, check=False,
@@ -385,5 +385,5 @@ def test_the_wheel_ships_the_whole_suite():
              if p.is_file() and "__pycache__" not in p.parts}
     assert {"zl_flaggems/builtin/pytest.ini", "zl_flaggems/builtin/benchmark/core_shapes.yaml",
             "zl_flaggems/builtin/benchmark/test_mm.py", "zl_flaggems/builtin/kernels/mm.py",
-            "zl_flaggems/compile_only.py"} <= shipped
+            "zl_flaggems/cell/compile_only.py"} <= shipped
     assert suite <= shipped

@@ -6,7 +6,7 @@ import json
 
 import pytest
 import zl_core.host as host_module
-import zl_flaggems.hooks as flaggems_hooks
+import zl_flaggems.host.hooks as flaggems_hooks
 from zl_core import PluginHost
 from zl_core.cli import main
 

@@ -25,7 +25,7 @@ pytest.importorskip("triton")
 from zl_core import Backend
 from zl_core.opspec import OpSpec
 from zl_core.provider import CellRequest
-from zl_flaggems.builtin.provider import SUITE_DIR, BuiltinSuiteProvider
+from zl_flaggems.host.builtin_provider import SUITE_DIR, BuiltinSuiteProvider
 
 TORCH_STUB = '''\
 """A stand-in for torch with only what the built-in suite's base/conftest use."""
@@ -179,8 +179,8 @@ def run_suite(suite, tmp_path, extra_args=(), env=None):
     argv = list(command.argv)
     keep = []
     for i, arg in enumerate(argv):  # the zl plugins are tested elsewhere: swap in the fake timer
-        if arg.startswith("zl_flaggems.plugins.") or (arg == "-p" and i + 1 < len(argv)
-                                                       and argv[i + 1].startswith("zl_flaggems.plugins.")):
+        if arg.startswith("zl_flaggems.cell.plugins.") or (arg == "-p" and i + 1 < len(argv)
+                                                       and argv[i + 1].startswith("zl_flaggems.cell.plugins.")):
             continue
         keep.append(arg)
     keep[3:3] = ["-p", "zl_fake_timer"]
@@ -264,7 +264,7 @@ def test_zl_shapes_and_results_plugins_read_the_suite(suite, tmp_path):
     cell.mkdir()
     argv = [sys.executable, "-m", "pytest", "-p", "zl_fake_timer", "-p", "no:cacheprovider",
             "-c", str(root / "pytest.ini"), "--rootdir", str(root), "-s",
-            "-p", "zl_flaggems.plugins.shapes", "-p", "zl_flaggems.plugins.results",
+            "-p", "zl_flaggems.cell.plugins.shapes", "-p", "zl_flaggems.cell.plugins.results",
             "benchmark/test_fake.py::test_fake", "--level", "core", "--dtypes", "float16"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("ZL_")}
     env.update({"PYTHONPATH": os.pathsep.join([str(stubs), *filter(None, [os.environ.get("PYTHONPATH")])]),

@@ -153,7 +153,7 @@ def test_q_and_v_go_before_or_after_the_command_and_count_against_each_other():
     assert _logs.levels(0) == (logging.INFO, logging.WARNING)
     assert _logs.levels(1) == (logging.DEBUG, logging.WARNING)
     assert _logs.levels(2) == (logging.DEBUG, logging.DEBUG)
-    for name in ("zl_core.cell", "zl_flaggems.provider", "zl_backend_acme.plugin", "zl_report"):
+    for name in ("zl_core.cell", "zl_flaggems.host.provider", "zl_backend_acme.plugin", "zl_report"):
         assert _logs.first_party(name)
     assert not _logs.first_party("distributed.worker") and not _logs.first_party("zlib_helper")
 
@@ -407,7 +407,7 @@ def test_the_readme_names_every_variable_zl_reads_or_writes():
     from zl_core import contract, devicelock
     from zl_core.campaigns import dask_executor
     from zl_core.host import PluginHost
-    from zl_flaggems import gems_env
+    from zl_flaggems.common import gems_env
 
     sources = _sources()
     named = set()

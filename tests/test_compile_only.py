@@ -2,7 +2,7 @@
 
 The switch matrix runs every side as a real cell (``zl_core.cell.run_cell`` with
 the builtin provider: preflight, a fresh process with the side's environment,
-``python -m zl_flaggems.compile_only``), once per module, and compares the
+``python -m zl_flaggems.cell.compile_only``), once per module, and compares the
 fingerprints the screen would compare.
 """
 
@@ -25,10 +25,11 @@ from zl_core.cell import run_cell
 from zl_core.opspec import OpSpec
 from zl_core.provider import CellRequest
 from zl_core.ttgir_layout import read_index, summarize
-from zl_flaggems import compile_only
 from zl_flaggems.builtin import kernels
 from zl_flaggems.builtin.kernels._spec import make_spec
-from zl_flaggems.builtin.provider import BuiltinSuiteProvider
+from zl_flaggems.cell import compile_only
+from zl_flaggems.common import compile_targets
+from zl_flaggems.host.builtin_provider import BuiltinSuiteProvider
 
 ALL_OPS = kernels.OPS
 CUDA = Backend(name="cuda", aliases=("nvidia",), visibility_env_keys=("CUDA_VISIBLE_DEVICES",))
@@ -164,7 +165,7 @@ def test_cell_command_is_an_argv_without_a_shell(tmp_path):
     request = CellRequest(op=OpSpec.parse("mm:mm:float16"), backend=CUDA, out_dir=tmp_path,
                           python="/opt/py/bin/python", compile_only=True, target="hip:gfx942")
     command = provider.cell_command(request)
-    assert command.argv == ("/opt/py/bin/python", "-m", "zl_flaggems.compile_only", "--op", "mm",
+    assert command.argv == ("/opt/py/bin/python", "-m", "zl_flaggems.cell.compile_only", "--op", "mm",
                             "--target", "hip:gfx942", "--dtypes", "float16")
     assert command.cwd == tmp_path
     assert command.identity["compile_only"] is True and command.identity["timer"] == "none"
@@ -177,7 +178,7 @@ def test_cell_command_is_an_argv_without_a_shell(tmp_path):
 def _run(args, env=None):
     full = {k: v for k, v in os.environ.items() if not k.startswith("ZL_")}
     full.update(env or {})
-    return subprocess.run([sys.executable, "-m", "zl_flaggems.compile_only", *args], env=full,
+    return subprocess.run([sys.executable, "-m", "zl_flaggems.cell.compile_only", *args], env=full,
                           capture_output=True, check=False, text=True, timeout=300)
 
 
@@ -186,15 +187,15 @@ def _run(args, env=None):
     ("hip:gfx942", ("hip", "gfx942", 64)), (" hip:gfx90a ", ("hip", "gfx90a", 64)),
 ])
 def test_targets_parse(text, expected):
-    assert compile_only.parse_target(text) == expected
+    assert compile_targets.parse_target(text) == expected
 
 
 @pytest.mark.parametrize("text", ["cuda", "cuda:", "cuda:sm90", "cuda:9", "musa:22", "hip:942",
                                   "cuda:90;rm", ""])
 def test_bad_targets_are_one_line_usage_errors(text):
-    with pytest.raises(compile_only.CompileOnlyError) as info:
-        compile_only.parse_target(text)
-    assert info.value.code == compile_only.EXIT_USAGE
+    with pytest.raises(compile_targets.CompileOnlyError) as info:
+        compile_targets.parse_target(text)
+    assert info.value.code == compile_targets.EXIT_USAGE
     assert "\n" not in str(info.value) and "cuda:<sm>" in str(info.value)
 
 
@@ -227,7 +228,7 @@ def test_cli_reads_the_cell_contract_from_the_environment(tmp_path):
 
 def test_missing_triton_exits_3_with_one_line(tmp_path):
     code = ("import sys; sys.modules['triton'] = None\n"
-            "from zl_flaggems.compile_only import main\n"
+            "from zl_flaggems.cell.compile_only import main\n"
             f"sys.exit(main(['--op', 'add', '--cell-dir', {str(tmp_path)!r}]))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, check=False,
                           text=True, timeout=120)

@@ -11,8 +11,8 @@ triton = pytest.importorskip("triton")
 
 from triton.runtime import _async_compile
 from triton.runtime.autotuner import Autotuner
-from zl_flaggems import markers
-from zl_flaggems.plugins import compile_pool
+from zl_flaggems.cell import markers
+from zl_flaggems.cell.plugins import compile_pool
 
 BLOCKS = (32, 64, 128, 256)
 

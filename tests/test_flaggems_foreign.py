@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 import types
 
-from zl_flaggems import markers
-from zl_flaggems.plugins import foreign
+from zl_flaggems.cell import markers
+from zl_flaggems.cell.plugins import foreign
 
 
 def test_vendor_of_takes_the_segment_after_backend():

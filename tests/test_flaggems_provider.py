@@ -13,8 +13,8 @@ from zl_core import Backend, contract
 from zl_core.errors import PreflightError
 from zl_core.opspec import OpSpec
 from zl_core.provider import CellRequest
-from zl_flaggems import plugin_order
-from zl_flaggems.provider import FlagGemsProvider, provider_commit
+from zl_flaggems.common import plugin_order
+from zl_flaggems.host.provider import FlagGemsProvider, provider_commit
 
 BACKEND = Backend(name="fakegpu", flaggems_vendor="fakevendor", graph_capture=True)
 
@@ -186,7 +186,7 @@ def test_cell_command_argv_is_a_list_in_plugin_order(fg):
     assert all(isinstance(a, str) for a in argv)
     assert argv[:7] == [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-s", "-p"]
     plugins = [argv[i + 1] for i, a in enumerate(argv) if a == "-p"][1:]
-    assert plugins == ["zl_flaggems.plugins." + n for n in
+    assert plugins == ["zl_flaggems.cell.plugins." + n for n in
                        ("phases", "vendor", "seed", "shapes", "autotune", "compile_pool", "ttgir", "timing", "foreign",
                         "results")]
     node_at = argv.index("benchmark/test_fake.py::test_fakeadd")
@@ -235,7 +235,7 @@ def test_cell_command_test_node_and_kunlunxin_mode_flag(fg):
     argv = list(cmd.argv)
     assert "benchmark/test_fake.py::test_fakerng" in argv
     assert "--fg_mode" in argv and "--mode" not in argv
-    assert "zl_flaggems.plugins.timing" in argv  # direct timing still routed (repeat, row marks)
+    assert "zl_flaggems.cell.plugins.timing" in argv  # direct timing still routed (repeat, row marks)
     assert cmd.identity["timer"] == "direct"
 
 
@@ -258,7 +258,7 @@ def test_provider_commit_git_toplevel_only(tmp_path):
 
 
 def test_hooks_register_the_provider():
-    from zl_flaggems import hooks
+    from zl_flaggems.host import hooks
 
     names = [p.name for p in hooks.zl_providers()]
     assert names[0] == "flaggems"
@@ -275,7 +275,7 @@ def test_compat_plugins_come_from_the_host_the_core_passes(fg, fake_host):
     fake_host.register(Compat(), name="compat")
     with_host = FlagGemsProvider().cell_command(request(fg), fake_host)
     plugins = [a for i, a in enumerate(with_host.argv) if with_host.argv[i - 1] == "-p"]
-    assert plugins[1:4] == ["zl_flaggems.plugins.phases", "vendor_compat.mod", "zl_flaggems.plugins.vendor"]
+    assert plugins[1:4] == ["zl_flaggems.cell.plugins.phases", "vendor_compat.mod", "zl_flaggems.cell.plugins.vendor"]
     # no process-wide host is reached for: without one, no compat plugins
     without = FlagGemsProvider().cell_command(request(fg))
     assert "vendor_compat.mod" not in without.argv
@@ -285,7 +285,7 @@ def test_the_checkout_variable_is_the_providers_and_selects_it(fg, monkeypatch):
     from zl_core import PluginHost, hookimpl
     from zl_core.app.resolve import resolve_suite
     from zl_core.errors import UsageError
-    from zl_flaggems.builtin.provider import BuiltinSuiteProvider
+    from zl_flaggems.host.builtin_provider import BuiltinSuiteProvider
 
     class Suites:
         @hookimpl

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 
 import attrs
 import pytest
-from zl_flaggems import markers
-from zl_flaggems.plugins import results, timing
-from zl_flaggems.rowclock import CLOCK
+from zl_flaggems.cell import markers
+from zl_flaggems.cell.plugins import results, timing
+from zl_flaggems.cell.rowclock import CLOCK
 
 
 @dataclass
@@ -148,7 +148,7 @@ def test_install_wraps_str_of_the_result_class_next_to_the_benchmark(collector):
 def test_markers_include_the_autotune_plugins_count(collector, monkeypatch):
     markers.emit(markers.DIRECT_NO_CUDAGRAPH, ("op", "x"), ("phase", "capture"), ("error", "e"))
     fake = types.SimpleNamespace(marker_counts=lambda: {"AUTOTUNE_REPLAY_FALLBACK": 3})
-    monkeypatch.setitem(__import__("sys").modules, "zl_flaggems.plugins.autotune", fake)
+    monkeypatch.setitem(__import__("sys").modules, "zl_flaggems.cell.plugins.autotune", fake)
     counts = collector.markers()
     assert counts == {"AUTOTUNE_REPLAY_FALLBACK": 3, "BENCHMARK_DIRECT_NO_CUDAGRAPH": 1,
                       "BENCHMARK_CAPTURE_POISONED": 0, "FOREIGN_VENDOR_MODULE": 0,

@@ -7,9 +7,9 @@ import types
 
 import pytest
 import yaml
-from zl_flaggems import benchapi
-from zl_flaggems.plugins import shapes
-from zl_flaggems.rowclock import CLOCK
+from zl_flaggems.cell import benchapi
+from zl_flaggems.cell.plugins import shapes
+from zl_flaggems.cell.rowclock import CLOCK
 
 
 def make_api():

@@ -8,10 +8,10 @@ import statistics
 
 import pytest
 from zl_core import Backend, PluginHost, hookimpl
-from zl_flaggems import graph_timing, markers
-from zl_flaggems.plugin_order import plan, resolve_timer
-from zl_flaggems.plugins import timing
-from zl_flaggems.rowclock import CLOCK
+from zl_flaggems.cell import graph_timing, markers
+from zl_flaggems.cell.plugins import timing
+from zl_flaggems.cell.rowclock import CLOCK
+from zl_flaggems.common.plugin_order import plan, resolve_timer
 
 GPU = Backend(name="fakegpu", graph_capture=True, capture_deny=("denied_op",))
 
@@ -204,7 +204,7 @@ def test_the_spread_of_the_replays_is_logged_with_the_call(host):
 
 
 def test_a_replay_budget_from_the_environment_is_checked(monkeypatch, capsys):
-    from zl_flaggems import cellenv
+    from zl_flaggems.cell import cellenv
 
     monkeypatch.setenv("ZL_REPLAY_MS", "30")
     assert cellenv.env_float("ZL_REPLAY_MS", 100.0) == 30.0
@@ -422,17 +422,17 @@ def test_plan_order_and_capabilities(host):
 
     host.register(Compat(), name="compat")
     full = plan(GPU, host=host, autotune_mode="replay")
-    assert full.modules == ("zl_flaggems.plugins.phases", "vendor_compat.mod", "zl_flaggems.plugins.vendor", "zl_flaggems.plugins.seed",
-                            "zl_flaggems.plugins.shapes", "zl_flaggems.plugins.autotune",
-                            "zl_flaggems.plugins.compile_pool",
-                            "zl_flaggems.plugins.ttgir", "zl_flaggems.plugins.timing",
-                            "zl_flaggems.plugins.foreign", "zl_flaggems.plugins.results")
+    assert full.modules == ("zl_flaggems.cell.plugins.phases", "vendor_compat.mod", "zl_flaggems.cell.plugins.vendor", "zl_flaggems.cell.plugins.seed",
+                            "zl_flaggems.cell.plugins.shapes", "zl_flaggems.cell.plugins.autotune",
+                            "zl_flaggems.cell.plugins.compile_pool",
+                            "zl_flaggems.cell.plugins.ttgir", "zl_flaggems.cell.plugins.timing",
+                            "zl_flaggems.cell.plugins.foreign", "zl_flaggems.cell.plugins.results")
     no_hooks = Backend(name="x", triton_hooks=False)
     small = plan(no_hooks, host=host, autotune_mode="uncontrolled", timer="none")
-    assert "zl_flaggems.plugins.ttgir" not in small.modules
-    assert "zl_flaggems.plugins.autotune" not in small.modules
-    assert "zl_flaggems.plugins.timing" not in small.modules and small.timer == "none"
-    assert small.modules[-1] == "zl_flaggems.plugins.results"
+    assert "zl_flaggems.cell.plugins.ttgir" not in small.modules
+    assert "zl_flaggems.cell.plugins.autotune" not in small.modules
+    assert "zl_flaggems.cell.plugins.timing" not in small.modules and small.timer == "none"
+    assert small.modules[-1] == "zl_flaggems.cell.plugins.results"
 
 
 def test_marker_error_is_the_first_line_of_the_message(host, capsys):

@@ -27,7 +27,7 @@ triton = pytest.importorskip("triton")
 def compile_cell(cell: Path, op: str, **env: str) -> None:
     full = {k: v for k, v in os.environ.items() if not k.startswith("ZL_") and k != "DISABLE_MMA_V3"}
     full.update(env)
-    proc = subprocess.run([sys.executable, "-m", "zl_flaggems.compile_only", "--op", op,
+    proc = subprocess.run([sys.executable, "-m", "zl_flaggems.cell.compile_only", "--op", op,
                            "--dtypes", "float16", "--target", "cuda:90", "--cell-dir", str(cell)],
                           env=full, capture_output=True, text=True, timeout=600, check=False)
     assert proc.returncode == 0, proc.stderr

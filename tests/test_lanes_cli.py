@@ -236,7 +236,7 @@ def test_a_dismissed_operator_needs_a_reason(zl, tmp_path, capsys):
 
 
 def test_skip_marks_are_read_from_flaggems_benchmark_files(tmp_path):
-    from zl_flaggems.provider import FlagGemsProvider
+    from zl_flaggems.host.provider import FlagGemsProvider
 
     bench = tmp_path / "benchmark"
     bench.mkdir()

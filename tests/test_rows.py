@@ -9,7 +9,7 @@ from zl_core import hookimpl
 from zl_core.cell_rows import read_cell, read_rows
 from zl_core.errors import BadInputError
 from zl_core.rows import read_results
-from zl_flaggems.table import parse_table
+from zl_flaggems.host.table import parse_table
 
 # Verbatim from a real FlagGems run on the lent H200 (facts/device-h200.md).
 REAL_SOFTMAX = """\
@@ -198,7 +198,7 @@ def test_the_provider_the_identity_names_reads_a_cell_without_results_json(tmp_p
     # the fake provider prints no table: only results.json would give it rows
     assert read_cell(tmp_path, fake_host).source is None
     (tmp_path / "run_identity.json").write_text(json.dumps({"timer": "graph"}))
-    from zl_flaggems.provider import FlagGemsProvider
+    from zl_flaggems.host.provider import FlagGemsProvider
 
     fake_host.register(type("P", (), {"zl_providers": hookimpl(lambda self: [FlagGemsProvider()])})(),
                        name="fg")

@@ -9,8 +9,8 @@ import json
 import fake_flaggems
 import pytest
 from zl_core import contract
-from zl_flaggems.autotune_records import AutotuneRecorder, TunerId, read_records, write_meta
-from zl_flaggems.sweep_merge import merge_shards
+from zl_flaggems.common.autotune_records import AutotuneRecorder, TunerId, read_records, write_meta
+from zl_flaggems.host.sweep_merge import merge_shards
 
 pytest.importorskip("triton")
 

@@ -92,7 +92,7 @@ def test_a_compiler_that_cannot_be_asked_is_a_note_not_a_refusal(caplog):
 
 def test_stock_triton_reads_its_switches_and_not_flagtrees():
     pytest.importorskip("triton")
-    from zl_flaggems.switch_probe import ask_triton
+    from zl_flaggems.host.switch_probe import ask_triton
 
     names = ["DISABLE_MMA_V3", "TRITON_F32_DEFAULT", "FLAGTREE_RLC_ENHANCE", "DISABLE_MMA_V33"]
     report = ask_triton(sys.executable, names, {n: "0" for n in names},
@@ -129,7 +129,7 @@ FLAGTREE = {
 
 
 def test_a_flagtree_build_is_asked_in_the_cells_interpreter(tmp_path, monkeypatch):
-    from zl_flaggems.switch_probe import ask_triton
+    from zl_flaggems.host.switch_probe import ask_triton
 
     for rel, text in FLAGTREE.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -149,7 +149,7 @@ def test_a_flagtree_build_is_asked_in_the_cells_interpreter(tmp_path, monkeypatc
 
 
 def test_an_interpreter_without_triton_cannot_be_asked(tmp_path):
-    from zl_flaggems.switch_probe import ask_triton
+    from zl_flaggems.host.switch_probe import ask_triton
 
     python = tmp_path / "python"
     python.write_text("#!/bin/sh\necho 'no triton here' >&2\nexit 1\n")

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 from zl_core.ttgir_layout import read_index, summarize
-from zl_flaggems.plugins.ttgir import TritonHooks
-from zl_flaggems.ttgir_recorder import TtgirRecorder
+from zl_flaggems.cell.plugins.ttgir import TritonHooks
+from zl_flaggems.cell.ttgir_recorder import TtgirRecorder
 
 triton = pytest.importorskip("triton")
 
@@ -197,7 +197,7 @@ CELL_TEST = textwrap.dedent("""
     import os, signal
     from pathlib import Path
     import zl_ttgir_kernels as k
-    from zl_flaggems.ttgir_recorder import recorder_stats, set_current_shape
+    from zl_flaggems.cell.ttgir_recorder import recorder_stats, set_current_shape
 
     def test_compile():
         kind = os.environ["KIND"]
@@ -229,7 +229,7 @@ def _cell(tmp_path: Path, name: str, kind: str, suite: Path | None = None,
     cell.mkdir()
     env.setdefault("TRITON_CACHE_DIR", str(tmp_path / f"cache_{name}"))
     proc = subprocess.run(  # noqa: PLW1510 - the return code is asserted
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "zl_flaggems.plugins.ttgir",
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "zl_flaggems.cell.plugins.ttgir",
          "test_cell.py"],
         cwd=suite, capture_output=True, text=True, timeout=600,
         env=_env(ZL_CELL_DIR=str(cell), ZL_COMPILE_ONLY="1", KIND=kind, **env))
@@ -286,6 +286,6 @@ def test_plugin_is_inert_without_a_cell(tmp_path):
             assert not knobs.runtime.launch_enter_hook.calls
     """))
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",  # noqa: PLW1510
-                           "zl_flaggems.plugins.ttgir", "test_inert.py"], cwd=suite, capture_output=True,
+                           "zl_flaggems.cell.plugins.ttgir", "test_inert.py"], cwd=suite, capture_output=True,
                           text=True, timeout=300, env=_env())
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 from zl_core.ttgir_layout import read_index, summarize
-from zl_flaggems import ttgir_recorder
-from zl_flaggems.ttgir_recorder import NO_TTGIR, SWEEP_SHAPE, UNRESOLVED, TtgirRecorder
+from zl_flaggems.cell import ttgir_recorder
+from zl_flaggems.cell.ttgir_recorder import NO_TTGIR, SWEEP_SHAPE, UNRESOLVED, TtgirRecorder
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "packages" / "zl-flaggems" / "src"
@@ -255,8 +255,8 @@ def test_dump_survives_sigterm(tmp_path):
     code = textwrap.dedent(f"""
         import os, signal, sys
         from pathlib import Path
-        from zl_flaggems import crashsafe
-        from zl_flaggems.ttgir_recorder import get_recorder, set_current_shape
+        from zl_flaggems.cell import crashsafe
+        from zl_flaggems.cell.ttgir_recorder import get_recorder, set_current_shape
         rec = get_recorder()
         root = Path({str(tmp_path / "ttgir")!r})
         crashsafe.register(lambda: rec.flush(root))

@@ -17,7 +17,7 @@ from zl_core import Backend, PluginHost, app, hookimpl
 from zl_core.errors import BadInputError, UsageError
 from zl_core.store.layout import CampaignLayout
 from zl_core.store.record import read_campaign
-from zl_flaggems.provider import FlagGemsProvider
+from zl_flaggems.host.provider import FlagGemsProvider
 
 FAKEGPU = Backend(name="fakegpu", flaggems_vendor="fakevendor", graph_capture=True,
                   default_switch="DISABLE_MMA_V3")

@@ -12,7 +12,7 @@ from pathlib import Path
 from zl_core.cell_rows import read_cell
 from zl_core.pairing import pair_rows
 from zl_core.rows import parse_results_json
-from zl_flaggems.table import parse_table
+from zl_flaggems.host.table import parse_table
 
 rec, rep = (Path(p) for p in sys.argv[1:3])
 for cell in (rec, rep):

@@ -5,7 +5,7 @@ Run on the device (after ``source .whl/on-device.sh``):
     python3 docs/validation/scripts/noise_sources.py --processes 6 --out $OUT/noise_sources.json
 
 Each of ``--processes`` fresh Python processes imports torch, builds the cases' inputs and
-times each case with zl's own graph timer (``zl_flaggems.graph_timing.graph_replays``)
+times each case with zl's own graph timer (``zl_flaggems.cell.graph_timing.graph_replays``)
 under every variant, in an order shuffled per process (so a variant's place in the
 process is not confounded with it):
 
@@ -51,7 +51,7 @@ REPLAY_MS = {"old": 10.0, "r30": 30.0, "r100": 100.0, "r300": 300.0, "again": 10
 
 def child(index: int) -> dict:
     import torch
-    from zl_flaggems.graph_timing import graph_replays
+    from zl_flaggems.cell.graph_timing import graph_replays
 
     di = torch.cuda
     rng = random.Random(index)

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from zl_core.cell_rows import read_rows
-from zl_flaggems.table import parse_table
+from zl_flaggems.host.table import parse_table
 
 root = Path(sys.argv[1])
 reps = int(sys.argv[2]) if len(sys.argv) > 2 else 2

@@ -1,7 +1,7 @@
 """zl's benchmark providers: FlagGems checkouts (and the built-in suite).
 
 Importing this package is cheap and never imports torch, triton or flag_gems;
-only the pytest plugins under :mod:`zl_flaggems.plugins` touch them, inside a
+only the pytest plugins under :mod:`zl_flaggems.cell.plugins` touch them, inside a
 cell process.
 """
 

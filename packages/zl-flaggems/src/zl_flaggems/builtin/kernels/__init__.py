@@ -1,7 +1,7 @@
 """Triton kernels of the built-in suite, one module per operator.
 
 Every module imports with triton alone (torch is imported inside the python
-wrappers only), so ``python -m zl_flaggems.compile_only`` can compile them on a
+wrappers only), so ``python -m zl_flaggems.cell.compile_only`` can compile them on a
 machine with no device and no torch. Each module exposes:
 
 * its ``@triton.jit`` kernels (``mm`` wraps its kernel in ``@triton.autotune``);

@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 from zl_core import contract
 
-from zl_flaggems import benchapi, cellenv, crashsafe, markers
-from zl_flaggems.rowclock import CLOCK
+from zl_flaggems.cell import benchapi, cellenv, crashsafe, markers
+from zl_flaggems.cell.rowclock import CLOCK
 
 PLUGIN = "results"
 RESULTS_NAME = "results.json"
@@ -41,7 +41,7 @@ def _num(value: Any) -> float | None:
 
 
 def _timing_log() -> list:
-    mod = sys.modules.get("zl_flaggems.plugins.timing")
+    mod = sys.modules.get("zl_flaggems.cell.plugins.timing")
     return getattr(mod, "TIMING_LOG", []) if mod is not None else []
 
 
@@ -145,7 +145,7 @@ class Collector:
 
     def markers(self) -> dict[str, int]:
         counts = markers.counts()
-        autotune = sys.modules.get("zl_flaggems.plugins.autotune")
+        autotune = sys.modules.get("zl_flaggems.cell.plugins.autotune")
         extra = getattr(autotune, "marker_counts", None)
         if callable(extra):
             try:

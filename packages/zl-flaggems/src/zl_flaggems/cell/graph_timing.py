@@ -1,7 +1,7 @@
 """Graph timing through the device interface: capture a kernel, replay it, time it.
 
 The device interface is Triton's (``torch.cuda``, ``torch.musa``, ...), never a
-vendor named here; :mod:`zl_flaggems.plugins.timing` decides when a call is
+vendor named here; :mod:`zl_flaggems.cell.plugins.timing` decides when a call is
 graph-timed and what a failure means.
 """
 

@@ -18,14 +18,15 @@ from typing import Any
 
 import pytest
 
-from zl_flaggems import cellenv, gems_env
+from zl_flaggems.cell import cellenv
+from zl_flaggems.common import gems_env
 
 PLUGIN = "vendor"
 _done = False
 
 
 def ensure_gems_vendor(backend: Any) -> str | None:
-    """Apply :func:`zl_flaggems.gems_env.vendor_env` to this process (a zl cell has it
+    """Apply :func:`zl_flaggems.common.gems_env.vendor_env` to this process (a zl cell has it
     from its provider already; a cell started by hand may not); returns the vendor."""
     os.environ.update(gems_env.vendor_env(backend, os.environ))
     return gems_env.user_vendor(os.environ)

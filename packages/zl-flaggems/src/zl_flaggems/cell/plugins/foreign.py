@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from zl_flaggems import cellenv, gems_env, markers
+from zl_flaggems.cell import cellenv, markers
+from zl_flaggems.common import gems_env
 
 PLUGIN = "foreign"
 PREFIX = ("runtime", "backend")  # under either FlagGems package (gems_env.GEMS_PACKAGES)

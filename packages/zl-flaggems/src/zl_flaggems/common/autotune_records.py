@@ -1,7 +1,7 @@
 """Autotune record / replay bookkeeping: formats, keys, files, the backend guard.
 
 Nothing here imports triton or torch; the pytest plugin
-(:mod:`zl_flaggems.plugins.autotune`) feeds it keys and ``triton.Config``-like
+(:mod:`zl_flaggems.cell.plugins.autotune`) feeds it keys and ``triton.Config``-like
 objects. Layout of ``<cell>/autotune_records/``::
 
     meta.json          {"schema", "backend", "flaggems_vendor", "triton_version", "op"}

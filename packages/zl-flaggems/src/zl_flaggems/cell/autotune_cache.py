@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from zl_flaggems.plugins.autotune import AutotuneHub
+    from zl_flaggems.cell.plugins.autotune import AutotuneHub
 
 _UNSEEN = object()
 

@@ -20,11 +20,12 @@ from zl_core.errors import PreflightError
 from zl_core.host import PluginHost
 from zl_core.provider import CellCommand, CellRequest, OpInfo, Provider, ShardMerge, WarmPlan
 
-from zl_flaggems import gems_env, plugin_order, preflight
-from zl_flaggems.gems_env import GEMS_PACKAGE_ENV
-from zl_flaggems.preflight import BENCH_DIR
-from zl_flaggems.sealing import FlagGemsSealing
-from zl_flaggems.table import PrintedTableRows
+from zl_flaggems.common import gems_env, plugin_order
+from zl_flaggems.common.gems_env import GEMS_PACKAGE_ENV
+from zl_flaggems.host import preflight
+from zl_flaggems.host.preflight import BENCH_DIR
+from zl_flaggems.host.sealing import FlagGemsSealing
+from zl_flaggems.host.table import PrintedTableRows
 
 _TEST_DEF = re.compile(r"^def\s+test_([A-Za-z0-9_]+)\s*\(", re.MULTILINE)
 # A decorator block right above a module-level test function; an unconditional skip
@@ -170,7 +171,7 @@ class FlagGemsProvider(FlagGemsSealing, PrintedTableRows, Provider):
         if request.compile_only:
             raise PreflightError("compile_only", "FlagGems benchmarks need a device; "
                                  "use --suite builtin for compile-only cells")
-        if request.check is not None:  # accuracy tests, not the benchmark (zl_flaggems.sealing)
+        if request.check is not None:  # accuracy tests, not the benchmark (zl_flaggems.host.sealing)
             self.check_tests_exist(request.check, root)
             self._check_interpreter(request, root, host)
             return
@@ -330,7 +331,7 @@ class FlagGemsProvider(FlagGemsSealing, PrintedTableRows, Provider):
         return "--fg_mode" if vendor == "kunlunxin" else "--mode"
 
     def merge_sweep_shards(self, shard_cells: Sequence[Path], into: Path) -> ShardMerge:
-        from zl_flaggems.sweep_merge import merge_shards
+        from zl_flaggems.host.sweep_merge import merge_shards
 
         return merge_shards(shard_cells, into)
 
@@ -379,6 +380,6 @@ class FlagGemsProvider(FlagGemsSealing, PrintedTableRows, Provider):
 
     def switch_report(self, *, python, names, a_values, b_values, target=None):
         """Asked in the cells' interpreter: its Triton (or FlagTree) compiles the cells."""
-        from zl_flaggems.switch_probe import ask_triton
+        from zl_flaggems.host.switch_probe import ask_triton
 
         return ask_triton(python, names, a_values, b_values, target=target)

@@ -33,7 +33,7 @@ never attempted (``phase=denylist``). Direct timing takes the median of
 
 Every routed call is appended to :data:`TIMING_LOG` with its row and timer; the
 results plugin reads it. The capture and replay itself is
-:mod:`zl_flaggems.graph_timing`'s.
+:mod:`zl_flaggems.cell.graph_timing`'s.
 """
 
 from __future__ import annotations
@@ -47,16 +47,16 @@ import attrs
 import pytest
 from zl_core import contract
 
-from zl_flaggems import cellenv, markers
-from zl_flaggems.graph_timing import (
+from zl_flaggems.cell import cellenv, markers
+from zl_flaggems.cell.graph_timing import (
     DEFAULT_REPLAY_MS,
     CaptureFailure,
     GraphTiming,
     graph_replays,
     summarize,
 )
-from zl_flaggems.plugin_order import resolve_timer
-from zl_flaggems.rowclock import CLOCK
+from zl_flaggems.cell.rowclock import CLOCK
+from zl_flaggems.common.plugin_order import resolve_timer
 
 PLUGIN = "timing"
 POISONED_EXIT = int(pytest.ExitCode.INTERRUPTED)

@@ -14,7 +14,7 @@ from zl_core.errors import PreflightError
 from zl_core.module_origins import origins
 from zl_core.provider import CellCommand, CellRequest, CheckSpec, OpInfo
 
-from zl_flaggems.preflight import BENCH_DIR
+from zl_flaggems.host.preflight import BENCH_DIR
 
 #: FlagGems' accuracy tests: ``tests/test_<op>.py``, each test marked with its operator.
 TESTS_DIR = "tests"
@@ -54,7 +54,7 @@ class FlagGemsSealing:
         argv = (request.python, "-m", "pytest", "-p", "no:cacheprovider", "-q",
                 *(() if nodes else (check.file,)), *check.select,
                 f"--junitxml={Path(request.out_dir) / contract.ACCURACY_REPORT}")
-        from zl_flaggems.provider import provider_commit
+        from zl_flaggems.host.provider import provider_commit
 
         identity = {"provider": self.name, "provider_commit": provider_commit(root),
                     "source": str(root), "gems_package": self.gems_package_of(root),
@@ -72,7 +72,7 @@ class FlagGemsSealing:
                 *(root / name for name in ROOT_FILES if (root / name).is_file())]
 
     def source_commit(self, source: str | None) -> str | None:
-        from zl_flaggems.provider import provider_commit
+        from zl_flaggems.host.provider import provider_commit
 
         root = self._root(source)
         return provider_commit(root) if root is not None else None
@@ -95,7 +95,7 @@ class FlagGemsSealing:
         root = self._root(source)
         if root is None:
             return origins(python, ["triton"])
-        from zl_flaggems.provider import cell_pythonpath
+        from zl_flaggems.host.provider import cell_pythonpath
 
         path = cell_pythonpath(root, os.environ.get("PYTHONPATH", ""))
         return origins(python, ["triton", self.gems_package_of(root)],

@@ -34,7 +34,7 @@ def emit(marker: str, *fields: tuple[str, object]) -> str:
     """Print one marker line on stdout (flushed) and count it; returns the line."""
     line = format_line(marker, list(fields))
     _COUNTS[marker] += 1
-    from zl_flaggems.cellenv import line_start
+    from zl_flaggems.cell.cellenv import line_start
 
     line_start()
     sys.stdout.write(line + "\n")

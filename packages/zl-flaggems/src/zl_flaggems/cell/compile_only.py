@@ -1,6 +1,6 @@
 """Compile-only cell: the built-in suite's kernels compiled for a target, no device.
 
-    python -m zl_flaggems.compile_only --op mm [--target <kind>:<arch>] [--dtypes float16]
+    python -m zl_flaggems.cell.compile_only --op mm [--target <kind>:<arch>] [--dtypes float16]
 
 Runs in a fresh process with the side's environment already applied by the core
 (so a switch such as ``DISABLE_MMA_V3=1`` reaches the compiler), compiles every
@@ -32,57 +32,24 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Sequence
 from pathlib import Path
 
-from zl_core import contract, liveness, phases, targets
+from zl_core import contract, liveness, phases
 from zl_core.atomic import write_json_atomic
-from zl_core.backend import Backend
+
+from zl_flaggems.common.compile_targets import (
+    EXIT_COMPILE,
+    EXIT_MISSING,
+    EXIT_USAGE,
+    CompileOnlyError,
+    default_target,
+    parse_target,
+)
 
 # Started at import: the process's start before it is the orchestrator's to add.
 CLOCK = phases.PhaseClock()
 CLOCK.enter(phases.START)
 liveness.arm()  # a stalled compile-only cell gives its stacks too
-
-EXIT_COMPILE = 1
-EXIT_USAGE = 2
-EXIT_MISSING = 3
-
-
-class CompileOnlyError(Exception):
-    """A one-line failure with its exit code."""
-
-    def __init__(self, message: str, code: int):
-        super().__init__(message)
-        self.code = code
-
-
-def _installed() -> list:
-    from zl_core import plugin_host
-
-    return plugin_host().backends()
-
-
-def parse_target(text: str, backends: Sequence[Backend] | None = None) -> tuple[str, object, int]:
-    """``(kind, arch, warp size)`` of a target, by the grammar of the backend it
-    belongs to (``backends``, default: the installed ones)."""
-    from zl_core.errors import UsageError
-
-    try:
-        return targets.resolve(text, _installed() if backends is None else backends)[1].triple
-    except UsageError as exc:
-        raise CompileOnlyError(str(exc), EXIT_USAGE) from None
-
-
-def default_target(backends: Sequence[Backend] | None = None) -> str:
-    """The target a cell compiles for when none is given."""
-    from zl_core.errors import UsageError
-
-    try:
-        return targets.default(_installed() if backends is None else backends)
-    except UsageError as exc:
-        raise CompileOnlyError(str(exc), EXIT_USAGE) from None
-
 
 def _last_line(exc: BaseException) -> str:
     lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
@@ -240,7 +207,7 @@ def _write_phases(cell_dir: Path) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m zl_flaggems.compile_only",
+    p = argparse.ArgumentParser(prog="python -m zl_flaggems.cell.compile_only",
                                 description="Compile a built-in operator's kernels for a target "
                                 "without a device and dump their TTGIR.")
     p.add_argument("--op", required=True, help="built-in operator, e.g. mm")

@@ -1,6 +1,6 @@
 """pytest plugin: dump the TTGIR of every kernel variant launched, per (shape, kernel).
 
-Load with ``-p zl_flaggems.plugins.ttgir`` in a cell process; without
+Load with ``-p zl_flaggems.cell.plugins.ttgir`` in a cell process; without
 ``ZL_CELL_DIR`` it does nothing. Output: ``<cell>/ttgir/<shape>/<kernel>/<variant>.ttgir``
 plus ``index.tsv`` (zl_core.ttgir_layout) and ``variants.json`` (full parameters).
 
@@ -11,13 +11,13 @@ Hooks used (Triton 3.4-3.6; each one optional, missing ones degrade to a note):
 * ``knobs.runtime.kernel_load_end_hook`` (3.5+): function handle -> hash. On 3.4,
   handles are resolved at flush time from the live ``CompiledKernel`` objects.
 * ``knobs.runtime.launch_enter_hook`` (a HookChain in 3.5+, a plain attribute in
-  3.4): one dict increment per launch, see :mod:`zl_flaggems.ttgir_recorder` for
+  3.4): one dict increment per launch, see :mod:`zl_flaggems.cell.ttgir_recorder` for
   why counting stays in the launch path and what it costs.
 * ``Autotuner._bench`` and the drivers' ``clear_cache`` are wrapped so autotune
   benchmarking and do_bench's L2 clearing (a FlagGems fill kernel) count apart.
 
 The dump is rewritten after every test, whenever the current shape changes
-(:func:`zl_flaggems.ttgir_recorder.set_current_shape`), at session end, at exit
+(:func:`zl_flaggems.cell.ttgir_recorder.set_current_shape`), at session end, at exit
 and on SIGTERM; a hard crash loses at most the current shape.
 """
 
@@ -33,8 +33,9 @@ from typing import Any
 from zl_core import contract, phases
 from zl_core.ttgir_layout import TTGIR_DIR
 
-from zl_flaggems import crashsafe, gems_env, phase_clock
-from zl_flaggems.ttgir_recorder import TtgirRecorder, get_recorder, measure_hook_cost
+from zl_flaggems.cell import crashsafe, phase_clock
+from zl_flaggems.cell.ttgir_recorder import TtgirRecorder, get_recorder, measure_hook_cost
+from zl_flaggems.common import gems_env
 
 _ACTIVE: TritonHooks | None = None
 
@@ -245,7 +246,7 @@ def _merge_identity(updates: dict) -> None:
 
 
 def _emit(config: Any, line: str) -> None:
-    from zl_flaggems.emitter import Emitter
+    from zl_flaggems.cell.emitter import Emitter
 
     Emitter(config).emit(line, err=True)
 

@@ -1,6 +1,6 @@
 """FlagGems' printed result table, read back from a cell's ``run.log``.
 
-``results.json`` (written by :mod:`zl_flaggems.plugins.results`) is the primary
+``results.json`` (written by :mod:`zl_flaggems.cell.plugins.results`) is the primary
 source of a cell's rows. Older runs, and cells whose results plugin did not load,
 only have the table FlagGems prints; it is parsed here, tolerating ANSI colour,
 ``N/A`` values, optional TFLOPS/GBPS columns and a log cut off mid-line by a

@@ -1,6 +1,6 @@
 """pytest plugin: where the cell's time goes, phase by phase (:mod:`zl_core.phases`).
 
-Loaded first, so its clock (:mod:`zl_flaggems.phase_clock`) starts before the other
+Loaded first, so its clock (:mod:`zl_flaggems.cell.phase_clock`) starts before the other
 plugins and the benchmark's conftest import anything. What marks each phase:
 
 * interpreter start and imports: up to the start of collection, plus the import of
@@ -22,7 +22,7 @@ beat (:mod:`zl_core.liveness`): a cell busy in a long autotune sweep prints noth
 minutes, and must not look stalled.
 
 A hook that cannot go in (no Triton, no compilation listener, no ``get_latency``)
-leaves its phase out of :data:`~zl_flaggems.phase_clock.MEASURED`, so the record
+leaves its phase out of :data:`~zl_flaggems.cell.phase_clock.MEASURED`, so the record
 says unknown. The record is written after collection, after each test and at the end
 (``final``), so a cell killed midway keeps what it had measured.
 """
@@ -34,8 +34,8 @@ from typing import Any
 import pytest
 from zl_core import phases
 
-from zl_flaggems import benchapi, cellenv, phase_clock
-from zl_flaggems.rowclock import CLOCK as ROWS
+from zl_flaggems.cell import benchapi, cellenv, phase_clock
+from zl_flaggems.cell.rowclock import CLOCK as ROWS
 
 PLUGIN = "phases"
 _TIMING = "timing_call"  # a get_latency call, until its row says whose it was

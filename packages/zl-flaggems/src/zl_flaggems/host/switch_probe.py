@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 
 from zl_core.switch_check import SwitchReport
 
-from zl_flaggems.preflight import last_line, read_probe, shown_python
+from zl_flaggems.host.preflight import last_line, read_probe, shown_python
 
 PROBE_PREFIX = "ZL_SWITCH_PROBE "
 PROBE_TIMEOUT_S = 120.0
@@ -141,7 +141,7 @@ def ask_triton(python: str, names: Sequence[str], a_values: Mapping[str, str],
     asked = {n: [a_values.get(n, ""), b_values.get(n, "")] for n in names}
     child_env = {k: v for k, v in (env if env is not None else os.environ).items() if k not in asked}
     if target:
-        from zl_flaggems.compile_only import CompileOnlyError, parse_target
+        from zl_flaggems.common.compile_targets import CompileOnlyError, parse_target
 
         try:  # the backend that owns the target knows its warp size
             triple = json.dumps(list(parse_target(target)))

@@ -1,6 +1,6 @@
 """pytest plugin: pin autotune configs across the two sides of a comparison.
 
-Load with ``-p zl_flaggems.plugins.autotune`` in a cell process. Settings come
+Load with ``-p zl_flaggems.cell.plugins.autotune`` in a cell process. Settings come
 from the cell contract (``ZL_CELL_DIR``, ``ZL_AUTOTUNE_MODE``, ``ZL_REPLAY_DIR``,
 ``ZL_BACKEND``); without ``ZL_CELL_DIR`` the plugin does nothing.
 
@@ -26,7 +26,7 @@ of ``self.cache`` are plain instance-dict lookups, so there is no per-launch
 getter; the overlay adds one Python call per cache access. Kernels whose tuner
 has a single config never consult the cache: there is nothing to tune, so they
 are neither recorded nor reported. The overlays are
-:mod:`zl_flaggems.autotune_cache`'s; the record files :mod:`zl_flaggems.autotune_records`'.
+:mod:`zl_flaggems.cell.autotune_cache`'s; the record files :mod:`zl_flaggems.common.autotune_records`'.
 """
 
 from __future__ import annotations
@@ -42,9 +42,11 @@ from typing import Any
 import pytest
 from zl_core import contract
 
-from zl_flaggems import crashsafe, gems_env
-from zl_flaggems.autotune_cache import _CacheOverlay, _CacheSlot, _RecordCache, _ReplayCache
-from zl_flaggems.autotune_records import (
+from zl_flaggems.cell import crashsafe
+from zl_flaggems.cell.autotune_cache import _CacheOverlay, _CacheSlot, _RecordCache, _ReplayCache
+from zl_flaggems.cell.emitter import Emitter
+from zl_flaggems.common import gems_env
+from zl_flaggems.common.autotune_records import (
     FALLBACK_MARKER,
     RECORDS_DIR,
     AutotuneRecorder,
@@ -59,7 +61,6 @@ from zl_flaggems.autotune_records import (
     tuner_id_for,
     write_meta,
 )
-from zl_flaggems.emitter import Emitter
 
 _MISSING = object()
 _HUB: AutotuneHub | None = None

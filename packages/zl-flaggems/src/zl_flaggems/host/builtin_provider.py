@@ -3,7 +3,7 @@
 Device cells run ``python -m pytest ... benchmark/test_<op>.py::test_<op>`` from
 the suite folder shipped in this package (the folder of this module), with the
 same zl pytest plugins as FlagGems cells. Compile-only cells run
-``python -m zl_flaggems.compile_only --op <op> --target <target>``, which needs
+``python -m zl_flaggems.cell.compile_only --op <op> --target <target>``, which needs
 neither a device nor torch.
 
 The suite is installed inside site-packages, so its cells are isolated from the
@@ -21,11 +21,13 @@ from zl_core import contract
 from zl_core.errors import PreflightError
 from zl_core.host import PluginHost
 from zl_core.provider import CellCommand, CellRequest, CheckSpec, OpInfo, Provider, WarmPlan
-from zl_flaggems import gems_env, preflight
-from zl_flaggems.preflight import BENCH_DIR
-from zl_flaggems.table import PrintedTableRows
 
-SUITE_DIR = Path(__file__).resolve().parent
+from zl_flaggems.common import gems_env
+from zl_flaggems.host import preflight
+from zl_flaggems.host.preflight import BENCH_DIR
+from zl_flaggems.host.table import PrintedTableRows
+
+SUITE_DIR = Path(__file__).resolve().parents[1] / "builtin"
 INI_NAME = "pytest.ini"
 
 # Runs in the cell's interpreter: can it import what the cell needs?
@@ -194,7 +196,7 @@ class BuiltinSuiteProvider(PrintedTableRows, Provider):
 
     def _check_compile_only(self, request: CellRequest) -> None:
         from zl_flaggems.builtin.kernels import OPS
-        from zl_flaggems.compile_only import CompileOnlyError, parse_target
+        from zl_flaggems.common.compile_targets import CompileOnlyError, parse_target
 
         if request.op.op not in OPS:
             raise PreflightError("compile_specs", f"operator {request.op.op!r} has no compile specs; "
@@ -220,7 +222,7 @@ class BuiltinSuiteProvider(PrintedTableRows, Provider):
         python = request.python
         shown = preflight.shown_python(python)
         if request.compile_only:
-            needs, wanted = ["?triton", "?zl_flaggems.compile_only", "?zl_core"], "triton"
+            needs, wanted = ["?triton", "?zl_flaggems.cell.compile_only", "?zl_core"], "triton"
         else:
             modules = self._plan(request, host).modules
             # Found, not imported: importing torch costs seconds per campaign.
@@ -249,12 +251,12 @@ class BuiltinSuiteProvider(PrintedTableRows, Provider):
 
     def _target(self, request: CellRequest) -> str:
         """The compile-only target: the request's, else the backend's default."""
-        from zl_flaggems.compile_only import default_target
+        from zl_flaggems.common.compile_targets import default_target
 
         return request.target or default_target(_grammars(request))
 
     def _plan(self, request: CellRequest, host: PluginHost | None):
-        from zl_flaggems import plugin_order
+        from zl_flaggems.common import plugin_order
 
         return plugin_order.plan_cell(request, host)
 
@@ -294,7 +296,7 @@ class BuiltinSuiteProvider(PrintedTableRows, Provider):
                                unset=unset, identity=identity)
         if request.compile_only:
             target = self._target(request)
-            argv = [request.python, "-m", "zl_flaggems.compile_only", "--op", request.op.op,
+            argv = [request.python, "-m", "zl_flaggems.cell.compile_only", "--op", request.op.op,
                     "--target", target]
             if request.op.dtypes:
                 argv += ["--dtypes", ",".join(request.op.dtypes)]
@@ -303,7 +305,7 @@ class BuiltinSuiteProvider(PrintedTableRows, Provider):
                                env={contract.PROVIDER: self.name, **gems}, unset=unset,
                                identity=identity)
 
-        from zl_flaggems import plugin_order
+        from zl_flaggems.common import plugin_order
 
         plan = self._plan(request, host)
         node = self._node(request)
@@ -334,6 +336,6 @@ class BuiltinSuiteProvider(PrintedTableRows, Provider):
 
     def switch_report(self, *, python, names, a_values, b_values, target=None):
         """Asked in the cells' interpreter: its Triton (or FlagTree) compiles the cells."""
-        from zl_flaggems.switch_probe import ask_triton
+        from zl_flaggems.host.switch_probe import ask_triton
 
         return ask_triton(python, names, a_values, b_values, target=target)

@@ -1,13 +1,13 @@
 """Sweep shards of a FlagGems cell: did they cover the shape set, and their picks merged.
 
-Each shard cell sliced every benchmark's shapes (``plugins/shapes.py``, after FlagGems
+Each shard cell sliced every benchmark's shapes (``cell/plugins/shapes.py``, after FlagGems
 settled them: the shape file, the class's own list, the comprehensive merge) and wrote
 what it saw under ``sweep_shard`` in its identity: per benchmark, how many shapes the
 whole set had, a digest of that set, and how many were its own. The shards stand in
 for one serial sweep only if every shard saw the same benchmarks with the same shape
 sets, and their slices add up to each set; their records must come from one backend,
 vendor and Triton. The merged record is one ``autotune_records/`` in the format side B
-replays (:mod:`zl_flaggems.autotune_records`); a key two shards tuned differently keeps
+replays (:mod:`zl_flaggems.common.autotune_records`); a key two shards tuned differently keeps
 the lowest shard's pick and is reported.
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 from zl_core import caliber
 from zl_core.provider import ShardMerge
 
-from zl_flaggems.autotune_records import (
+from zl_flaggems.common.autotune_records import (
     RECORDS_DIR,
     AutotuneRecorder,
     TunerId,

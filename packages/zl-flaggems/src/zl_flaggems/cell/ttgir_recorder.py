@@ -1,6 +1,6 @@
 """TTGIR dump bookkeeping: which compiled variants ran, per (shape, kernel).
 
-Fed by Triton's hooks (installed by :mod:`zl_flaggems.plugins.ttgir`, which is
+Fed by Triton's hooks (installed by :mod:`zl_flaggems.cell.plugins.ttgir`, which is
 the only part that touches triton):
 
 * the compilation listener -> :meth:`TtgirRecorder.on_compile` stores, per kernel
@@ -29,7 +29,7 @@ operator as changed. Both are listed in the index with shape ``-``, not dumped.
 
 Other plugins call :func:`set_current_shape` when the benchmark moves to the next
 input; until then launches are filed under ``"all"``. What a variant is and how it
-is named: :mod:`zl_flaggems.ttgir_variants`.
+is named: :mod:`zl_flaggems.cell.ttgir_variants`.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ import attrs
 from zl_core.atomic import write_text_atomic
 from zl_core.ttgir_layout import IndexRow, safe_component, write_index
 
-from zl_flaggems.ttgir_variants import (
+from zl_flaggems.cell.ttgir_variants import (
     OPTION_KEYS,
     Variant,
     _named,

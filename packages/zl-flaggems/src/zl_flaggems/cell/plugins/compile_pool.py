@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 from zl_core import contract, phases
 
-from zl_flaggems import cellenv, markers, phase_clock
+from zl_flaggems.cell import cellenv, markers, phase_clock
 
 PLUGIN = "compile_pool"
 FALLBACK = contract.PARALLEL_COMPILE_FALLBACK

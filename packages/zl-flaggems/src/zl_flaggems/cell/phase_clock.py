@@ -13,7 +13,7 @@ from typing import Any
 
 from zl_core import liveness, phases
 
-from zl_flaggems import cellenv
+from zl_flaggems.cell import cellenv
 
 CLOCK = phases.PhaseClock()
 CLOCK.enter(phases.START)

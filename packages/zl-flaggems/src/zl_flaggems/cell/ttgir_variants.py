@@ -1,6 +1,6 @@
 """A compiled TTGIR variant and its name: what tells the variants of one kernel apart.
 
-Filled by :class:`zl_flaggems.ttgir_recorder.TtgirRecorder` from Triton's
+Filled by :class:`zl_flaggems.cell.ttgir_recorder.TtgirRecorder` from Triton's
 compilation listener and kernel-load hook; names come from the values that
 differ within one (shape, kernel) group, so both sides of a pair (same pinned
 configs, different switch, hence different hashes) get the same file names.

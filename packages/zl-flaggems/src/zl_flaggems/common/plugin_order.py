@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 
-PACKAGE = "zl_flaggems.plugins"
+PACKAGE = "zl_flaggems.cell.plugins"
 PHASES = f"{PACKAGE}.phases"
 VENDOR = f"{PACKAGE}.vendor"
 SEED = f"{PACKAGE}.seed"

@@ -27,8 +27,8 @@ import pytest
 from zl_core import contract
 from zl_core.atomic import write_text_atomic
 
-from zl_flaggems import benchapi, cellenv
-from zl_flaggems.rowclock import CLOCK
+from zl_flaggems.cell import benchapi, cellenv
+from zl_flaggems.cell.rowclock import CLOCK
 
 PLUGIN = "shapes"
 SHAPES_NAME = "shapes.yaml"
@@ -126,7 +126,7 @@ def sweep_shard() -> tuple[int, int] | None:
 def take_shard(bench: Any) -> None:
     """A sweep shard keeps every ``count``-th shape from ``index`` on, of the shapes the
     benchmark settled (whatever their source), and writes what it saw to its identity
-    (:mod:`zl_flaggems.sweep_merge` checks the shards covered the set)."""
+    (:mod:`zl_flaggems.host.sweep_merge` checks the shards covered the set)."""
     shard = sweep_shard()
     if shard is None:
         return
@@ -194,7 +194,7 @@ def _recorder_module() -> Any:
     if not _recorder_looked:
         _recorder_looked = True
         try:
-            from zl_flaggems import ttgir_recorder as rec
+            from zl_flaggems.cell import ttgir_recorder as rec
         except ImportError:
             rec = None
         _recorder = rec

@@ -14,7 +14,7 @@ from typing import Any
 
 from zl_core import contract
 
-from zl_flaggems import cellenv
+from zl_flaggems.cell import cellenv
 
 PLUGIN = "seed"
 

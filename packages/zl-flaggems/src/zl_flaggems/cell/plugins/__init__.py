@@ -1,0 +1,1 @@
+"""pytest plugins loaded into a cell process with ``-p zl_flaggems.cell.plugins.<name>``."""

@@ -1,1 +1,0 @@
-"""pytest plugins loaded into a cell process with ``-p zl_flaggems.plugins.<name>``."""
