@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import zl_core
+import zl_flaggems
 
 ROOT = Path(zl_core.__file__).parent
 COMMANDS_PKG = "zl_core.cli"
@@ -363,8 +364,6 @@ def test_the_flaggems_check_reads_code_and_skips_docstrings_and_comments(tmp_pat
 
 
 # -- zl-flaggems: the orchestrator's side and the cell's ---------------------------------
-
-import zl_flaggems  # noqa: E402 - this section's own subject
 
 FLAGGEMS_ROOT = Path(zl_flaggems.__file__).parent
 #: host/: the zl process (providers, preflight, sealing, ...); cell/: the pytest cell

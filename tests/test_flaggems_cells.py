@@ -178,3 +178,13 @@ def test_without_the_reference_the_rows_keep_the_operator_latency(fg, tmp_path):
     assert all(r["gems_latency_ms"] > 0 for r in doc["rows"])
     seconds = identity["cell_phases"]["seconds"]
     assert seconds["reference_timing"] == 0 and seconds["operator_timing"] > 0
+
+
+def test_a_generator_library_that_fails_to_import_is_named_not_skipped_silently(tmp_path, monkeypatch, capsys):
+    from zl_flaggems.cell.plugins import seed
+
+    (tmp_path / "zl_broken_rng.py").write_text("raise RuntimeError('no driver')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert seed._optional("zl_broken_rng") is None
+    assert seed._optional("zl_not_installed_rng") is None
+    assert capsys.readouterr().out == "[zl seed] cannot import zl_broken_rng: RuntimeError: no driver\n"

@@ -167,6 +167,22 @@ def test_interpreter_check_missing_plugins(fg, monkeypatch):
     assert err.check == "interpreter" and "zl_no_such_plugin.mod" in err.detail
 
 
+def test_interpreter_check_names_why_a_plugin_could_not_be_looked_up(fg, monkeypatch):
+    # A plugin whose package fails to import is missing for a reason: the detail keeps it.
+    (fg / "zl_broken_pkg").mkdir()
+    (fg / "zl_broken_pkg" / "__init__.py").write_text("raise RuntimeError('half installed')\n")
+    real = plugin_order.plan
+
+    def plan_with_broken(*a, **kw):
+        p = real(*a, **kw)
+        return plugin_order.PluginPlan(modules=p.modules + ("zl_broken_pkg.mod",), timer=p.timer)
+
+    monkeypatch.setattr(plugin_order, "plan", plan_with_broken)
+    err = check_of(FlagGemsProvider(), request(fg))
+    assert err.check == "interpreter"
+    assert "zl's cell plugins (zl_broken_pkg.mod (RuntimeError: half installed))" in err.detail
+
+
 def test_interpreter_probe_runs_with_the_cells_pythonpath(fg):
     probe = FlagGemsProvider()._check_interpreter(request(fg), fg.resolve())
     assert probe["missing"] == []  # flag_gems found under <checkout>/src

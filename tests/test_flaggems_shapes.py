@@ -209,3 +209,15 @@ def test_discover_roots_from_modules_and_classes():
     only_class.MmBench = MmBench  # legacy layout: classes imported by name
     assert benchapi.discover_roots([only_class]) == {Benchmark}
     assert benchapi.discover_roots([types.ModuleType("empty")]) == set()
+
+
+def test_a_failing_patch_of_a_later_class_is_said_and_the_class_still_defined(capsys):
+    _, Benchmark, *_ = make_api()
+    benchapi.on_subclass(Benchmark, "shapes", lambda cls: 1 / 0)
+
+    class Late(Benchmark):
+        pass
+
+    assert Late.__mro__[1] is Benchmark
+    assert "[zl shapes] could not patch test_a_failing_patch_of_a_later_class_is_said_and_the_class_" \
+           "still_defined.<locals>.Late: ZeroDivisionError: division by zero" in capsys.readouterr().out

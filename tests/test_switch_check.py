@@ -3,6 +3,7 @@ any cell runs (real Triton in this interpreter, and a stand-in FlagTree build)."
 
 from __future__ import annotations
 
+import json
 import sys
 
 import pytest
@@ -187,3 +188,20 @@ def test_screen_with_force_switch_runs_and_says_what_it_forced(installed, tmp_pa
     assert rc == 0, out + err
     assert "note: switch DISABLE_MMA_V4 is not read by triton" in err  # a warning: stderr
     assert any(line.strip().startswith("add") and "NO_IR_DIFF" in line for line in out.splitlines())
+
+
+def test_a_way_the_probe_could_not_ask_is_logged_with_its_reason(tmp_path, caplog):
+    # A switch read only through the cache key would show as unread: the log says why.
+    from zl_flaggems.host.switch_probe import ask_triton
+
+    answer = {"python": "x", "version": "3.6.0", "how": {"DISABLE_MMA_V3": []}, "known": [],
+              "cache_key_error": "AttributeError: no get_cache_invalidating_env_vars"}
+    python = tmp_path / "python"
+    python.write_text(f"#!/bin/sh\necho 'ZL_SWITCH_PROBE {json.dumps(answer)}'\n")
+    python.chmod(0o755)
+    with caplog.at_level("WARNING", logger="zl_flaggems.host.switch_probe"):
+        report = ask_triton(str(python), ["DISABLE_MMA_V3"], {}, {"DISABLE_MMA_V3": "1"})
+    assert report.unread == ("DISABLE_MMA_V3",) and report.error == ""
+    assert [r.getMessage() for r in caplog.records] == [
+        (f"switch check: the compile-cache key variables could not be asked of triton 3.6.0 in "
+         f"{python} (AttributeError: no get_cache_invalidating_env_vars)")]

@@ -132,11 +132,13 @@ def on_subclass(root: type, key: str, callback: Callable[[type], None]) -> None:
                 previous.__func__(cls, **kwargs)
             else:
                 super(root, cls).__init_subclass__(**kwargs)
-            for hook in list(root.__dict__["__zl_subclass_hooks__"].values()):
+            for name, hook in list(root.__dict__["__zl_subclass_hooks__"].items()):
                 try:
                     hook(cls)
-                except Exception:  # noqa: BLE001, S110 - never break a class definition
-                    pass
+                except Exception as exc:  # noqa: BLE001 - never break a class definition, but say so
+                    from zl_flaggems.cell import cellenv
+
+                    cellenv.note(name, f"could not patch {cls.__qualname__}: {cellenv.one_line(exc)}")
 
         root.__zl_subclass_hooks__ = hooks  # type: ignore[attr-defined]
         root.__init_subclass__ = classmethod(init_subclass)  # type: ignore[assignment]
@@ -176,11 +178,11 @@ def size_detail_of(bench: Any, item: Any) -> str | None:
                 bench.is_backward = saved
             else:
                 del bench.is_backward
-        except Exception:  # noqa: BLE001, S110
+        except Exception:  # noqa: BLE001, S110 - the flag put back as it was, best effort
             pass
     try:
         return format_size_detail(record(*args, **kwargs))
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - a label is a convenience, never a failure
         return None
 
 

@@ -34,13 +34,13 @@ def line_start() -> None:
     markers are counted only at the start of a line."""
     try:
         terminal = _config.pluginmanager.get_plugin("terminalreporter") if _config is not None else None
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - cosmetic: without the reporter the line is printed as is
         terminal = None
     ensure = getattr(terminal, "ensure_newline", None)
     if callable(ensure):
         try:
             ensure()
-        except Exception:  # noqa: BLE001, S110
+        except Exception:  # noqa: BLE001, S110 - cosmetic, as above
             pass
 
 

@@ -20,7 +20,7 @@ class Emitter:
     def _plugin(self, name: str) -> Any:
         try:
             return self._config.pluginmanager.getplugin(name) if self._config is not None else None
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - cosmetic: the line is printed without that plugin's help
             return None
 
     def emit(self, line: str, err: bool = False) -> None:

@@ -82,7 +82,7 @@ def scratch_rng(di: Any):
             saved.append((gen, state))
     except Exception:  # noqa: BLE001 - an API we cannot drive: run with the real state
         for gen, state in saved:
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(Exception):  # best effort: put back what was swapped
                 gen.graphsafe_set_state(state)
         saved = []
     try:

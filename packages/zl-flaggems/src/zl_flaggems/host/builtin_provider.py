@@ -55,7 +55,7 @@ def package_version() -> str:
         import importlib.metadata as md
 
         return md.version("zl-flaggems")
-    except Exception:  # noqa: BLE001 - not installed as a distribution (PYTHONPATH checkout)
+    except md.PackageNotFoundError:  # not installed as a distribution (PYTHONPATH checkout)
         from zl_flaggems import __version__
 
         return __version__

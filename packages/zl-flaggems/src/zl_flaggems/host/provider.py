@@ -44,13 +44,14 @@ PACKAGES = {"flag_gems": "main", "flaggems_vllm": "vllm"}
 # found but fails to import shows in the cell's run.log instead.
 _PROBE = """\
 import importlib.util, json, sys
-out = {"python": sys.executable, "missing": []}
+out = {"python": sys.executable, "missing": [], "errors": {}}
 for name in sys.argv[1:]:
     try:
         if importlib.util.find_spec(name) is None:
             out["missing"].append(name)
-    except Exception:
+    except Exception as exc:  # a parent package that fails to import: kept with its reason
         out["missing"].append(name)
+        out["errors"][name] = (type(exc).__name__ + ": " + str(exc)).splitlines()[0][:200]
 print("ZL_PROBE " + json.dumps(out))
 """
 _CORE_MODULES = ("torch", "triton")
@@ -304,14 +305,19 @@ class FlagGemsProvider(FlagGemsSealing, PrintedTableRows, Provider):
             timed_out=f"{shown} did not finish looking up torch, triton and {package} within "
                       f"{self.interpreter_timeout_s:.0f}s (cwd {root})",
             failed=f"{shown} cannot run the import probe")
+        errors = probe.get("errors") or {}
+
+        def named(modules: list[str]) -> list[str]:
+            return [f"{m} ({errors[m]})" if m in errors else m for m in modules]
+
         core = [m for m in probe.get("missing", []) if m in core_modules]
         if core:
-            raise PreflightError("interpreter", f"{shown} cannot import {' + '.join(core)} "
+            raise PreflightError("interpreter", f"{shown} cannot import {' + '.join(named(core))} "
                                  f"(PYTHONPATH includes {root / 'src'}); pass --python "
                                  "<interpreter with torch and triton>")
         if probe.get("missing"):
             raise PreflightError("interpreter", f"{shown} finds torch, triton and {package} but not "
-                                 f"zl's cell plugins ({', '.join(probe['missing'])}); pip install "
+                                 f"zl's cell plugins ({', '.join(named(probe['missing']))}); pip install "
                                  "zl-flaggems into that interpreter")
         self._probe_cache[key] = probe
         return probe

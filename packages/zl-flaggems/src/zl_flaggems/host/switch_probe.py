@@ -19,6 +19,7 @@ A name found none of these ways is not read by that compiler.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -26,6 +27,11 @@ from collections.abc import Mapping, Sequence
 from zl_core.switch_check import SwitchReport
 
 from zl_flaggems.host.preflight import last_line, read_probe, shown_python
+
+log = logging.getLogger(__name__)
+#: The ways the probe asks that may fail on their own (the other ways still answer).
+PARTIAL_ERRORS = {"knobs_error": "triton.knobs", "hash_error": "the backend hash",
+                  "cache_key_error": "the compile-cache key variables"}
 
 PROBE_PREFIX = "ZL_SWITCH_PROBE "
 PROBE_TIMEOUT_S = 120.0
@@ -79,8 +85,8 @@ try:
     for group in vars(k).values():
         if isinstance(group, k.base_knobs):
             knobs |= {d.key for d in group.knob_descriptors.values()}
-except Exception:
-    pass
+except Exception as exc:  # a Triton without knobs: the other three ways still answer
+    out["knobs_error"] = (type(exc).__name__ + ": " + str(exc)).splitlines()[0][:200]
 source = set()
 root = os.path.dirname(triton.__file__)
 pattern = re.compile(r"(?:getenv|environ\.get|environ)\s*[\(\[]\s*['\"]([A-Z][A-Z0-9_]{2,})['\"]")
@@ -162,6 +168,9 @@ def ask_triton(python: str, names: Sequence[str], a_values: Mapping[str, str],
     if data.get("error"):
         return SwitchReport(compiler=f"the Triton of {shown}", error=data["error"])
     compiler = f"triton {data.get('version') or '(no version)'} in {shown}"
+    for key, way in PARTIAL_ERRORS.items():
+        if data.get(key):  # a switch read only that way would show as unread: say why
+            log.warning("switch check: %s could not be asked of %s (%s)", way, compiler, data[key])
     how = {n: list(v) for n, v in data.get("how", {}).items()}
     known = tuple(data.get("known", ()))
     return SwitchReport(

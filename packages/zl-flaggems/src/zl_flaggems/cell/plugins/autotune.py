@@ -267,7 +267,7 @@ def _write_meta(records_dir: Path) -> None:
         import triton
 
         version = str(getattr(triton, "__version__", ""))
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - informative: meta.json then says "" (unknown)
         version = ""
     write_meta(records_dir, backend=os.environ.get(contract.BACKEND, ""), flaggems_vendor=_flaggems_vendor(),
                triton_version=version, op=os.environ.get(contract.OP, ""))

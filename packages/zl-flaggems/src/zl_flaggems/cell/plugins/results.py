@@ -151,8 +151,9 @@ class Collector:
             try:
                 for name, value in (extra() or {}).items():
                     counts[name] = counts.get(name, 0) + int(value)
-            except Exception:  # noqa: BLE001, S110
-                pass
+            except Exception as exc:  # noqa: BLE001 - the document is still written, without them
+                cellenv.note(PLUGIN, f"the autotune plugin's marker counts are missing: "
+                             f"{cellenv.one_line(exc)}")
         return counts
 
     def document(self) -> dict:

@@ -23,28 +23,34 @@ def seed_value() -> int:
     return cellenv.env_int(contract.SEED, 0, minimum=0)
 
 
+def _optional(name: str):
+    """The module, or None when it is not installed; one that is installed but fails to
+    import is named with its error (its generator then goes unseeded)."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+    except Exception as exc:  # noqa: BLE001 - a broken install: said, and that generator skipped
+        cellenv.note(PLUGIN, f"cannot import {name}: {cellenv.one_line(exc)}")
+        return None
+
+
 def seed_all(seed: int) -> list[str]:
     """Seed every generator found; returns the names seeded."""
     seeded = ["random"]
     random.seed(seed)
     numpy = sys.modules.get("numpy")
     if numpy is None:
-        try:
-            numpy = importlib.import_module("numpy")
-        except Exception:  # noqa: BLE001 - numpy is optional
-            numpy = None
+        numpy = _optional("numpy")
     if numpy is not None:
         try:
             numpy.random.seed(seed)
             seeded.append("numpy")
-        except Exception:  # noqa: BLE001, S110
-            pass
+        except Exception as exc:  # noqa: BLE001
+            cellenv.note(PLUGIN, f"numpy.random.seed failed: {cellenv.one_line(exc)}")
     torch = sys.modules.get("torch")
     if torch is None:
-        try:
-            torch = importlib.import_module("torch")
-        except Exception:  # noqa: BLE001 - torch-less processes (tests) still get random/numpy
-            torch = None
+        torch = _optional("torch")  # torch-less processes (tests) still get random/numpy
     if torch is not None:
         try:
             torch.manual_seed(seed)

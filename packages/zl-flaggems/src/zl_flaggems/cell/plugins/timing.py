@@ -286,6 +286,6 @@ def pytest_unconfigure(config: Any) -> None:
 
         if getattr(testing.do_bench, "__zl_timer__", None) is timer:
             testing.do_bench = timer.original
-    except Exception:  # noqa: BLE001, S110
+    except Exception:  # noqa: BLE001, S110 - at the session's end: the process exits next
         pass
     _TIMER = None
