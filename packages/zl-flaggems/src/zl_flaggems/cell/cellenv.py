@@ -114,12 +114,6 @@ def backend(plugin: str = "env") -> Any:
     return found
 
 
-def reset_backend_cache() -> None:
-    """Forget the resolved backend (tests)."""
-    global _backend_cache
-    _backend_cache = _UNRESOLVED
-
-
 def one_line(value: object, limit: int = 300) -> str:
     """Text as one line, whitespace collapsed and bounded. For an exception: its type and
     the first line of its message (torch appends pages of boilerplate after it)."""

@@ -22,7 +22,7 @@ import json
 import math
 import numbers
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -175,15 +175,6 @@ def config_from_dict(data: Mapping, config_cls: type) -> Any:
     for name, value in extra.items():
         setattr(config, name, value)
     return config
-
-
-def match_config(data: Mapping, candidates: Iterable[Any]) -> Any | None:
-    """The tuner's own config equal to a recorded one (keeps its pre_hook), or None."""
-    wanted = config_identity(data)
-    for candidate in candidates:
-        if config_identity(config_to_dict(candidate)) == wanted:
-            return candidate
-    return None
 
 
 # -- tuner identity -------------------------------------------------------------

@@ -108,10 +108,6 @@ def update_result(op: str, data: dict) -> None:
     TEST_RESULTS.setdefault(op, {}).setdefault("details", []).append(data)
 
 
-def emit_record_logger(message: str) -> None:
-    """FlagGems' log recorder; this suite records JSON only."""
-
-
 def _op_id(item) -> str:
     marks = [m.name for m in item.iter_markers() if m.name not in BUILTIN_MARKS]
     return marks[0] if marks else item.nodeid

@@ -276,10 +276,6 @@ def _write_meta(records_dir: Path) -> None:
 # -- public API for other plugins -------------------------------------------------
 
 
-def active_hub() -> AutotuneHub | None:
-    return _HUB
-
-
 def marker_counts() -> dict[str, int]:
     """Markers this plugin printed so far (for results.json)."""
     return {FALLBACK_MARKER: _HUB.book.fallbacks if _HUB is not None and _HUB.book is not None else 0}

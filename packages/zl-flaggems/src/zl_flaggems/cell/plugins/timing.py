@@ -207,10 +207,6 @@ def current_op() -> str:
     return _current_op or cellenv.env(contract.OP)
 
 
-def active_timer() -> Timer | None:
-    return _TIMER
-
-
 def _device_interface() -> Any:
     import triton
 
