@@ -230,6 +230,14 @@ def test_every_broken_precondition_of_a_flaggems_campaign_is_named(machine, tmp_
     assert any(p.startswith("target fakemm: no longer in fake") for p in found)
     assert any(p.startswith("device: cuda device 0 is not here") for p in found), found
 
+    # A checkout git cannot read: its changes cannot be listed, which is never read as clean.
+    (checkout / ".git").rename(checkout / ".git-moved")
+    (checkout / ".git").write_text("gitdir: /nonexistent/zl-gitdir\n")
+    assert zl("screen", "--manifest", frozen) == 3
+    found = problems(capsys)
+    assert any(p.startswith(f"source main: git status in {checkout} failed (")
+               and p.endswith("its uncommitted changes cannot be listed") for p in found), found
+
 
 def test_a_busy_device_is_refused(machine, tmp_path, capsys, checkout):
     frozen = freeze(tmp_path, flaggems_manifest(checkout), capsys)

@@ -251,6 +251,12 @@ class Provider(abc.ABC):
         """The commit of the checkout ``source`` (None: no versioned checkout)."""
         return None
 
+    def source_changes(self, source: str | None) -> list[str]:
+        """Tracked files of the checkout ``source`` changed and not committed, which its
+        commit cannot vouch for ([]: none, or no versioned checkout). Raises ZlError when
+        the checkout is versioned but cannot say (a seal never reads that as clean)."""
+        return []
+
     def frozen_imports(self, *, python: str, source: str | None) -> dict[str, str | None]:
         """Where the cells' interpreter ``python`` imports the modules a sealed campaign
         binds (``{module: path or None}``); the default: Triton."""

@@ -154,17 +154,32 @@ def _sources(provider: Provider, entries: tuple[SourceEntry, ...], problems: lis
         except ZlError as exc:
             problems.append(f"{where}: {exc}")
             continue
-        commit = provider.source_commit(str(entry.path))
-        if commit != entry.commit:
-            problems.append(f"{where}.commit: the checkout at {entry.path} is at {commit or 'no known commit'}, "
-                            f"the manifest says {entry.commit}")
-        changed = getattr(provider, "source_changes", lambda _s: [])(str(entry.path))
-        if changed:
-            problems.append(f"{where}: {len(changed)} tracked file(s) changed and not committed "
-                            f"({', '.join(changed[:3])}); commit or stash them, a commit cannot "
-                            "vouch for them")
+        commit, found = source_state(provider, str(entry.path), entry.commit, "the manifest says")
+        problems.extend(f"{where}: {p}" for p in found)
         out.append({"name": entry.name, "path": str(entry.path), "commit": commit})
     return out
+
+
+def source_state(provider: Provider, path: str, expected: str | None,
+                 expected_as: str) -> tuple[str | None, list[str]]:
+    """The checkout's commit, and what keeps it from vouching for the campaign: another
+    commit than ``expected``, or tracked files changed and not committed (or a versioned
+    checkout that cannot say). Freezing and every later start judge a source by this."""
+    commit = provider.source_commit(path)
+    problems = []
+    if commit != expected:
+        problems.append(f"the checkout at {path} is at {commit or 'no known commit'}, "
+                        f"{expected_as} {expected}")
+    try:
+        changed = provider.source_changes(path)
+    except ZlError as exc:
+        problems.append(str(exc))
+    else:
+        if changed:
+            problems.append(f"{len(changed)} tracked file(s) changed and not committed "
+                            f"({', '.join(changed[:3])}); commit or stash them, a commit "
+                            "cannot vouch for them")
+    return commit, problems
 
 
 def _tasks(provider: Provider, manifest: Manifest, problems: list[str]) -> list[dict]:

@@ -15,7 +15,7 @@ from zl_core.host import PluginHost
 from zl_core.provider import OpInfo
 
 from . import digests
-from .freeze import MANIFEST_NAME, MATRIX_NAME, read
+from .freeze import MANIFEST_NAME, MATRIX_NAME, read, source_state
 
 
 def check(host: PluginHost, frozen_dir: Path, *, python: str | None = None) -> dict:
@@ -62,14 +62,8 @@ def _sources(provider, matrix: dict, problems: list[str]) -> None:
         if not Path(path).is_dir():
             problems.append(f"source {name}: {path} is gone")
             continue
-        commit = provider.source_commit(path)
-        if commit != source.get("commit"):
-            problems.append(f"source {name}: {path} is at {commit or 'no known commit'}, frozen at "
-                            f"{source.get('commit')}")
-        changed = getattr(provider, "source_changes", lambda _s: [])(path)
-        if changed:
-            problems.append(f"source {name}: {len(changed)} tracked file(s) changed and not "
-                            f"committed ({', '.join(changed[:3])})")
+        _commit, found = source_state(provider, path, source.get("commit"), "frozen at")
+        problems.extend(f"source {name}: {p}" for p in found)
 
 
 def _source_path(matrix: dict, name: object) -> str | None:

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 from zl_core import contract
-from zl_core.errors import PreflightError
+from zl_core.errors import PreflightError, ZlError
 from zl_core.module_origins import origins
 from zl_core.provider import CellCommand, CellRequest, CheckSpec, OpInfo
 
@@ -79,17 +79,27 @@ class FlagGemsSealing:
 
     def source_changes(self, source: str | None) -> list[str]:
         """Tracked files changed and not committed (``git status``), which a commit
-        cannot vouch for; [] where the checkout is not a git work tree."""
-        root, git = self._root(source), shutil.which("git")
-        if root is None or git is None or not (root / ".git").exists():
+        cannot vouch for; [] where the checkout is not a git work tree; ZlError where it
+        is one and git cannot answer, which is never read as clean."""
+        root = self._root(source)
+        if root is None or not (root / ".git").exists():
             return []
+        git = shutil.which("git")
+        if git is None:
+            raise ZlError(f"{root} is a git checkout but git is not on PATH, so its "
+                                 "uncommitted changes cannot be listed; install git")
         try:
             proc = subprocess.run([git, "-C", str(root), "status", "--porcelain",
                                    "--untracked-files=no"], capture_output=True, text=True,
                                   timeout=30, stdin=subprocess.DEVNULL, check=False)
-        except (OSError, subprocess.SubprocessError):
-            return []
-        return [line[3:] for line in proc.stdout.splitlines() if len(line) > 3] if proc.returncode == 0 else []
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise ZlError(f"git status in {root} failed ({exc}); its uncommitted "
+                                 "changes cannot be listed") from exc
+        if proc.returncode != 0:
+            why = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+            raise ZlError(f"git status in {root} failed ({why}); its uncommitted "
+                                 "changes cannot be listed")
+        return [line[3:] for line in proc.stdout.splitlines() if len(line) > 3]
 
     def frozen_imports(self, *, python: str, source: str | None) -> dict[str, str | None]:
         root = self._root(source)
