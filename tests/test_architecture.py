@@ -119,10 +119,12 @@ def test_readers_of_the_run_folder_read_it_through_the_store_not_the_engine():
             assert not engine, f"{mod} imports the engine: {engine}"
 
 
-def test_the_timestamp_format_is_written_once():
-    spelled = [p.relative_to(ROOT) for p in ROOT.rglob("*.py")
-               if "%Y-%m-%dT%H:%M:%S" in p.read_text(encoding="utf-8") and p.name != "stamps.py"]
-    assert spelled == []
+def test_the_timestamp_formats_are_written_once():
+    """The UTC stamp inside files and the local stamp in folder names: stamps.py alone."""
+    for spelling in ("%Y-%m-%dT%H:%M:%S", "%Y%m%d-%H%M%S"):
+        spelled = [p.relative_to(ROOT) for p in ROOT.rglob("*.py")
+                   if spelling in p.read_text(encoding="utf-8") and p.name != "stamps.py"]
+        assert spelled == [], spelling
 
 
 # -- the layers of docs/architecture.md, checked on every runtime import -------------------
