@@ -156,7 +156,7 @@ def _kept_model(layout) -> dict:
         if isinstance(model, dict) and model.get("kind") == "rounds":
             return model
     except (OSError, ValueError):
-        pass
+        pass  # safe: the report is built again from the cells, which it only summarises
     return report.build(layout.root, allow_mismatch=True)
 
 

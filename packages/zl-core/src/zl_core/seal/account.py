@@ -69,7 +69,7 @@ def read_classes(path: Path) -> dict | None:
     """A classes.json, or None when it is missing or not one."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError):  # None: zl reaccount refuses it by name
         return None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         return None

@@ -38,7 +38,7 @@ def cell_receipt(cell_dir: Path) -> dict:
              for p in sorted(cell_dir.rglob("*")) if p.is_file() and p.name != RECEIPT}
     try:
         identity = json.loads(CellLayout(cell_dir).identity.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError):  # safe: the identity file's digest is in "files" all the same
         identity = {}
     identity = identity if isinstance(identity, dict) else {}
     return {"schema": SCHEMA, "files": files,
@@ -98,6 +98,8 @@ def check(campaign: Path) -> list[str]:
 
 
 def _json(path: Path) -> dict:
+    """A JSON object, {} when unreadable: the receipt check then names it (no readable
+    receipt, a changed digest); campaign.json has been written by this process."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
