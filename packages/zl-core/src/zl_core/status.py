@@ -15,10 +15,9 @@ from zl_core.atomic import write_text_atomic
 from zl_core.cell import CellOutcome
 from zl_core.errors import BadInputError
 from zl_core.stamps import utc_stamp
-from zl_core.store.layout import STATUS_FILE, CampaignLayout
+from zl_core.store.layout import CampaignLayout
 from zl_core.store.status_table import COLUMNS, CellKey, StatusRow
 
-STATUS_NAME = STATUS_FILE
 #: drift.flag_cells notes that mean "no telemetry to judge", not "drifted".
 UNJUDGED_FLAGS = ("no_samples", "no_busy_samples")
 

@@ -11,11 +11,9 @@ from pathlib import Path
 
 from zl_core.stamps import utc_stamp
 
-from . import digests
 from .classes import CLASSES, classify, demotes
 from .evidence import gather
 
-from .receipts import CLASSES_FILE
 SCHEMA = 1
 
 
@@ -76,7 +74,3 @@ def read_classes(path: Path) -> dict | None:
     if any(not isinstance(c, dict) or c.get("class") not in CLASSES for c in data.get("classes") or []):
         return None
     return data
-
-
-def sha(path: Path) -> str | None:
-    return digests.file_sha256(path)
