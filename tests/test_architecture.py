@@ -314,8 +314,9 @@ def test_the_command_check_sees_an_import_below_the_application():
 #: What zl_core's code may still spell with "flaggems" in it, none of it FlagGems knowledge:
 #: the plugin package's name (as zl_report's: whose files a digest or a log covers, the
 #: install hint), ``--flaggems-dir``, the alias ``--source`` keeps for scripts and config
-#: files written with it, and the ``Backend`` descriptor's ``flaggems_vendor`` field, which
-#: every backend package fills in and only zl-flaggems reads.
+#: files written with it, and ``flaggems_vendor``, the earlier name of the ``Backend``
+#: descriptor's neutral ``vendor``, still taken and read so that backends and providers
+#: written to it keep working.
 FLAGGEMS_SPELLINGS_KEPT = ("zl_flaggems", "zl-flaggems", "--flaggems-dir", "flaggems_vendor")
 
 

@@ -20,7 +20,7 @@ BACKEND = Backend(
     torch_extension="torch_musa",
     # FlagGems calls this vendor "mthreads" (runtime/backend/_mthreads); "musa" there
     # would make every _mthreads module look foreign.
-    flaggems_vendor="mthreads",
+    vendor="mthreads",
     # torch_musa provides Stream, Event, synchronize, graph and MUSAGraph; capture
     # was measured working on an S5000 (most operators captured, a few fell back).
     graph_capture=True,

@@ -29,7 +29,7 @@ BACKEND = Backend(
     aliases=("amd", "hip"),
     visibility_env_keys=("HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"),
     torch_namespace="cuda",  # ROCm builds of torch expose the HIP runtime as torch.cuda
-    flaggems_vendor="amd",
+    vendor="amd",
     # PyTorch implements torch.cuda.CUDAGraph on hipGraph for ROCm (upstreamed in
     # pytorch#88202, tested on ROCm 5.3), and Triton's do_bench_cudagraph uses just
     # that API. A capture that fails anyway falls back per row and is marked.

@@ -25,9 +25,12 @@ RECEIPT = "receipt.json"
 CLASSES_FILE = "classes.json"  # seal.account writes it; a receipt binds it
 SCHEMA = 1
 #: Identity fields a cell receipt repeats: where and with what the cell ran.
-IDENTITY_FIELDS = ("provider", "source", "provider_commit", "gems_package", "backend", "device",
+IDENTITY_FIELDS = ("provider", "source", "provider_commit", "source_package", "backend", "device",
                    "device_name", "device_uuid", "driver_version", "triton_version", "torch_version",
                    "timer", "autotune_mode", "compile_only", "target", "side")
+#: Fields an identity may hold under the name a provider gave them first: the package a
+#: cell's source holds was "gems_package" (zl-flaggems' identities).
+IDENTITY_FIELDS_BEFORE = {"source_package": "gems_package"}
 
 
 def cell_receipt(cell_dir: Path) -> dict:
@@ -42,7 +45,9 @@ def cell_receipt(cell_dir: Path) -> dict:
         identity = {}
     identity = identity if isinstance(identity, dict) else {}
     return {"schema": SCHEMA, "files": files,
-            "identity": {k: identity.get(k) for k in IDENTITY_FIELDS if k in identity}}
+            "identity": {k: identity.get(k, identity.get(IDENTITY_FIELDS_BEFORE.get(k, k)))
+                         for k in IDENTITY_FIELDS
+                         if k in identity or IDENTITY_FIELDS_BEFORE.get(k) in identity}}
 
 
 def write(layout: CampaignLayout, cells: list[Path], *, rules: int | None,
