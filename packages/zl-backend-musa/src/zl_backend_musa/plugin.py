@@ -63,7 +63,7 @@ def _gpus(raw: str) -> list[dict[str, Any]]:
         return []
     try:
         report = json.loads(raw[start:])
-    except ValueError:
+    except ValueError:  # safe: no devices from the tool (zl then asks torch), telemetry the core names
         return []
     gpus = report.get("GPU") if isinstance(report, dict) else None
     if isinstance(gpus, dict):
