@@ -89,6 +89,6 @@ def test_unreadable_dask_task_events_are_said_not_skipped(tmp_path):
     runtime = types.SimpleNamespace(sink=Sink())
     executor._record_attempts(Client(), {"zl-mm-1": "mm"}, runtime)
     assert not (tmp_path / TASKS_TSV).exists()
-    assert runtime.sink.lines == [f"{TASKS_TSV} not written: the scheduler's task events cannot be "
-                                  "read (OSError: scheduler connection closed); which worker ran "
-                                  "each operator is not recorded"]
+    assert runtime.sink.lines == [(f"{TASKS_TSV} not written: the scheduler's task events cannot be "
+                                   "read (OSError: scheduler connection closed); which worker ran "
+                                   "each operator is not recorded")]
