@@ -84,7 +84,7 @@ if op == "inputbuild":
 base = 1.0
 gems = base * (1.05 if (op == "gemm" and switch == "1") else 1.0)
 rows = [{"op": op, "dtype": "float16", "size_detail": f"[torch.Size([{n}])]",
-         "torch_latency_ms": base, "gems_latency_ms": gems * n / 64, "speedup": base / gems,
+         "torch_latency_ms": base, "latency_ms": gems * n / 64, "speedup": base / gems,
          "status": "SUCCESS", "timer": "graph", "fallback": False, "error": None}
         for n in (64, 128)]
 (cell / "results.json").write_text(json.dumps({"schema": 1, "op": op, "rows": rows, "markers": {}}))

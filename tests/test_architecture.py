@@ -121,10 +121,12 @@ def test_readers_of_the_run_folder_read_it_through_the_store_not_the_engine():
             assert not engine, f"{mod} imports the engine: {engine}"
 
 
-def test_the_timestamp_format_is_written_once():
-    spelled = [p.relative_to(ROOT) for p in ROOT.rglob("*.py")
-               if "%Y-%m-%dT%H:%M:%S" in p.read_text(encoding="utf-8") and p.name != "stamps.py"]
-    assert spelled == []
+def test_the_timestamp_formats_are_written_once():
+    """The UTC stamp inside files and the local stamp in folder names: stamps.py alone."""
+    for spelling in ("%Y-%m-%dT%H:%M:%S", "%Y%m%d-%H%M%S"):
+        spelled = [p.relative_to(ROOT) for p in ROOT.rglob("*.py")
+                   if spelling in p.read_text(encoding="utf-8") and p.name != "stamps.py"]
+        assert spelled == [], spelling
 
 
 # -- the layers of docs/architecture.md, checked on every runtime import -------------------
@@ -314,8 +316,9 @@ def test_the_command_check_sees_an_import_below_the_application():
 #: What zl_core's code may still spell with "flaggems" in it, none of it FlagGems knowledge:
 #: the plugin package's name (as zl_report's: whose files a digest or a log covers, the
 #: install hint), ``--flaggems-dir``, the alias ``--source`` keeps for scripts and config
-#: files written with it, and the ``Backend`` descriptor's ``flaggems_vendor`` field, which
-#: every backend package fills in and only zl-flaggems reads.
+#: files written with it, and ``flaggems_vendor``, the earlier name of the ``Backend``
+#: descriptor's neutral ``vendor``, still taken and read so that backends and providers
+#: written to it keep working.
 FLAGGEMS_SPELLINGS_KEPT = ("zl_flaggems", "zl-flaggems", "--flaggems-dir", "flaggems_vendor")
 
 
@@ -486,3 +489,86 @@ def test_the_entry_point_and_the_cell_plugins_are_modules_of_their_side():
                if isinstance(getattr(plugin_order, name), str)
                and getattr(plugin_order, name).startswith(plugin_order.PACKAGE + ".")]
     assert len(plugins) == 10 and all(_within(p, "zl_flaggems.cell.plugins") and _exists(p) for p in plugins)
+
+# -- records, not their contents: following the options of zl ab -----------------------
+
+#: The most times the options of one ``zl ab`` may enter a module (docs/architecture.md).
+MAX_ENTRIES = 2
+
+
+def _option_records() -> tuple[type, ...]:
+    """The option records of ``zl_core.app.options``: AbOptions and those it nests."""
+    import attrs
+    from zl_core.app import options
+
+    return tuple(t for t in vars(options).values() if isinstance(t, type) and attrs.has(t)
+                 and t.__module__ == options.__name__)
+
+
+def _carries(value: object, records: tuple[type, ...]) -> bool:
+    """An option record, in a tuple, list or dict, or one field deep in another record."""
+    import attrs
+
+    if isinstance(value, records):
+        return True
+    if isinstance(value, tuple | list):
+        return any(isinstance(v, records) for v in value)
+    if isinstance(value, dict):
+        return any(isinstance(v, records) for v in value.values())
+    if attrs.has(type(value)):
+        return any(isinstance(getattr(value, f.name, None), records) for f in attrs.fields(type(value)))
+    return False
+
+
+def test_following_the_options_of_ab_enters_no_module_more_than_twice(fake_host, tmp_path):
+    """``app.ab`` run on the fake backend (a screen first, so that it takes its operators)
+    under ``sys.setprofile``. Followed: every call into a function of zl_core whose
+    arguments carry an option record of ``zl_core.app.options`` (AbOptions, or the Where,
+    Measurement, SwitchChoice, Lanes or ConfigUse it holds, a version ``attrs.evolve``
+    made of any of them included), directly, in a tuple, list or dict, or as a field of
+    a record passed along (``Resolved`` holds the Measurement). attrs' generated methods
+    and other libraries' frames are not zl's code and are passed through: a call's caller
+    is the nearest frame of zl_core above it. An entry is a followed call whose caller is
+    in another module (or outside zl_core, as the test's call of ``app.ab`` is). A
+    record's own machinery (``__attrs_post_init__`` as ``attrs.evolve`` makes one, any
+    dunder method) is the record being made, not a call it is passed to: not followed."""
+    import collections
+    import sys
+
+    from zl_core import app
+
+    where = app.Where(suite="fake")
+    app.screen(fake_host, app.ScreenOptions(ops=("gemm", "pointwise"), where=where, runs_root=tmp_path))
+    options = app.AbOptions(where=where, runs_root=tmp_path, rounds=4, controls=1, telemetry_interval=0)
+    records, root = _option_records(), str(ROOT)
+    path: list[tuple[str, str, str]] = []  # (module, function, the calling module)
+
+    def ours(frame) -> bool:
+        return frame.f_code.co_filename.startswith(root)
+
+    def follow(frame, event, _arg) -> None:
+        code = frame.f_code
+        if event != "call" or not ours(frame) or code.co_name.startswith("__"):
+            return
+        count = (code.co_argcount + code.co_kwonlyargcount
+                 + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08))  # *args, **kwargs
+        if not any(_carries(frame.f_locals.get(n), records) for n in code.co_varnames[:count]):
+            return
+        caller = frame.f_back
+        while caller is not None and not ours(caller):
+            caller = caller.f_back
+        path.append((frame.f_globals["__name__"], code.co_name,
+                     caller.f_globals["__name__"] if caller is not None else "(the test)"))
+
+    sys.setprofile(follow)
+    try:
+        done = app.ab(fake_host, options)
+    finally:
+        sys.setprofile(None)
+    assert [r.state for r in done.runs] == ["done", "done"]
+    entries = collections.Counter(module for module, _, caller in path if caller != module)
+    walked = "\n".join(f"{'->' if caller != module else '  '} {module}.{function}"
+                       for module, function, caller in path)
+    assert path and entries["zl_core.app.commands"] == 1, walked
+    over = {module: n for module, n in entries.items() if n > MAX_ENTRIES}
+    assert over == {}, f"entered more than {MAX_ENTRIES} times: {over}\n{walked}"

@@ -35,7 +35,7 @@ def test_descriptor(host, ascend):
     assert host.get_backend("huawei") is ascend
     assert ascend.visibility_env_keys == ("ASCEND_RT_VISIBLE_DEVICES",)
     assert (ascend.torch_namespace, ascend.torch_extension) == ("npu", "torch_npu")
-    assert ascend.flaggems_vendor == "ascend"
+    assert ascend.vendor == "ascend"
     assert ascend.graph_capture is False
 
 

@@ -40,7 +40,7 @@ def test_descriptor(cuda, host):
     assert cuda.name == "cuda"
     assert host.get_backend("nv") is cuda
     assert cuda.visibility_env_keys == ("CUDA_VISIBLE_DEVICES",)
-    assert (cuda.torch_namespace, cuda.flaggems_vendor) == ("cuda", "nvidia")
+    assert (cuda.torch_namespace, cuda.vendor) == ("cuda", "nvidia")
     assert cuda.graph_capture is True
     assert cuda.default_switch == "FLAGTREE_RLC_ENHANCE"
     assert cuda.capture_deny == frozenset()

@@ -49,7 +49,7 @@ def test_descriptor(host, musa):
     assert host.get_backend("moore") is musa and host.get_backend("mt") is musa
     assert musa.visibility_env_keys == ("MUSA_VISIBLE_DEVICES",)
     assert (musa.torch_namespace, musa.torch_extension) == ("musa", "torch_musa")
-    assert musa.flaggems_vendor == "mthreads"  # FlagGems' name, not "musa"
+    assert musa.vendor == "mthreads"  # the vendor's name, not "musa"
     assert musa.graph_capture is True
     assert musa.default_switch == "FLAGTREE_MUSA_RLC_ENHANCE"
 

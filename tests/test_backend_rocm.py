@@ -48,7 +48,7 @@ def rocm(host):
 def test_descriptor(host, rocm):
     assert host.get_backend("hip") is rocm
     assert rocm.visibility_env_keys == ("HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")
-    assert (rocm.torch_namespace, rocm.flaggems_vendor) == ("cuda", "amd")
+    assert (rocm.torch_namespace, rocm.vendor) == ("cuda", "amd")
     assert rocm.graph_capture is True
     assert rocm.default_switch == ""  # not confirmed for FlagTree's AMD path
 

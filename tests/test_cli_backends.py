@@ -48,6 +48,8 @@ def test_json_lists_backends_with_origin_and_capabilities(installed, capsys):
     assert caps["capture_deny"] == ["unique2"]
     assert caps["default_switch"] == "GOOD_SWITCH"
     assert caps["visibility_env_keys"] == ["GOOD_VISIBLE"]
+    # A third-party backend written to the field's earlier name (flaggems_vendor=) keeps working.
+    assert caps["vendor"] == "goodvendor" and "flaggems_vendor" not in caps
 
 
 def test_json_reports_the_plugin_that_failed_with_its_reason(installed, capsys):
@@ -63,7 +65,7 @@ def test_text_listing(installed, capsys):
     assert main(["backends"]) == 0
     out = capsys.readouterr().out
     assert "goodacc (aliases: ga, good)" in out
-    assert "graph_capture=yes" in out and "capture_deny=unique2" in out
+    assert "graph_capture=yes" in out and "capture_deny=unique2" in out and "vendor=goodvendor" in out
     assert "plugins not in use" in out
     assert "broken" in out and "zl_vendor_runtime_that_is_not_there" in out
 
@@ -87,7 +89,7 @@ def test_the_installed_vendor_packages(monkeypatch, capsys):
     listing = json.loads(capsys.readouterr().out)
     by_name = {b["name"]: b for b in listing["backends"]}
     assert by_name["musa"]["package"] == "zl-backend-musa"
-    assert by_name["musa"]["capabilities"]["flaggems_vendor"] == "mthreads"
+    assert by_name["musa"]["capabilities"]["vendor"] == "mthreads"
     assert by_name["cuda"]["aliases"] == ["nvidia", "nv"]
 
 

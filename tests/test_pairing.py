@@ -17,7 +17,7 @@ from zl_core.rows import Row
 
 
 def row(size, gems, *, dtype="float16", status="SUCCESS", timer="graph", fallback=False):
-    return Row(op="mm", dtype=dtype, size_detail=size, gems_latency_ms=gems,
+    return Row(op="mm", dtype=dtype, size_detail=size, latency_ms=gems,
                extra=(("torch_latency_ms", 1.0),), status=status, timer=timer, fallback=fallback, source="results.json")
 
 

@@ -213,3 +213,47 @@ def test_results_json_keeps_the_providers_own_numbers_apart(tmp_path):
     assert row.gems_latency_ms == 0.5 and row.timer == "graph"
     assert dict(row.extra) == {"torch_latency_ms": 1.0, "speedup": 2.0, "TFLOPS": 12.0}
     assert row.provider_value("speedup") == 2.0 and row.provider_value("GBPS") is None
+
+
+def test_the_latency_is_read_under_its_neutral_name_and_its_earlier_one(tmp_path):
+    """results.json's latency is ``latency_ms``; ``gems_latency_ms``, its earlier name (the
+    kept campaigns of docs/validation/data, zl-flaggems' cells), reads the same, and
+    neither lands among the provider's own numbers."""
+    new, old = _row("[torch.Size([8])]", 0.5), _row("[torch.Size([8])]", 0.5)
+    new["latency_ms"] = new.pop("gems_latency_ms")
+    for rows in ([new], [old]):
+        _results(tmp_path / "results.json", rows)
+        (row,) = read_results(tmp_path).rows
+        assert row.latency_ms == 0.5 and row.gems_latency_ms == 0.5
+        assert dict(row.extra) == {"torch_latency_ms": 1.0, "speedup": 2.0}
+    _results(tmp_path / "results.json", [{**new, "gems_latency_ms": 9.0}])
+    assert read_results(tmp_path).rows[0].latency_ms == 0.5  # the neutral name wins
+
+
+def test_a_row_built_with_the_earlier_latency_name_keeps_working():
+    import attrs
+    from zl_core.rows import Row
+
+    fields = {"op": "mm", "dtype": "float16", "size_detail": "[8]", "status": "SUCCESS",
+              "timer": "graph", "fallback": False, "source": "results.json"}
+    row = Row(gems_latency_ms=0.25, **fields)
+    assert row == Row(latency_ms=0.25, **fields) and row.gems_latency_ms == 0.25
+    assert attrs.evolve(row, latency_ms=0.5).latency_ms == 0.5
+    assert attrs.evolve(row, gems_latency_ms=0.75).latency_ms == 0.75
+    data = row.to_json()
+    assert data["latency_ms"] == 0.25 and "gems_latency_ms" not in data
+    with pytest.raises(TypeError):
+        Row(latency_ms=0.25, no_such_field=1, **fields)
+
+
+def test_a_backend_built_with_the_earlier_vendor_name_keeps_working():
+    import attrs
+    from zl_core import Backend
+
+    backend = Backend(name="acc", flaggems_vendor="accvendor", graph_capture=True)
+    assert backend == Backend(name="acc", vendor="accvendor", graph_capture=True)
+    assert backend.flaggems_vendor == backend.vendor == "accvendor"
+    assert attrs.evolve(backend, vendor="other").flaggems_vendor == "other"
+    assert backend.capabilities["vendor"] == "accvendor"
+    with pytest.raises(ValueError, match="plain word"):
+        Backend(name="not a word", flaggems_vendor="x")

@@ -294,3 +294,13 @@ def test_a_configuration_file_never_changes_a_frozen_run(machine, tmp_path, caps
     assert f"{tmp_path / 'zl.yaml'} is not read: --manifest runs a frozen matrix" in capsys.readouterr().err
     [campaign] = (tmp_path / "runs").glob("screen_*")
     assert json.loads((campaign / "campaign.json").read_text())["ops"] == ["mm:mm:float16", "add"]
+
+
+def test_a_cell_receipt_names_the_source_package_under_either_identity_name(tmp_path):
+    """The identity field once written ``gems_package`` (zl-flaggems' cells) and its
+    neutral name ``source_package`` both come out as the receipt's ``source_package``."""
+    from zl_core.seal.receipts import cell_receipt
+
+    for key in ("gems_package", "source_package"):
+        (tmp_path / "run_identity.json").write_text(json.dumps({"provider": "p", key: "pkg"}))
+        assert cell_receipt(tmp_path)["identity"] == {"provider": "p", "source_package": "pkg"}

@@ -16,7 +16,7 @@ BACKEND = Backend(
     visibility_env_keys=("EXAMPLE_VISIBLE_DEVICES",),
     torch_namespace="example",          # torch.example would hold the device API
     torch_extension="torch_example",    # imported first to create it
-    flaggems_vendor="example",
+    vendor="example",
     graph_capture=False,
     description="Example Corp accelerators (template)",
 )

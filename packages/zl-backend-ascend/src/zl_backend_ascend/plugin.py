@@ -19,7 +19,7 @@ BACKEND = Backend(
     visibility_env_keys=("ASCEND_RT_VISIBLE_DEVICES",),
     torch_namespace="npu",
     torch_extension="torch_npu",
-    flaggems_vendor="ascend",
+    vendor="ascend",
     # Not established: FlagGems times Ascend kernels with its own NPU benchmark
     # helper, and no capture-and-replay timing has been measured here.
     graph_capture=False,

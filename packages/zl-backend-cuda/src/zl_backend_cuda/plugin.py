@@ -19,7 +19,7 @@ BACKEND = Backend(
     aliases=("nvidia", "nv"),
     visibility_env_keys=("CUDA_VISIBLE_DEVICES",),
     torch_namespace="cuda",
-    flaggems_vendor="nvidia",
+    vendor="nvidia",
     graph_capture=True,
     # FlagTree's default (NVIDIA+AMD) build compiles the RemoveLayoutConversions
     # enhancement in and reads this switch at compile time ("0"/"1").

@@ -20,7 +20,7 @@ BACKEND = Backend(
     torch_extension="torch_musa",
     # FlagGems calls this vendor "mthreads" (runtime/backend/_mthreads); "musa" there
     # would make every _mthreads module look foreign.
-    flaggems_vendor="mthreads",
+    vendor="mthreads",
     # torch_musa provides Stream, Event, synchronize, graph and MUSAGraph; capture
     # was measured working on an S5000 (most operators captured, a few fell back).
     graph_capture=True,
@@ -63,7 +63,7 @@ def _gpus(raw: str) -> list[dict[str, Any]]:
         return []
     try:
         report = json.loads(raw[start:])
-    except ValueError:
+    except ValueError:  # safe: no devices from the tool (zl then asks torch), telemetry the core names
         return []
     gpus = report.get("GPU") if isinstance(report, dict) else None
     if isinstance(gpus, dict):

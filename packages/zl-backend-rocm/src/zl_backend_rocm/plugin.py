@@ -29,7 +29,7 @@ BACKEND = Backend(
     aliases=("amd", "hip"),
     visibility_env_keys=("HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"),
     torch_namespace="cuda",  # ROCm builds of torch expose the HIP runtime as torch.cuda
-    flaggems_vendor="amd",
+    vendor="amd",
     # PyTorch implements torch.cuda.CUDAGraph on hipGraph for ROCm (upstreamed in
     # pytorch#88202, tested on ROCm 5.3), and Triton's do_bench_cudagraph uses just
     # that API. A capture that fails anyway falls back per row and is marked.
@@ -76,7 +76,7 @@ def _cards(raw: str) -> list[tuple[str, dict[str, Any]]]:
         return []
     try:
         report = json.loads(raw[start:])
-    except ValueError:
+    except ValueError:  # safe: no devices from the tool (zl then asks torch), telemetry the core names
         return []
     if not isinstance(report, dict):
         return []

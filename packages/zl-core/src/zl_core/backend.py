@@ -69,13 +69,17 @@ class TargetGrammar:
         return f"{self.usage} (e.g. {shown})" if shown else self.usage
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, init=False)
 class Backend:
     """What zl needs to know about one accelerator family.
 
     Built with keywords only, so fields can be added without breaking plugins.
     Capabilities describe what the backend *can* do; they are never inferred
     from the backend's name anywhere above the plugins.
+
+    ``flaggems_vendor=``, the name ``vendor`` had before it was neutral, is still taken
+    (it sets ``vendor``) and read (:attr:`flaggems_vendor`), so backends and providers
+    written to it keep working.
     """
 
     #: Canonical name, lower case (``cuda``, ``musa``, ...).
@@ -88,8 +92,10 @@ class Backend:
     torch_namespace: str = ""
     #: Module that must be imported for that attribute to exist (``torch_musa``).
     torch_extension: str = ""
-    #: FlagGems' vendor name for ``GEMS_VENDOR`` (``nvidia``, ``mthreads``, ...).
-    flaggems_vendor: str = ""
+    #: The vendor's name as libraries that pick their kernels by vendor spell it
+    #: (``nvidia``, ``amd``, ``mthreads``, ``ascend``); a provider whose library does so
+    #: reads it (zl-flaggems sets FlagGems' ``GEMS_VENDOR`` from it).
+    vendor: str = ""
     #: Whether kernels can be timed by graph capture and replay on this backend.
     graph_capture: bool = False
     #: Whether Triton's compilation listener and launch hooks work on this backend.
@@ -104,6 +110,16 @@ class Backend:
     compile_targets: TargetGrammar | None = None
     #: One line for ``zl backends``.
     description: str = ""
+
+    def __init__(self, *, flaggems_vendor: str | None = None, **fields: Any) -> None:
+        if flaggems_vendor is not None:  # the earlier name of ``vendor``: it wins when given
+            fields["vendor"] = flaggems_vendor
+        self.__attrs_init__(**fields)
+
+    @property
+    def flaggems_vendor(self) -> str:
+        """``vendor``, under its earlier name (providers written to it read this)."""
+        return self.vendor
 
     @name.validator
     def _check_name(self, _attribute: attrs.Attribute, value: str) -> None:
@@ -123,7 +139,7 @@ class Backend:
             "triton_hooks": self.triton_hooks,
             "capture_deny": sorted(self.capture_deny),
             "default_switch": self.default_switch or None,
-            "flaggems_vendor": self.flaggems_vendor or None,
+            "vendor": self.vendor or None,
             "torch_namespace": self.torch_namespace or None,
             "visibility_env_keys": list(self.visibility_env_keys),
             "compile_targets": self.compile_targets.describe() if self.compile_targets else None,

@@ -148,7 +148,7 @@ def _teardown(child: subprocess.Popen | _WarmCell | None) -> None:
     try:
         os.killpg(0, signal.SIGTERM)
     except OSError:
-        pass
+        pass  # the group is gone already: nothing left to end
     if child is not None:
         try:
             child.wait(timeout=GRACE_S)
@@ -180,7 +180,7 @@ def guard_main(argv: list[str]) -> None:
             try:
                 os.kill(child.pid, signum)  # the cell alone: its compilers keep going
             except OSError:
-                pass
+                pass  # the cell has ended: it has no stacks left to dump
 
     for sig in _TEARDOWN_SIGNALS:
         signal.signal(sig, on_signal)

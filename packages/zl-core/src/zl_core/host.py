@@ -487,7 +487,8 @@ def _str_dict(answer: Any) -> dict[str, str]:
 
 
 def _torch_device_count(backend: Backend) -> int:
-    """Count devices through the torch namespace; 0 when torch or it is absent."""
+    """Count devices through the torch namespace; 0 when torch or it is absent, and 0
+    with a warning that says why when it is there but fails."""
     if not backend.torch_namespace:
         return 0
     try:
@@ -496,7 +497,12 @@ def _torch_device_count(backend: Backend) -> int:
             importlib.import_module(backend.torch_extension)
         namespace: Any = getattr(torch, backend.torch_namespace, None)
         return int(namespace.device_count()) if namespace is not None else 0
-    except Exception:  # noqa: BLE001 - a broken torch build means "no devices seen this way"
+    except ModuleNotFoundError:  # safe: no torch (or no vendor extension), no devices seen this way
+        return 0
+    except Exception as exc:  # noqa: BLE001 - a broken torch build: no devices seen this way, said
+        log.warning("counting %s devices through torch.%s failed (%s); none are seen that way: "
+                    "fix the torch install (zl doctor says what it finds)", backend.name,
+                    backend.torch_namespace, _reason(exc))
         return 0
 
 

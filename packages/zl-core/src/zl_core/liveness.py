@@ -61,7 +61,7 @@ def arm() -> bool:
     try:
         _stacks_file = open(cell / contract.STACKS_FILE, "a", encoding="utf-8")  # noqa: SIM115
     except OSError:
-        return False
+        return False  # the caller's answer: no stacks file, so none is promised
     faulthandler.register(contract.STACKS_SIGNAL, file=_stacks_file, all_threads=True, chain=False)
     return True
 
@@ -84,7 +84,7 @@ class Watch:
         try:
             beat_at = (self.cell / contract.PROGRESS_FILE).stat().st_mtime
         except OSError:
-            beat_at = 0.0
+            beat_at = 0.0  # no beat yet: the window runs from the cell's start
         if beat_at > self.last:
             self._seen(beat_at)
         silent = time.time() - self.last

@@ -13,7 +13,7 @@ out = {}
 for name in sys.argv[1:]:
     try:
         spec = importlib.util.find_spec(name)
-    except Exception:
+    except Exception:  # a parent package that fails to import: None, named by the caller
         spec = None
     origin = None if spec is None else (spec.origin or next(iter(spec.submodule_search_locations or []), None))
     out[name] = origin
@@ -29,7 +29,7 @@ def origins(python: str, modules: Sequence[str], *, env: Mapping[str, str] | Non
         proc = subprocess.run([python, "-c", _PROBE, *modules], capture_output=True, text=True,
                               env=dict(env) if env is not None else None, cwd=cwd,
                               timeout=timeout_s, check=False)
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, subprocess.TimeoutExpired):  # None refuses the seal: freeze and run name it
         return dict.fromkeys(modules)
     for line in proc.stdout.splitlines():
         if line.startswith("ZL_ORIGINS "):

@@ -4,7 +4,7 @@ The key is (dtype, size_detail, occurrence index): the index tells apart a
 shape that one table measures twice (BLAS operators do at comprehensive
 level), matching the first A occurrence with the first B occurrence and so on.
 
-Only rows that are SUCCESS with a positive gems latency on both sides carry a
+Only rows that are SUCCESS with a positive latency on both sides carry a
 delta. Among those, a pair is *comparable* only when both sides used the same
 timer and neither fell back from graph capture: a fallback row is a different,
 much noisier instrument, so such pairs are classed apart and never pooled with
@@ -62,10 +62,10 @@ class Pair:
 
     @property
     def delta_pct(self) -> float | None:
-        """(A / B - 1) * 100 on gems latency: positive means B is faster."""
+        """(A / B - 1) * 100 on latency: positive means B is faster."""
         if self.cls not in MEASURED or self.a is None or self.b is None:
             return None
-        return delta_pct(self.a.gems_latency_ms, self.b.gems_latency_ms)
+        return delta_pct(self.a.latency_ms, self.b.latency_ms)
 
 
 def delta_pct(a_ms: float | None, b_ms: float | None) -> float | None:
@@ -108,7 +108,7 @@ def classify(a: Row | None, b: Row | None) -> tuple[str, str]:
 
 
 def _usable(row: Row) -> bool:
-    return row.status == SUCCESS and row.gems_latency_ms is not None and row.gems_latency_ms > 0
+    return row.status == SUCCESS and row.latency_ms is not None and row.latency_ms > 0
 
 
 def pair_rows(a_rows: Sequence[Row], b_rows: Sequence[Row]) -> list[Pair]:

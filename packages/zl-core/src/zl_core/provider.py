@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from zl_core.host import PluginHost
     from zl_core.switch_check import SwitchReport
 
-AUTOTUNE_MODES = ("record", "replay", "uncontrolled", "none")  # none: compile-only
 TIMERS = ("auto", "graph", "direct", "none")
 
 

@@ -1,8 +1,9 @@
 """Measurement rows of one cell, as the core reads them.
 
 A :class:`Row` is provider-neutral. ``results.json`` is zl's own structured
-format (schema 1: ``{"op", "rows": [...], "markers": {...}}``) and is read
-here; a cell without it is read by its provider
+format (schema 1: ``{"op", "rows": [...], "markers": {...}}``; a row's latency is
+``latency_ms``, written ``gems_latency_ms`` before it had a neutral name and read under
+either) and is read here; a cell without it is read by its provider
 (:meth:`zl_core.provider.Provider.read_rows`), which knows what its benchmarks
 print (a table, for instance). Finding that provider takes the plugin host,
 so it is done a layer up, in :mod:`zl_core.cell_rows`; this module imports neither.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -25,26 +27,45 @@ FAILED = "FAILED"
 TIMERS = ("graph", "direct")
 
 
-@attrs.frozen(kw_only=True)
+#: A row's latency in results.json, and the name it was written under before.
+LATENCY_KEY = "latency_ms"
+LATENCY_KEY_BEFORE = "gems_latency_ms"
+
+
+@attrs.frozen(kw_only=True, init=False)
 class Row:
-    """One measured (or failed) case of one operator in one cell."""
+    """One measured (or failed) case of one operator in one cell.
+
+    ``gems_latency_ms=``, the name ``latency_ms`` had before it was neutral, is still
+    taken (it sets ``latency_ms``) and read (:attr:`gems_latency_ms`), so providers
+    written to it keep working."""
 
     op: str
     dtype: str  # without the "torch." prefix
     size_detail: str  # the shape, exactly as the provider prints it
-    gems_latency_ms: float | None  # the operator's latency (results.json's name for it)
+    latency_ms: float | None  # the operator's latency, the one every verdict judges
     status: str  # SUCCESS | FAILED
     timer: str | None  # "graph" | "direct" | None when unknown
     fallback: bool  # meant to be graph-timed, fell back to direct
     source: str  # "results.json" | "run.log"
     error: str | None = None
-    #: (max - min) / median of the graph replays of the gems latency: the spread
+    #: (max - min) / median of the graph replays of the latency: the spread
     #: inside the cell, None when the row was not graph-timed.
     replay_spread_pct: float | None = None
     #: The provider's own numbers, by its name for each, kept apart from the neutral
     #: fields above: a reference latency, its own speedup over that reference,
     #: throughput columns. The core judges none of them; a report may show them.
     extra: tuple[tuple[str, float | None], ...] = ()
+
+    def __init__(self, *, gems_latency_ms: float | None | object = attrs.NOTHING, **fields: Any) -> None:
+        if gems_latency_ms is not attrs.NOTHING:  # the earlier name of latency_ms: it wins when given
+            fields["latency_ms"] = gems_latency_ms
+        self.__attrs_init__(**fields)
+
+    @property
+    def gems_latency_ms(self) -> float | None:
+        """``latency_ms``, under its earlier name (providers written to it read this)."""
+        return self.latency_ms
 
     def provider_value(self, name: str) -> float | None:
         """One of the provider's own numbers (None when the row has none of that name)."""
@@ -58,8 +79,8 @@ class Row:
 
 #: The fields of a results.json row the core reads itself; every other number is the
 #: provider's own (``Row.extra``), as its plugin wrote it.
-NEUTRAL_FIELDS = ("op", "dtype", "size_detail", "gems_latency_ms", "status", "timer", "fallback",
-                  "error", "replay_spread_pct")
+NEUTRAL_FIELDS = ("op", "dtype", "size_detail", LATENCY_KEY, LATENCY_KEY_BEFORE, "status", "timer",
+                  "fallback", "error", "replay_spread_pct")
 
 
 @attrs.frozen(kw_only=True)
@@ -102,7 +123,7 @@ def parse_results_json(path: Path) -> tuple[list[Row], dict[str, int]]:
             op=str(raw.get("op") or default_op),
             dtype=bare_dtype(raw.get("dtype")),
             size_detail=str(raw.get("size_detail", "")),
-            gems_latency_ms=_num(raw.get("gems_latency_ms")),
+            latency_ms=_num(raw.get(LATENCY_KEY, raw.get(LATENCY_KEY_BEFORE))),
             status=SUCCESS if raw.get("status") == SUCCESS else FAILED,
             timer=timer if timer in TIMERS else None,
             fallback=bool(raw.get("fallback", False)),

@@ -33,11 +33,11 @@ class ShapeSeries:
 
     @property
     def a_ms(self) -> list[float | None]:
-        return [p.a.gems_latency_ms if p and p.a else None for p in self.pairs]
+        return [p.a.latency_ms if p and p.a else None for p in self.pairs]
 
     @property
     def b_ms(self) -> list[float | None]:
-        return [p.b.gems_latency_ms if p and p.b else None for p in self.pairs]
+        return [p.b.latency_ms if p and p.b else None for p in self.pairs]
 
     @property
     def deltas_pct(self) -> list[float | None]:

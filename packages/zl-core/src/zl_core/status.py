@@ -13,11 +13,11 @@ import attrs
 from zl_core import contract, drift
 from zl_core.atomic import write_text_atomic
 from zl_core.cell import CellOutcome
+from zl_core.errors import BadInputError
 from zl_core.stamps import utc_stamp
-from zl_core.store.layout import STATUS_FILE, CampaignLayout
+from zl_core.store.layout import CampaignLayout
 from zl_core.store.status_table import COLUMNS, CellKey, StatusRow
 
-STATUS_NAME = STATUS_FILE
 #: drift.flag_cells notes that mean "no telemetry to judge", not "drifted".
 UNJUDGED_FLAGS = ("no_samples", "no_busy_samples")
 
@@ -85,7 +85,7 @@ def _device_of(cell_dir: Path) -> str:
 
     try:
         identity = read_identity(cell_dir) or {}
-    except Exception:  # noqa: BLE001 - a missing or corrupt identity leaves the column empty
+    except BadInputError:  # the column stays empty; the report names the corrupt identity
         return ""
     device = identity.get("device")
     return "" if device is None else str(device)

@@ -57,7 +57,7 @@ def run_tool(argv: Sequence[str], timeout_s: float) -> str | None:
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s,
                               stdin=subprocess.DEVNULL, check=False)
-    except (OSError, subprocess.SubprocessError):
+    except (OSError, subprocess.SubprocessError):  # None: the next probe; check_tool says why
         return None
     return proc.stdout if proc.returncode == 0 else None
 

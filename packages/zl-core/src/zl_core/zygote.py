@@ -107,7 +107,7 @@ def _watch_guard(conn: socket.socket) -> None:
             while conn.recv(1):
                 pass
         except OSError:
-            pass
+            pass  # a broken connection is the guard gone, as end-of-file is
         os.killpg(0, signal.SIGKILL)
 
     threading.Thread(target=watch, name="zl-guard-watch", daemon=True).start()

@@ -8,7 +8,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 
-SIGN_NOTE = "delta = (A / B - 1) x 100 on gems latency; positive = B faster"
+SIGN_NOTE = "delta = (A / B - 1) x 100 on latency; positive = B faster"
 VERDICT_TONES = {"FASTER": "good", "SLOWER": "bad", "MIXED": "warn", "INCONCLUSIVE": "warn",
                  "NO_CHANGE": None, "IR_CHANGED": "warn", "NO_IR_DIFF": None,
                  "NO_TRITON": "muted", "NO_ROWS": "bad", "TIMEOUT": "bad", "FAILED": "bad"}

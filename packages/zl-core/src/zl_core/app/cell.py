@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 
 import attrs
@@ -14,6 +13,7 @@ from zl_core.errors import PreflightError, UsageError
 from zl_core.host import PluginHost
 from zl_core.opspec import OpSpec, check_dtypes, check_name
 from zl_core.sources import Sources
+from zl_core.stamps import folder_stamp
 from zl_core.store.layout import op_folder
 
 from .options import Measurement, Where
@@ -72,7 +72,7 @@ def run_one_cell(host: PluginHost, options: CellOptions, *,
     if options.replay_from and options.no_record:
         raise UsageError("--replay-from and --no-record exclude each other")
     mode = "replay" if options.replay_from else ("uncontrolled" if options.no_record else "record")
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    stamp = folder_stamp()
     out = options.out or runs_root(options.runs_root) / f"run_{op_folder(op.op)}_{stamp}"
     request = cell_settings(got.measure, got.sources).request(
         op=op, backend=backend, device=device, out_dir=Path(out).resolve(), env=dict(options.env),

@@ -21,7 +21,7 @@ from zl_core.campaigns.executor import Executor
 from zl_core.campaigns.judging import MIN_LOOK_ROUNDS
 from zl_core.campaigns.screen_campaign import latest_screen, run_screen
 from zl_core.campaigns.spec import CampaignSpec
-from zl_core.errors import NoDeviceError, UsageError, ZlError
+from zl_core.errors import UsageError, ZlError
 from zl_core.host import PluginHost
 from zl_core.ir_verdict import IR_CHANGED, NO_IR_DIFF
 from zl_core.opspec import OpSpec
@@ -36,7 +36,7 @@ from zl_core.switches import Sides, resolve_sides
 from . import lanes
 from .inputs import check_rounds, results_written_under
 from .options import AbOptions, ScreenOptions, Where
-from .resolve import cell_settings, check_op_specs, resolve, resolve_devices, runs_root
+from .resolve import cell_settings, resolve, resolve_devices, runs_root
 from .seal import check_frozen, finish_campaign
 from .skipped import read_dismiss, skipped_ops
 
@@ -63,12 +63,12 @@ class AbOutcome:
 def screen(host: PluginHost, options: ScreenOptions, *,
            executor: Executor | None = None) -> ScreenOutcome:
     asked_ir_only = options.measure.compile_only
-    options, resume = _checked(options, "screen")
+    options, resume = lanes.checked(options, "screen")
     if options.frozen is not None:  # a sealed campaign: nothing runs unless it is as frozen
         check_frozen(host, options.frozen, python=options.measure.python)
     root = runs_root(options.runs_root)
-    got, chosen, devices = _placed(host, options, options.where, "screen", root, options.ops,
-                                   resume=resume)
+    place = lanes.placed(host, options, options.where, "screen", root, options.ops, resume=resume)
+    got = place.got
     if resume is not None:
         check_resume_mode(host, resume, got, asked_ir_only=asked_ir_only)
     if got.note:  # a default taken that changes what the screen measures (the IR-only screen)
@@ -87,15 +87,15 @@ def screen(host: PluginHost, options: ScreenOptions, *,
                  + "; ".join(f"{op} ({why})" for op, why in list(skipped.items())[:5])
                  + (f"; and {len(skipped) - 5} more (screen.tsv lists each)" if len(skipped) > 5 else ""))
     log.info(f"zl screen: switch {sides.switch} (A={sides.a_value} B={sides.b_value}) on "
-             f"{got.backend.name}{lanes.where_text(got.device, options.lanes, devices)}, suite "
+             f"{got.backend.name}{lanes.where_text(got.device, options.lanes, place.devices)}, suite "
              f"{got.provider.name}, {len(ops)} operator(s)"
              + (f", IR-only for {got.measure.target}" if got.measure.compile_only else "")
              + (f"; resuming {resume.root}" if resume else ""))
     spec = CampaignSpec(provider=got.provider, backend=got.backend, device=got.device, sides=sides,
                         ops=ops, settings=cell_settings(got.measure, got.sources), runs_root=root,
-                        resume=resume, recorded=_recorded(options, got, devices), skipped=skipped)
+                        resume=resume, recorded=place.recorded, skipped=skipped)
     with results_written_under(root, "zl screen"):
-        campaign, rows = run_screen(host, spec, executor=executor or chosen)
+        campaign, rows = run_screen(host, spec, executor=executor or place.executor)
     finish_campaign(campaign)  # receipts; a frozen campaign is sealed
     return ScreenOutcome(campaign=campaign, rows=tuple(rows), compile_only=got.measure.compile_only,
                          failed=tuple(state.failed_ops(CampaignLayout(campaign))))
@@ -114,7 +114,7 @@ class ScreenPlan:
 def screen_plan(host: PluginHost, options: ScreenOptions) -> ScreenPlan:
     """What ``screen`` would run and what it would cost, from this host's earlier screens.
     Nothing is run or written."""
-    options, _resume = _checked(options, "screen")
+    options, _resume = lanes.checked(options, "screen")
     root = runs_root(options.runs_root)
     got = resolve(host, options.where, options.measure, what="zl screen --plan",
                   local_device=lanes.needs_local_device(options.lanes), ir_only_without_device=True,
@@ -129,40 +129,6 @@ def screen_plan(host: PluginHost, options: ScreenOptions) -> ScreenPlan:
     cost = estimate(run, seen, sides=2, lanes=len(devices) if devices else 1, campaigns_read=read)
     return ScreenPlan(ops=tuple(run), skipped=dict(skipped), compile_only=got.measure.compile_only,
                       backend=got.backend.name, estimate=cost, note=got.note)
-
-
-def _checked(options, kind: str):
-    """The options a --resume recorded (and the campaign it resumes), checked before
-    anything is probed: operator specs, and lanes that go together."""
-    resume = None
-    if options.lanes.resume is not None:
-        options, resume = lanes.resumed(options, kind)
-    check_op_specs(options.ops, several_sources=bool(options.where.more_sources))
-    lanes.check_lanes(options.where, options.lanes)
-    return options, resume
-
-
-def _placed(host: PluginHost, options, where: Where, kind: str, root: Path,
-            op_specs: tuple[str, ...] | None = None, *, resume: CampaignLayout | None = None):
-    """Suite, operators (``op_specs``, None: taken elsewhere), backend and device
-    resolved, and the executor for the lanes asked for: (resolved, executor, the lanes'
-    devices or None)."""
-    # Only a new screen falls back to the IR-only screen without a device: rounds need
-    # one, and a resumed screen keeps the mode its finished cells were judged in.
-    try:
-        got = resolve(host, where, options.measure, what=f"zl {kind}",
-                      local_device=lanes.needs_local_device(options.lanes),
-                      ir_only_without_device=kind == "screen" and resume is None, op_specs=op_specs)
-    except NoDeviceError as exc:
-        if resume is None:
-            raise
-        meta = read_campaign(resume.root)
-        raise NoDeviceError(f"campaign {resume.root} timed its cells on {meta.backend} device "
-                            f"{meta.device}, and {str(exc).split(';')[0]}; resume it where "
-                            "that device is, or compare generated code in a new IR-only screen "
-                            f"(zl {kind} --compile-only ...)") from None
-    chosen, device, devices = lanes.executor_for(host, got, options.lanes, kind=kind, root=root)
-    return attrs.evolve(got, device=device), chosen, devices
 
 
 def check_resume_mode(host: PluginHost, resume: CampaignLayout, got, *, asked_ir_only: bool) -> None:
@@ -182,14 +148,6 @@ def check_resume_mode(host: PluginHost, resume: CampaignLayout, got, *, asked_ir
                          f"{got.backend.name} device ({visible[0]}): timed cells would not be judged "
                          "like its finished ones. Continue it IR-only with: zl screen --resume "
                          f"{resume.root} --compile-only; or time its operators in a new screen")
-
-
-def _recorded(options, got, devices: list[str] | None) -> dict:
-    """What campaign.json keeps for --resume: the options, the lanes; and the configuration
-    file some options came from (None: none)."""
-    return {"options": lanes.options_json(lanes.recorded_options(options, got)),
-            "devices": devices, "scheduler": options.lanes.scheduler,
-            "config": options.config.to_json() if options.config else None}
 
 
 @attrs.frozen(kw_only=True)
@@ -248,7 +206,7 @@ def ab(host: PluginHost, options: AbOptions, *,
        executor: Executor | None = None) -> AbOutcome:
     """The A/B campaign ``options`` ask for; its ``campaign`` is None when the screen it
     takes found no IR_CHANGED operator (nothing to time, nothing written)."""
-    options, resume = _checked(options, "ab")
+    options, resume = lanes.checked(options, "ab")
     if options.frozen is not None:  # a sealed campaign: nothing runs unless it is as frozen
         check_frozen(host, options.frozen, python=options.measure.python)
     check_rounds(options.rounds, options.max_rounds)
@@ -267,12 +225,12 @@ def ab(host: PluginHost, options: AbOptions, *,
                 raise UsageError(f"--controls {options.controls}: screen {source.path} has only "
                                  f"{len(source.quiet)} NO_IR_DIFF operator(s)")
             controls = list(source.quiet[: options.controls])
-    from_screen = source if source is not None and not options.ops else None
-    where = _where_from_screen(host, options.where, from_screen.meta) if from_screen else options.where
-    got, chosen, devices = _placed(host, options, where, "ab", root,
-                                   options.ops if from_screen is None else None)
     if source is not None and options.screen is None:
         options = attrs.evolve(options, screen=source.path)  # a resume takes this screen again
+    from_screen = source if source is not None and not options.ops else None
+    where = _where_from_screen(host, options.where, from_screen.meta) if from_screen else options.where
+    place = lanes.placed(host, options, where, "ab", root, options.ops if from_screen is None else None)
+    got = place.got
     screen_path = source.path if source else None
     if from_screen is None:
         ops = list(got.ops)
@@ -295,11 +253,11 @@ def ab(host: PluginHost, options: AbOptions, *,
                         ops=ops, controls=controls, settings=cell_settings(got.measure, got.sources),
                         plan=plan, aa=options.aa, screen=screen_path, runs_root=root,
                         telemetry_interval=options.telemetry_interval, resume=resume,
-                        recorded=_recorded(options, got, devices),
+                        recorded=place.recorded,
                         checks={op: CheckSpec(file=file, select=select) for op, file, select in options.checks},
                         control_env=options.control_env)
     with results_written_under(root, "zl ab"):
-        campaign, runs = run_ab(host, spec, executor=executor or chosen)
+        campaign, runs = run_ab(host, spec, executor=executor or place.executor)
     return AbOutcome(campaign=campaign, runs=tuple(runs), screen=screen_path,
                      threshold_pct=options.threshold_pct,
                      failed=tuple(state.failed_ops(CampaignLayout(campaign))))

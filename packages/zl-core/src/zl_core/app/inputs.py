@@ -44,7 +44,7 @@ def check_runs_root(root: Path) -> Path:
     try:
         read_only = bool(os.statvfs(existing).f_flag & os.ST_RDONLY)
     except OSError:
-        read_only = False
+        read_only = False  # safe: a read-only root still fails, naming itself, at the first write
     if read_only:
         raise BadInputError(f"runs root {root} is on a read-only filesystem ({existing}); {_WHERE}")
     if not os.access(existing, os.W_OK | os.X_OK):
@@ -131,7 +131,7 @@ def _own_campaign(root: Path) -> Path | None:
     for path in sorted(Path(root).glob("*_*/campaign.json")):
         try:
             meta = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError):  # written atomically: a torn one is not this process's
             continue
         if isinstance(meta, dict) and meta.get("pid") == os.getpid():
             return path.parent

@@ -16,12 +16,13 @@ import attrs
 from zl_core.campaigns import executors, state
 from zl_core.campaigns.dask_executor import import_distributed
 from zl_core.campaigns.executor import Executor
-from zl_core.errors import UsageError
+from zl_core.errors import NoDeviceError, UsageError
 from zl_core.host import PluginHost
 from zl_core.store.layout import CampaignLayout
+from zl_core.store.record import read_campaign
 
 from .options import Lanes, Measurement, SwitchChoice, Where
-from .resolve import Resolved, resolve_devices, runs_root
+from .resolve import Resolved, check_op_specs, resolve, resolve_devices, runs_root
 
 O = TypeVar("O")
 _NESTED = {"where": Where, "measure": Measurement, "switch": SwitchChoice, "lanes": Lanes}
@@ -109,6 +110,58 @@ def resumed(options: O, kind: str) -> tuple[O, CampaignLayout]:
         resume=layout.root,
         per_device=lanes.per_device if lanes.per_device != 1 else recorded.lanes.per_device))
     return recorded, layout
+
+
+@attrs.frozen(kw_only=True)
+class Placement:
+    """Where a campaign runs: what was resolved (its device that of the one serial lane,
+    None with lanes), the executor, the lanes' devices (None: one serial lane) and what
+    campaign.json keeps of the options for a resume."""
+
+    got: Resolved
+    executor: Executor
+    devices: list[str] | None
+    recorded: dict
+
+
+def checked(options: O, kind: str) -> tuple[O, CampaignLayout | None]:
+    """The options a --resume recorded (and the campaign it resumes), checked before
+    anything is probed: operator specs, and lanes that go together."""
+    resume = None
+    if options.lanes.resume is not None:
+        options, resume = resumed(options, kind)
+    check_op_specs(options.ops, several_sources=bool(options.where.more_sources))
+    check_lanes(options.where, options.lanes)
+    return options, resume
+
+
+def placed(host: PluginHost, options: Any, where: Where, kind: str, root: Path,
+           op_specs: tuple[str, ...] | None = None, *,
+           resume: CampaignLayout | None = None) -> Placement:
+    """Suite, operators (``op_specs``, None: taken elsewhere), backend and device
+    resolved, and the executor for the lanes asked for."""
+    # Only a new screen falls back to the IR-only screen without a device: rounds need
+    # one, and a resumed screen keeps the mode its finished cells were judged in.
+    try:
+        got = resolve(host, where, options.measure, what=f"zl {kind}",
+                      local_device=needs_local_device(options.lanes),
+                      ir_only_without_device=kind == "screen" and resume is None, op_specs=op_specs)
+    except NoDeviceError as exc:
+        if resume is None:
+            raise
+        meta = read_campaign(resume.root)
+        raise NoDeviceError(f"campaign {resume.root} timed its cells on {meta.backend} device "
+                            f"{meta.device}, and {str(exc).split(';')[0]}; resume it where "
+                            "that device is, or compare generated code in a new IR-only screen "
+                            f"(zl {kind} --compile-only ...)") from None
+    chosen, device, devices = executor_for(host, got, options.lanes, kind=kind, root=root)
+    got = attrs.evolve(got, device=device)
+    # What campaign.json keeps for --resume: the options, the lanes; and the configuration
+    # file some options came from (None: none).
+    recorded = {"options": options_json(recorded_options(options, got)),
+                "devices": devices, "scheduler": options.lanes.scheduler,
+                "config": options.config.to_json() if options.config else None}
+    return Placement(got=got, executor=chosen, devices=devices, recorded=recorded)
 
 
 def needs_local_device(lanes: Lanes) -> bool:

@@ -156,19 +156,19 @@ def _kept_model(layout) -> dict:
         if isinstance(model, dict) and model.get("kind") == "rounds":
             return model
     except (OSError, ValueError):
-        pass
+        pass  # safe: the report is built again from the cells, which it only summarises
     return report.build(layout.root, allow_mismatch=True)
 
 
 def write_classes(layout, matrix: dict) -> Path:
     """classes.json of a frozen A/B campaign, under the frozen matrix's rule."""
     from zl_core.atomic import write_json_atomic
-    from zl_core.seal import account
+    from zl_core.seal import account, receipts
 
     classes = account.account(layout.root, _kept_model(layout), floor=int(matrix["launch_floor"]),
                               gain_pct=float(matrix.get("gain_pct", 5.0)),
                               regression_pct=float(matrix.get("regression_pct", 3.0)))
-    return write_json_atomic(layout.root / account.CLASSES_FILE, classes)
+    return write_json_atomic(layout.root / receipts.CLASSES_FILE, classes)
 
 
 def reaccount_campaign(campaign: Path, out: Path, *, launch_floor: int | None = None,

@@ -281,7 +281,10 @@ class DaskExecutor:
         """Write every start of this campaign's tasks to dask_tasks.tsv; name the retried ones."""
         try:
             events = client.get_events(EVENT_TOPIC)
-        except Exception:  # noqa: BLE001 - the record is evidence, not a reason to fail the campaign
+        except Exception as exc:  # noqa: BLE001 - the record is evidence, not a reason to fail the campaign
+            reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
+            runtime.sink.line(f"{TASKS_TSV} not written: the scheduler's task events cannot be read "
+                              f"({reason}); which worker ran each operator is not recorded")
             return
         starts: dict[str, list[dict]] = {}
         for _, msg in events:

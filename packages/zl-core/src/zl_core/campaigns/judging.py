@@ -36,7 +36,7 @@ def series_latencies(series: Iterable[ShapeSeries], *, fallback: bool = False
         if (s.segment == FALLBACK_SEGMENT) != fallback:
             continue
         if fallback:
-            out[s.key] = {r: (p.a.gems_latency_ms, p.b.gems_latency_ms)
+            out[s.key] = {r: (p.a.latency_ms, p.b.latency_ms)
                           for r, p in zip(s.rounds, s.pairs) if p and p.a and p.b}
             continue
         usable = [(r, p) for r, p in zip(s.rounds, s.pairs) if p is not None and p.cls == OK]
@@ -44,7 +44,7 @@ def series_latencies(series: Iterable[ShapeSeries], *, fallback: bool = False
         if not timers:
             continue
         timer = timers.most_common(1)[0][0]
-        out[s.key] = {r: (p.a.gems_latency_ms, p.b.gems_latency_ms) for r, p in usable if p.timer == timer}
+        out[s.key] = {r: (p.a.latency_ms, p.b.latency_ms) for r, p in usable if p.timer == timer}
     return out
 
 

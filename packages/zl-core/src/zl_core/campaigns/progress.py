@@ -62,7 +62,8 @@ class Progress:
                                           redirect_stdout=False, redirect_stderr=True)
                 self._task = self._rich.add_task(title, total=total)
                 self._rich.start()
-            except Exception:  # noqa: BLE001 - no rich, or not a real terminal: plain lines
+            except Exception as exc:  # noqa: BLE001 - no rich, or not a real terminal: plain lines
+                log.debug("no progress bar (%s: %s): plain lines", type(exc).__name__, exc)
                 self._rich = None
         if self._rich is None:
             self.line(f"{title}: {total} cells planned")

@@ -17,7 +17,6 @@ import contextlib
 import os
 import shutil
 import socket
-import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
@@ -29,7 +28,7 @@ from zl_core.cell import CellOutcome
 from zl_core.errors import BadInputError, UsageError
 from zl_core.opspec import OpSpec
 from zl_core.sources import Sources
-from zl_core.stamps import utc_stamp
+from zl_core.stamps import folder_stamp, utc_stamp
 from zl_core.store import record
 from zl_core.store.layout import CampaignLayout, CellLayout, op_of_folder
 from zl_core.store.record import CampaignRecord, read_campaign
@@ -168,7 +167,7 @@ def _cell_dirs(root: Path) -> Iterator[Path]:
 def set_aside_unfinished(layout: CampaignLayout) -> list[Path]:
     """Move every half-written cell folder under ``.aside/<stamp>/``; returns where each went."""
     moved = []
-    aside = layout.root / ASIDE_DIR / time.strftime("%Y%m%d-%H%M%S")
+    aside = layout.root / ASIDE_DIR / folder_stamp()
     for cell in sorted(_cell_dirs(layout.root)):
         if finished(cell):
             continue
@@ -338,7 +337,7 @@ def check_kept_here(op_dir: Path, device: str | None) -> None:
 def set_aside_moved(moved: OperatorMoved) -> Path:
     """Move the kept cells of a moved operator under the campaign's ``.aside/``."""
     root = moved.op_dir.parent  # <campaign>/<op>/...
-    aside = root / ASIDE_DIR / (time.strftime("%Y%m%d-%H%M%S") + "-moved")
+    aside = root / ASIDE_DIR / (folder_stamp() + "-moved")
     for cell in moved.cells:
         target = aside / Path(cell).relative_to(root)
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -29,7 +29,7 @@ def _capability_text(caps: dict[str, Any]) -> str:
     parts = [f"graph_capture={'yes' if caps['graph_capture'] else 'no'}"]
     if caps.get("capture_deny"):
         parts.append(f"capture_deny={','.join(caps['capture_deny'])}")
-    for key in ("flaggems_vendor", "torch_namespace", "default_switch"):
+    for key in ("vendor", "torch_namespace", "default_switch"):
         parts.append(f"{key}={caps.get(key) or '-'}")
     parts.append(f"visibility={','.join(caps['visibility_env_keys']) or '-'}")
     if caps.get("compile_targets"):  # what --compile-only --target takes, and its default

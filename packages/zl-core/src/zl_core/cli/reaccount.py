@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from zl_core.app import plugin_host, seal
+from zl_core.app import seal
 from zl_core.cli import _common
 from zl_core.errors import UsageError
 

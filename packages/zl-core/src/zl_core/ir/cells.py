@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import logging
 import re
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from zl_core.ttgir_layout import is_measured, launch_counts, read_index
 VARIANTS_NAME = "variants.json"
 #: Lines of canonical diff a report carries per changed kernel (zl diff --full has all).
 REPORT_DIFF_LINES = 120
+log = logging.getLogger(__name__)
 _LAUNCH_IN_NAME = re.compile(r"(?:^|_)(num_warps|num_stages)=(\d+)")
 
 
@@ -182,10 +184,9 @@ def _launch(v: VariantChange) -> str:
 
 def _variant_params(cell: Path) -> dict[str, dict[str, str]]:
     path = CellLayout(cell).ttgir / VARIANTS_NAME
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    if not path.exists():
+        return {}  # a provider that writes no variants.json: names carry what is known
+    data = _json(path, "the kernel variants' launch parameters")
     if not isinstance(data, dict):
         return {}
     return {str(k): {str(p): str(x) for p, x in (v.get("params") or {}).items()}
@@ -196,10 +197,7 @@ def _recorded_configs(cell: Path) -> dict[str, list[str]]:
     """Autotune picks by kernel name from the cell's records: ``key -> config`` lines."""
     out: dict[str, list[str]] = {}
     for path in sorted(CellLayout(cell).autotune_records.glob("*.json")):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
+        data = _json(path, "its autotune picks")
         if not isinstance(data, dict) or "entries" not in data:
             continue
         kernel = str(data.get("kernel", ""))
@@ -208,6 +206,16 @@ def _recorded_configs(cell: Path) -> dict[str, list[str]]:
                 out.setdefault(kernel, []).append(f"{_key(entry.get('key'))} -> "
                                                   f"{config_text(entry['config'])}")
     return out
+
+
+def _json(path: Path, what: str) -> object:
+    """The JSON in ``path``; None, with a warning naming the file, when it cannot be read."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        log.warning(f"{path} cannot be read ({' '.join(str(exc).split())[:120]}): the IR "
+                    f"comparison goes on without {what}; re-run that cell to write it again")
+        return None
 
 
 def _key(key: object) -> str:

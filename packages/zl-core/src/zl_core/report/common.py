@@ -7,8 +7,6 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-import attrs
-
 from zl_core import caliber
 from zl_core.contract import AUTOTUNE_REPLAY_FALLBACK
 from zl_core.contract import BENCHMARK_DIRECT_NO_CUDAGRAPH as FALLBACK_MARKER
@@ -72,14 +70,6 @@ def check_caliber_groups(groups: Iterable[Mapping[str, Mapping | None]], *, allo
     if check.problems and not allow_mismatch:
         raise CaliberMismatchError(list(check.problems))
     return identities, check
-
-
-def _jsonable(obj: object) -> dict:
-    if hasattr(obj, "to_json"):
-        return obj.to_json()
-    if attrs.has(type(obj)):
-        return attrs.asdict(obj)
-    return dict(vars(obj))
 
 
 def _median(values: Iterable[float]) -> float | None:

@@ -77,7 +77,7 @@ def _written(layout: CampaignLayout) -> str | None:
     try:
         return utc_stamp(layout.report_json.stat().st_mtime)
     except OSError:
-        return None
+        return None  # safe: read a moment ago; gone since, its time is shown as unknown
 
 
 def _by_op(operators: object) -> dict[tuple, str | None]:

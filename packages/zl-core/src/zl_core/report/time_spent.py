@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from zl_core import caliber, phases
+from zl_core.errors import BadInputError
 from zl_core.status import latest_by_cell, read_status
 from zl_core.store.layout import CampaignLayout
 
@@ -48,7 +49,7 @@ def _phases_of(layout: CampaignLayout, relative: str) -> Mapping | None:
         return None  # a status row naming a folder outside the campaign is not read
     try:
         identity = caliber.read_identity(cell) or {}
-    except Exception:  # noqa: BLE001 - an unreadable identity is a cell without phases
+    except BadInputError:  # counted in cells_without_phases, never a guess
         return None
     record = identity.get(phases.KEY)
     return record if isinstance(record, Mapping) and isinstance(record.get("seconds"), Mapping) else None

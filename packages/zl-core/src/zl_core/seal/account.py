@@ -11,11 +11,9 @@ from pathlib import Path
 
 from zl_core.stamps import utc_stamp
 
-from . import digests
 from .classes import CLASSES, classify, demotes
 from .evidence import gather
 
-from .receipts import CLASSES_FILE
 SCHEMA = 1
 
 
@@ -69,14 +67,10 @@ def read_classes(path: Path) -> dict | None:
     """A classes.json, or None when it is missing or not one."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError):  # None: zl reaccount refuses it by name
         return None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         return None
     if any(not isinstance(c, dict) or c.get("class") not in CLASSES for c in data.get("classes") or []):
         return None
     return data
-
-
-def sha(path: Path) -> str | None:
-    return digests.file_sha256(path)

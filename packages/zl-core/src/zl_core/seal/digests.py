@@ -23,7 +23,7 @@ def file_sha256(path: Path) -> str | None:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(block)
     except OSError:
-        return None
+        return None  # None differs from every digest: the check names the file as changed
     return digest.hexdigest()
 
 

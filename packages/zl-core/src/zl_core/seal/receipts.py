@@ -25,9 +25,12 @@ RECEIPT = "receipt.json"
 CLASSES_FILE = "classes.json"  # seal.account writes it; a receipt binds it
 SCHEMA = 1
 #: Identity fields a cell receipt repeats: where and with what the cell ran.
-IDENTITY_FIELDS = ("provider", "source", "provider_commit", "gems_package", "backend", "device",
+IDENTITY_FIELDS = ("provider", "source", "provider_commit", "source_package", "backend", "device",
                    "device_name", "device_uuid", "driver_version", "triton_version", "torch_version",
                    "timer", "autotune_mode", "compile_only", "target", "side")
+#: Fields an identity may hold under the name a provider gave them first: the package a
+#: cell's source holds was "gems_package" (zl-flaggems' identities).
+IDENTITY_FIELDS_BEFORE = {"source_package": "gems_package"}
 
 
 def cell_receipt(cell_dir: Path) -> dict:
@@ -38,11 +41,13 @@ def cell_receipt(cell_dir: Path) -> dict:
              for p in sorted(cell_dir.rglob("*")) if p.is_file() and p.name != RECEIPT}
     try:
         identity = json.loads(CellLayout(cell_dir).identity.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError):  # safe: the identity file's digest is in "files" all the same
         identity = {}
     identity = identity if isinstance(identity, dict) else {}
     return {"schema": SCHEMA, "files": files,
-            "identity": {k: identity.get(k) for k in IDENTITY_FIELDS if k in identity}}
+            "identity": {k: identity.get(k, identity.get(IDENTITY_FIELDS_BEFORE.get(k, k)))
+                         for k in IDENTITY_FIELDS
+                         if k in identity or IDENTITY_FIELDS_BEFORE.get(k) in identity}}
 
 
 def write(layout: CampaignLayout, cells: list[Path], *, rules: int | None,
@@ -98,6 +103,8 @@ def check(campaign: Path) -> list[str]:
 
 
 def _json(path: Path) -> dict:
+    """A JSON object, {} when unreadable: the receipt check then names it (no readable
+    receipt, a changed digest); campaign.json has been written by this process."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):

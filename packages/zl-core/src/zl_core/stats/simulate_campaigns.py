@@ -123,12 +123,5 @@ def _count_lost(data: dict, verdict: CampaignVerdict, plan: Plan, out: dict) -> 
         out["lost_all"] += kept == 0
 
 
-def shape_calls(verdict: CampaignVerdict) -> tuple[int, int]:
-    """(own calls, calls after the FDR step) over every shape of a judged campaign."""
-    own = sum(1 for o in verdict.operators for s in o.shapes if s.test.verdict in CALLS)
-    after = sum(1 for o in verdict.operators for s in o.shapes if s.verdict in CALLS)
-    return own, after
-
-
 def undecided(verdict: CampaignVerdict) -> int:
     return sum(1 for o in verdict.operators for s in o.shapes if s.verdict == INCONCLUSIVE)

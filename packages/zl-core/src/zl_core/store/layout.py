@@ -16,7 +16,6 @@ The campaign engine writes through these objects and the report reads through th
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from pathlib import Path
 
 import attrs
@@ -25,6 +24,7 @@ from zl_core.backend import TELEMETRY_COLUMNS
 from zl_core.caliber import IDENTITY_NAME
 from zl_core.contract import AUTOTUNE_RECORDS_DIR
 from zl_core.rows import LOG_NAME, RESULTS_NAME
+from zl_core.stamps import folder_stamp
 from zl_core.ttgir_layout import INDEX_NAME, TTGIR_DIR, safe_component
 
 CAMPAIGN_FILE = "campaign.json"
@@ -133,7 +133,7 @@ class CampaignLayout:
     @classmethod
     def create(cls, runs_root: Path, kind: str, switch: str) -> CampaignLayout:
         """A new, empty campaign folder ``<kind>_<switch>_<stamp>`` (``.2``, ... if taken)."""
-        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+        stamp = folder_stamp()
         base = Path(runs_root) / f"{kind}_{safe_component(switch)}_{stamp}"
         path, n = base, 1
         while path.exists():
