@@ -275,5 +275,5 @@ def test_zl_shapes_and_results_plugins_read_the_suite(suite, tmp_path):
     rows = json.loads((cell / "results.json").read_text())["rows"]
     assert [(r["dtype"], r["size_detail"], r["status"]) for r in rows] == [
         ("float16", "[torch.Size([2])]", "SUCCESS"), ("float16", "[torch.Size([3])]", "FAILED")]
-    assert rows[0]["gems_latency_ms"] == 0.125 and "differs from torch" in rows[1]["error"]
+    assert rows[0]["latency_ms"] == 0.125 and "differs from torch" in rows[1]["error"]
     assert "shapes:" in (cell / "shapes.yaml").read_text()

@@ -58,12 +58,12 @@ def test_graph_rows_match_the_printed_table(fg, tmp_path):
         assert "torch." + row["dtype"] == printed["dtype"]
         assert row["size_detail"] == printed["detail"]
         assert f"{row['torch_latency_ms']:.6f}" == printed["torch"]
-        assert f"{row['gems_latency_ms']:.6f}" == printed["gems"]
+        assert f"{row['latency_ms']:.6f}" == printed["gems"]
         assert f"{row['speedup']:.3f}" == printed["speedup"]
         assert row["status"] == printed["status"] == "SUCCESS"
         assert (row["timer"], row["fallback"], row["timers"]) == ("graph", False, ["graph", "graph"])
     # graph replay measured the kernel alone: 64x64 costs 0.01 ms, no launch overhead
-    assert doc["rows"][0]["gems_latency_ms"] == pytest.approx(0.01)
+    assert doc["rows"][0]["latency_ms"] == pytest.approx(0.01)
     assert doc["rows"][0]["shape_label"] == "float16_64x64_64x64_alpha_1"
     assert doc["complete"] is True and doc["exitstatus"] == 0
     assert doc["markers"] == {"AUTOTUNE_REPLAY_FALLBACK": 0, "BENCHMARK_DIRECT_NO_CUDAGRAPH": 0,
@@ -93,7 +93,7 @@ def test_recoverable_capture_falls_back_per_call(fg, tmp_path):
     (row,) = doc["rows"]
     assert (row["timer"], row["fallback"], row["timers"]) == ("direct", True, ["direct", "graph"])
     assert row["torch_latency_ms"] == pytest.approx(0.00125 + LAUNCH_OVERHEAD)  # timed directly
-    assert row["gems_latency_ms"] == pytest.approx(0.000625)  # still captured
+    assert row["latency_ms"] == pytest.approx(0.000625)  # still captured
     assert doc["markers"]["BENCHMARK_DIRECT_NO_CUDAGRAPH"] == 1
 
 
@@ -103,7 +103,7 @@ def test_denied_op_is_never_captured(fg, tmp_path):
     assert len(marker_lines(proc.stdout, "BENCHMARK_DIRECT_NO_CUDAGRAPH op=fakedenied phase=denylist")) == 2
     (row,) = doc["rows"]
     assert row["fallback"] and row["fallback_phases"] == ["denylist", "denylist"]
-    assert row["gems_latency_ms"] == pytest.approx(0.000625 + LAUNCH_OVERHEAD)
+    assert row["latency_ms"] == pytest.approx(0.000625 + LAUNCH_OVERHEAD)
 
 
 def test_fatal_capture_error_fails_the_test_without_rows(fg, tmp_path):
@@ -131,7 +131,7 @@ def test_direct_timer_repeat_and_foreign_vendor(fg, tmp_path):
     assert proc.returncode == 0
     assert identity["timer"] == "direct" and identity["direct_repeat"] == 3
     assert all(r["timer"] == "direct" and not r["fallback"] and r["direct_repeat"] == 3 for r in doc["rows"])
-    assert doc["rows"][0]["gems_latency_ms"] == pytest.approx(0.01 + LAUNCH_OVERHEAD)
+    assert doc["rows"][0]["latency_ms"] == pytest.approx(0.01 + LAUNCH_OVERHEAD)
     # _fakevendorx shares a prefix with the active vendor and is still foreign
     assert marker_lines(proc.stdout, "FOREIGN_VENDOR_MODULE") == [
         "FOREIGN_VENDOR_MODULE active=fakevendor loaded=fakevendorx,nvidia"]
@@ -175,7 +175,7 @@ def test_without_the_reference_the_rows_keep_the_operator_latency(fg, tmp_path):
     proc, doc, identity, _cell = run(fg, tmp_path, f"{FILE}::test_fakeadd", extra_args=("--metrics", "latency"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert doc["rows"] and all(r["torch_latency_ms"] is None for r in doc["rows"])
-    assert all(r["gems_latency_ms"] > 0 for r in doc["rows"])
+    assert all(r["latency_ms"] > 0 for r in doc["rows"])
     seconds = identity["cell_phases"]["seconds"]
     assert seconds["reference_timing"] == 0 and seconds["operator_timing"] > 0
 

@@ -74,7 +74,7 @@ def test_rows_map_exactly_to_timed_calls_by_row_clock(collector, tmp_path):
     assert (a["dtype"], a["size_detail"], a["timer"], a["fallback"]) == ("float16", "['torch.Size([4])']",
                                                                        "graph", False)
     assert (b["timer"], b["fallback"], b["fallback_phases"]) == ("direct", True, ["capture"])
-    assert a["torch_latency_ms"] == 0.2 and a["gems_latency_ms"] == 0.1 and a["speedup"] == 2.0
+    assert a["torch_latency_ms"] == 0.2 and a["latency_ms"] == 0.1 and a["speedup"] == 2.0
     assert a["status"] == "SUCCESS" and a["error"] is None
 
 

@@ -19,9 +19,9 @@ for cell in (rec, rep):
     ident = json.loads((cell / "run_identity.json").read_text())
     rows, _ = parse_results_json(cell / "results.json")
     table = parse_table((cell / "run.log").read_text(errors="replace"))
-    agree = [(r.dtype, r.size_detail, round(r.gems_latency_ms, 6), round(r.torch_latency_ms, 6))
-             for r in rows] == [(t.dtype, t.size_detail, round(t.gems_latency_ms, 6),
-                                 round(t.torch_latency_ms, 6)) for t in table]
+    agree = [(r.dtype, r.size_detail, round(r.latency_ms, 6), round(r.provider_value("torch_latency_ms"), 6))
+             for r in rows] == [(t.dtype, t.size_detail, round(t.latency_ms, 6),
+                                 round(t.provider_value("torch_latency_ms"), 6)) for t in table]
     timers = sorted({(r.timer, r.fallback) for r in rows})
     print(f"{cell.name}: timer={ident.get('timer')} device_name={ident.get('device_name')} "
           f"triton={ident.get('triton_version')} torch={ident.get('torch_version')} "

@@ -57,7 +57,7 @@ def vendor_env(backend: Any, environ: Mapping[str, str]) -> dict[str, str]:
     Setting it spares FlagGems its own detection, which can shell out to vendor
     tools with no timeout.
     """
-    vendor = getattr(backend, "flaggems_vendor", "") if backend is not None else ""
+    vendor = getattr(backend, "vendor", "") if backend is not None else ""
     if user_vendor(environ) or not vendor:
         return {}
     return {VENDOR: vendor}

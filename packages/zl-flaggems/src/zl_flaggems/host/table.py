@@ -83,7 +83,7 @@ def parse_table(text: str, *, timer: str | None = None) -> list[Row]:
                 op=failed.group("op"),
                 # HEAD FlagGems prints the literal "dtype={dtype}"; use the table's then.
                 dtype=dtype if "{" in fail_dtype else bare_dtype(fail_dtype),
-                size_detail="", gems_latency_ms=None,
+                size_detail="", latency_ms=None,
                 extra=(("torch_latency_ms", None), ("speedup", None)),
                 status=FAILED, timer=timer, fallback=False, source=LOG_NAME,
                 error=err.split(">>>", 1)[0].strip() or "input generation failed"))
@@ -128,7 +128,7 @@ def _data_row(match: re.Match, op: str, dtype: str, numeric: tuple[str, ...],
     known = {k for k in numeric if any(w in k.lower() for w in ("latency", "speedup"))}
     return Row(
         op=op, dtype=dtype, size_detail=size_detail,
-        gems_latency_ms=gems_ms, status=match.group("status"), timer=timer, fallback=False,
+        latency_ms=gems_ms, status=match.group("status"), timer=timer, fallback=False,
         source=LOG_NAME,
         # FlagGems' own numbers, under results.json's names for the two it writes there
         extra=(("torch_latency_ms", torch_ms), ("speedup", speedup),

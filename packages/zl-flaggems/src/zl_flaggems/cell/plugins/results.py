@@ -108,7 +108,7 @@ class Collector:
             "dtype": dtype,
             "size_detail": size_detail,
             "torch_latency_ms": _num(getattr(metric, "latency_base", None)),
-            "gems_latency_ms": _num(getattr(metric, "latency", None)),
+            "latency_ms": _num(getattr(metric, "latency", None)),
             "speedup": _num(getattr(metric, "speedup", None)),
             "status": "SUCCESS" if error is None else "FAILED",
             "timer": timer,

@@ -83,7 +83,7 @@ def collect_identity(backend: Any) -> tuple[dict[str, Any], list[str]]:
         identity["flag_gems_version"] = _version(gems)
         identity["gems_package_imported"] = gems.__name__
         identity["flaggems_vendor"] = getattr(gems, "vendor_name", None)
-        expected = getattr(backend, "flaggems_vendor", "") if backend is not None else ""
+        expected = getattr(backend, "vendor", "") if backend is not None else ""
         got = identity["flaggems_vendor"]
         if expected and got and got != expected:
             problems.append(f"{gems.__name__} picked vendor {got!r} but backend "
