@@ -14,8 +14,8 @@ ROOT = Path(zl_core.__file__).parent
 COMMANDS_PKG = "zl_core.cli"
 
 
-def _module_name(path: Path) -> str:
-    parts = ("zl_core", *path.relative_to(ROOT).with_suffix("").parts)
+def _module_name(path: Path, root: Path = ROOT) -> str:
+    parts = (root.name, *path.relative_to(root).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -140,18 +140,19 @@ def _is_type_checking(node: ast.If) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def _runtime_imports(path: Path) -> set[str]:
-    """The zl_core modules ``path`` imports when it runs: at module level or inside a
-    function, never under ``if TYPE_CHECKING:``. ``from P import name`` imports the
-    module ``P.name`` when there is one, else ``P`` (a package's own ``__init__`` runs
-    for any of its modules, which counts as no import of it)."""
+def _runtime_imports(path: Path, root: Path = ROOT, known: dict | None = None) -> set[str]:
+    """The modules of ``known`` (default: zl_core's) that ``path`` imports when it runs:
+    at module level or inside a function, never under ``if TYPE_CHECKING:``. ``from P
+    import name`` imports the module ``P.name`` when there is one, else ``P`` (a
+    package's own ``__init__`` runs for any of its modules, which counts as no import of it)."""
+    known = MODULES if known is None else known
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    own = _module_name(path)
+    own = _module_name(path, root)
     package = own if path.name == "__init__.py" else own.rsplit(".", 1)[0]
     found: set[str] = set()
 
     def nearest(name: str) -> str | None:
-        while name and name not in MODULES:
+        while name and name not in known:
             name = name.rpartition(".")[0]
         return name or None
 
@@ -168,7 +169,7 @@ def _runtime_imports(path: Path) -> set[str]:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
             for alias in node.names:
-                found.update(filter(None, [f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES
+                found.update(filter(None, [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known
                                            else nearest(base)]))
         for child in ast.iter_child_nodes(node):
             visit(child)
@@ -271,6 +272,19 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_no_runtime_import_cycle_spans_several_modules():
     assert _cycles(RUNTIME) == []
+
+
+#: Every package of the repository but zl_core: a circle of imports is checked across all.
+PACKAGE_ROOTS = [p.parent for p in sorted(Path(__file__).resolve().parents[1].glob("packages/*/src/*/__init__.py"))
+                 if p.parent.name != "zl_core"]
+
+
+def test_no_runtime_import_cycle_spans_modules_of_any_package():
+    files = {_module_name(p, root): (p, root) for root in [ROOT, *PACKAGE_ROOTS]
+             for p in sorted(root.rglob("*.py"))}
+    every = {name: _runtime_imports(path, root, known=files) for name, (path, root) in files.items()}
+    assert len(PACKAGE_ROOTS) >= 7 and "zl_report.layout" in every and "zl_flaggems.host.provider" in every
+    assert _cycles(every) == []
 
 
 def test_the_checks_see_deferred_imports_and_skip_type_checking_ones():

@@ -14,7 +14,8 @@ from zl_core.errors import PreflightError
 from zl_core.opspec import OpSpec
 from zl_core.provider import CellRequest
 from zl_flaggems.common import plugin_order
-from zl_flaggems.host.provider import FlagGemsProvider, provider_commit
+from zl_flaggems.host.checkout import provider_commit
+from zl_flaggems.host.provider import FlagGemsProvider
 
 BACKEND = Backend(name="fakegpu", flaggems_vendor="fakevendor", graph_capture=True)
 

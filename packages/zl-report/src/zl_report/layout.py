@@ -40,6 +40,16 @@ from zl_report.format import (  # re-exported: readers of a report find them her
     interval_estimate,
     _finite,
 )
+from zl_report.sections import (
+    briefed,
+    class_blocks,
+    ir_blocks,
+    ir_cell,
+    judged_blocks,
+    overview,
+    time_blocks,
+    timeline_blocks,
+)
 
 # --------------------------------------------------------------------------- shared sections
 
@@ -369,8 +379,6 @@ def _converts(row: Mapping) -> str:
 def document(model: Mapping, *, brief: bool = False) -> Document:
     """The document of a report; ``brief`` (pull requests) keeps the overview and the
     operators whose code or timing changed, without plots."""
-    from zl_report.sections import briefed
-
     kind = model.get("kind")
     build = {"pair": _pair, "rounds": _rounds, "screen": _screen}.get(kind)
     if build is None:
@@ -378,15 +386,3 @@ def document(model: Mapping, *, brief: bool = False) -> Document:
     blocks = tuple(build(model)) + tuple(_notes(model))
     return Document(title=str(model.get("title") or kind),
                     blocks=briefed(blocks) if brief else blocks)
-
-
-# Section builders use the blocks above; imported last so both modules can see each other.
-from zl_report.sections import (  # noqa: E402
-    class_blocks,
-    ir_blocks,
-    ir_cell,
-    judged_blocks,
-    overview,
-    time_blocks,
-    timeline_blocks,
-)

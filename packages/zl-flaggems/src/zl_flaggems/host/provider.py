@@ -10,8 +10,6 @@ from __future__ import annotations
 import difflib
 import os
 import re
-import shutil
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -24,6 +22,7 @@ from zl_flaggems.common import gems_env, plugin_order
 from zl_flaggems.common.gems_env import GEMS_PACKAGE_ENV
 from zl_flaggems.host import preflight
 from zl_flaggems.host.preflight import BENCH_DIR
+from zl_flaggems.host.checkout import PACKAGES, cell_pythonpath, gems_package, provider_commit
 from zl_flaggems.host.sealing import FlagGemsSealing
 from zl_flaggems.host.table import PrintedTableRows
 
@@ -33,11 +32,6 @@ _TEST_DEF = re.compile(r"^def\s+test_([A-Za-z0-9_]+)\s*\(", re.MULTILINE)
 _DECORATED_DEF = re.compile(r"((?:^@[^\n]*\n(?:[ \t)][^\n]*\n)*)+)def\s+test_([A-Za-z0-9_]+)\s*\(",
                             re.MULTILINE)
 _SKIP_MARK = re.compile(r"@pytest\.mark\.skip\b(?!if)\s*(?:\((?:\s*reason\s*=\s*)?(['\"])(.*?)\1)?")
-#: The packages a FlagGems-layout checkout may hold under src/, and the name its
-#: operators carry when it is not the first source: FlagGems (flag_gems) and
-#: FlagGems-vllm (flaggems_vllm) share the benchmark layout.
-PACKAGES = {"flag_gems": "main", "flaggems_vllm": "vllm"}
-
 # Runs inside the candidate interpreter: can it find what a cell imports? Finding, not
 # importing: importing torch + flag_gems costs seconds per campaign, which is most of
 # the harness's budget against a bare run (docs/validation); a broken install that is
@@ -55,17 +49,6 @@ for name in sys.argv[1:]:
 print("ZL_PROBE " + json.dumps(out))
 """
 _CORE_MODULES = ("torch", "triton")
-
-
-def gems_package(root: Path) -> str:
-    """The FlagGems package a checkout holds (``flag_gems`` when it holds none we know)."""
-    return next((name for name in PACKAGES if (Path(root) / "src" / name).is_dir()), "flag_gems")
-
-
-def cell_pythonpath(root: Path, existing: str) -> str:
-    """A cell's PYTHONPATH: the checkout's src/ (its package) and root first."""
-    paths = [str(root / "src"), str(root)] + [p for p in existing.split(os.pathsep) if p]
-    return os.pathsep.join(dict.fromkeys(paths))
 
 
 def _benchmark_files(root: Path) -> list[Path]:
@@ -94,47 +77,6 @@ def _test_functions(path: Path) -> list[str]:
     except OSError:
         return []
     return _TEST_DEF.findall(text)
-
-
-def _git_commit(root: Path, timeout: float = 10.0) -> str | None:
-    """HEAD of ``root`` when ``root`` itself is a git work tree's top level.
-
-    A FlagGems copy placed inside another repository (e.g. zl's own checkout)
-    must not report that repository's commit, hence the top-level comparison.
-    """
-    git = shutil.which("git")
-    if git is None:
-        return None
-    try:
-        proc = subprocess.run([git, "-C", str(root), "rev-parse", "--show-toplevel", "HEAD"],
-                              capture_output=True, text=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    lines = proc.stdout.split()
-    if proc.returncode != 0 or len(lines) != 2:
-        return None
-    try:
-        if Path(lines[0]).resolve() != root.resolve():
-            return None
-    except OSError:
-        return None
-    return lines[1] if re.fullmatch(r"[0-9a-f]{40,64}", lines[1]) else None
-
-
-def provider_commit(root: Path) -> str | None:
-    """The checkout's commit: git HEAD, else the first word of a COMMIT file, else None."""
-    commit = _git_commit(root)
-    if commit:
-        return commit
-    marker = root / "COMMIT"
-    if marker.is_file():
-        try:
-            words = marker.read_text(encoding="utf-8", errors="replace").split()
-        except OSError:
-            return None
-        return words[0] if words else None
-    return None
 
 
 class FlagGemsProvider(FlagGemsSealing, PrintedTableRows, Provider):

@@ -5,14 +5,14 @@ import Triton and FlagGems from; and the accuracy tests (``tests/``) that check 
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
 from zl_core import contract
-from zl_core.errors import PreflightError, ZlError
+from zl_core.errors import PreflightError
 from zl_core.module_origins import origins
 from zl_core.provider import CellCommand, CellRequest, CheckSpec, OpInfo
+
+from zl_flaggems.host.checkout import cell_pythonpath, provider_commit, uncommitted_changes
 
 from zl_flaggems.host.preflight import BENCH_DIR
 
@@ -54,8 +54,6 @@ class FlagGemsSealing:
         argv = (request.python, "-m", "pytest", "-p", "no:cacheprovider", "-q",
                 *(() if nodes else (check.file,)), *check.select,
                 f"--junitxml={Path(request.out_dir) / contract.ACCURACY_REPORT}")
-        from zl_flaggems.host.provider import provider_commit
-
         identity = {"provider": self.name, "provider_commit": provider_commit(root),
                     "source": str(root), "gems_package": self.gems_package_of(root),
                     "check": check.to_json()}
@@ -72,41 +70,17 @@ class FlagGemsSealing:
                 *(root / name for name in ROOT_FILES if (root / name).is_file())]
 
     def source_commit(self, source: str | None) -> str | None:
-        from zl_flaggems.host.provider import provider_commit
-
         root = self._root(source)
         return provider_commit(root) if root is not None else None
 
     def source_changes(self, source: str | None) -> list[str]:
-        """Tracked files changed and not committed (``git status``), which a commit
-        cannot vouch for; [] where the checkout is not a git work tree; ZlError where it
-        is one and git cannot answer, which is never read as clean."""
         root = self._root(source)
-        if root is None or not (root / ".git").exists():
-            return []
-        git = shutil.which("git")
-        if git is None:
-            raise ZlError(f"{root} is a git checkout but git is not on PATH, so its "
-                                 "uncommitted changes cannot be listed; install git")
-        try:
-            proc = subprocess.run([git, "-C", str(root), "status", "--porcelain",
-                                   "--untracked-files=no"], capture_output=True, text=True,
-                                  timeout=30, stdin=subprocess.DEVNULL, check=False)
-        except (OSError, subprocess.SubprocessError) as exc:
-            raise ZlError(f"git status in {root} failed ({exc}); its uncommitted "
-                                 "changes cannot be listed") from exc
-        if proc.returncode != 0:
-            why = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
-            raise ZlError(f"git status in {root} failed ({why}); its uncommitted "
-                                 "changes cannot be listed")
-        return [line[3:] for line in proc.stdout.splitlines() if len(line) > 3]
+        return uncommitted_changes(root) if root is not None else []
 
     def frozen_imports(self, *, python: str, source: str | None) -> dict[str, str | None]:
         root = self._root(source)
         if root is None:
             return origins(python, ["triton"])
-        from zl_flaggems.host.provider import cell_pythonpath
-
         path = cell_pythonpath(root, os.environ.get("PYTHONPATH", ""))
         return origins(python, ["triton", self.gems_package_of(root)],
                        env={**os.environ, "PYTHONPATH": path}, cwd=str(root))
