@@ -55,13 +55,26 @@ def user_python() -> str:
     return shutil.which("python3") or shutil.which("python") or sys.executable
 
 
+# Exits non-zero when zl is missing or an entry point of this checkout's packages fails to load.
+_ZL_PROBE = """\
+import sys
+from importlib.metadata import entry_points
+import zl_core, zl_flaggems
+ours = {name.replace("-", "_") for name in sys.argv[1:]}
+for ep in entry_points(group="zl"):
+    if ep.dist is not None and ep.dist.name.replace("-", "_") in ours:
+        ep.load()
+"""
+
+
 def ensure_zl(session: nox.Session, python: str) -> None:
-    """Install this checkout's zl packages into that interpreter if it lacks them.
+    """Install this checkout's zl packages into that interpreter if it lacks them, or
+    if one of their ``zl`` entry points no longer loads (an editable install made
+    before a module moved still names the old one).
 
     None of them declares torch or triton, so this never replaces a vendor build.
     """
-    probe = subprocess.run([python, "-c", "import zl_core, zl_flaggems"], capture_output=True,
-                           check=False)
+    probe = subprocess.run([python, "-c", _ZL_PROBE, *PACKAGES], capture_output=True, check=False)
     if probe.returncode == 0:
         return
     session.log(f"installing this checkout's zl packages into {python}")

@@ -58,3 +58,28 @@ def test_sessions_exit_with_zls_own_code(tmp_path):
     assert "PREFLIGHT_FAILED check=flaggems_dir" in proc.stdout + proc.stderr
     report = nox("-s", "report", "--", str(tmp_path / "nothing-here"), cwd=tmp_path)
     assert report.returncode == 2
+
+
+def _zl_probe() -> tuple[str, tuple[str, ...]]:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("zl_noxfile", ROOT / "noxfile.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module._ZL_PROBE, module.PACKAGES
+
+
+def test_the_install_probe_refuses_an_entry_point_that_no_longer_loads(tmp_path):
+    # An editable install made before a module moved names the old module: the campaign
+    # sessions must reinstall then, not run a zl whose provider is gone.
+    probe, packages = _zl_probe()
+    run = lambda env: subprocess.run([sys.executable, "-c", probe, *packages], env=env,  # noqa: E731
+                                     capture_output=True, text=True, timeout=120, check=False)
+    assert run(dict(os.environ)).returncode == 0
+    stale = tmp_path / "zl_flaggems-0.0.1.dist-info"
+    stale.mkdir()
+    (stale / "METADATA").write_text("Metadata-Version: 2.1\nName: zl-flaggems\nVersion: 0.0.1\n")
+    (stale / "entry_points.txt").write_text("[zl]\nflaggems = zl_flaggems.hooks\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    proc = run(env)
+    assert proc.returncode != 0 and "zl_flaggems.hooks" in proc.stderr
