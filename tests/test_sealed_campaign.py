@@ -206,6 +206,8 @@ def test_every_broken_precondition_of_a_flaggems_campaign_is_named(machine, tmp_
     assert "benchmark/test_fake.py" in matrix["tasks"][0]["files"]
     # Its accuracy tests, found where FlagGems keeps them and bound with the rest.
     assert matrix["tasks"][0]["check"] == {"file": "tests/test_fake.py", "select": ["-m", "fakemm"]}
+    # Collected by the cells' interpreter at freeze time: fakemm's three, fakeadd's one.
+    assert [t["check_tests"] for t in matrix["tasks"]] == [3, 1]
     assert "tests/test_fake.py" in matrix["tasks"][0]["files"]
     assert matrix["imports"]["flag_gems"].startswith(str(checkout))
     nvidia_smi(machine)
@@ -237,6 +239,32 @@ def test_every_broken_precondition_of_a_flaggems_campaign_is_named(machine, tmp_
     found = problems(capsys)
     assert any(p.startswith(f"source main: git status in {checkout} failed (")
                and p.endswith("its uncommitted changes cannot be listed") for p in found), found
+
+
+def test_accuracy_tests_that_select_nothing_or_cannot_be_collected_are_refused_at_freeze(
+        tmp_path, capsys, checkout):
+    # A selection that keeps no test would make every workload unclassable (X) after its
+    # rounds had spent the device time; pytest -k matches test ids, not parameter values.
+    text = flaggems_manifest(checkout).replace(
+        "    op_file: fake\n",
+        "    op_file: fake\n    correctness: {select: [-m, fakemm, -k, float16], reason: the timed dtype}\n")
+    manifest = tmp_path / "nothing.yaml"
+    manifest.write_text(text)
+    assert zl("freeze", manifest, "--dry-run") == 2
+    err = capsys.readouterr().err
+    assert ("workloads[0] (fakemm).correctness: tests/test_fake.py -m fakemm -k float16 selects no test; "
+            "fix the selection") in err
+    assert "fakeadd" not in err  # its default selection collects one test
+
+    broken = checkout / "tests" / "test_fake.py"
+    broken.write_text(broken.read_text() + "\nimport no_such_module_zl\n")
+    _git(checkout, "commit", "-q", "-am", "a test file that cannot import")
+    text = flaggems_manifest(checkout)
+    manifest.write_text(text)
+    assert zl("freeze", manifest, "--dry-run") == 2
+    err = capsys.readouterr().err
+    assert "workloads[0] (fakemm).correctness: tests/test_fake.py -m fakemm: its tests cannot be collected (pytest exit 2" in err
+    assert "no_such_module_zl" in err, err
 
 
 def test_a_busy_device_is_refused(machine, tmp_path, capsys, checkout):

@@ -238,6 +238,14 @@ class Provider(abc.ABC):
         when this provider finds none (the manifest must then name them or say why not)."""
         return None
 
+    def collect_check(self, check: CheckSpec, *, source: str | None, python: str) -> list[str] | None:
+        """The tests ``check`` selects under ``source``, as ``python`` (the cells'
+        interpreter) collects them, without running any: ``zl freeze`` refuses a selection
+        that selects none, which would make every workload unclassable after the device
+        time is spent. None: this provider cannot tell before a cell runs. Raises ZlError
+        when the tests cannot be collected (an import error, a bad selection)."""
+        return None
+
     # -- sealed campaigns (zl freeze): what binds a campaign to this provider's tree --
 
     def workload_files(self, op: OpInfo, source: str | None) -> list[Path]:

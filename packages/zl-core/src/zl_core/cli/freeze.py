@@ -62,7 +62,9 @@ def run(args: argparse.Namespace) -> int:
         if task.get("check"):
             select = task["check"]["select"]
             nodes = any("::" in arg for arg in select)  # node ids name their file themselves
+            count = task.get("check_tests")
             print(f"       accuracy tests: {' '.join([*([] if nodes else [task['check']['file']]), *select])}"
+                  + (f", {count} test(s)" if count is not None else "")
                   + (f"  ({task['check_why']})" if task.get("check_why") else ""))
         elif m.get("correctness"):
             print(f"       accuracy tests: not run ({task.get('check_why')})")

@@ -55,6 +55,8 @@ def plan(host: PluginHost, manifest_path: Path, *, python: str = sys.executable)
         if origin is None:
             problems.append(f"import {module}: {python} cannot import it; freeze with the "
                             "interpreter the cells run (--python)")
+    if not problems:  # only a tree that checks out can say what its tests collect
+        _collect_checks(provider, manifest, tasks, python, problems)
     if problems:
         raise ManifestError(manifest_path, problems)
     zl = digests.zl_files()
@@ -237,6 +239,30 @@ def _check(provider: Provider, manifest: Manifest, work: Workload, info: OpInfo,
         problems.append(f"{where}.correctness.file: {check.file} is not in {source}")
         return check, None
     return check, path if source else None
+
+
+def _collect_checks(provider: Provider, manifest: Manifest, tasks: list[dict], python: str,
+                    problems: list[str]) -> None:
+    """Each workload's accuracy tests as the cells' interpreter collects them: their count
+    goes into the matrix (``check_tests``; None where the provider cannot tell), and a
+    selection that selects no test, or tests that cannot be collected, is a problem now
+    rather than an unclassable workload after its rounds."""
+    paths = {s.name: str(s.path) for s in manifest.sources}
+    for i, task in enumerate(tasks):
+        if not task.get("check"):
+            continue
+        where = f"workloads[{i}] ({task['op']}).correctness"
+        check = CheckSpec(file=task["check"]["file"], select=tuple(task["check"]["select"]))
+        try:
+            found = provider.collect_check(check, source=paths.get(task["source"]), python=python)
+        except ZlError as exc:
+            problems.append(f"{where}: {exc}")
+            continue
+        task["check_tests"] = None if found is None else len(found)
+        if found is not None and not found:
+            problems.append(f"{where}: {check.file} {' '.join(check.select)} selects no test; "
+                            "fix the selection (correctness.select) or say why not "
+                            "(correctness.skip)")
 
 
 def _target(provider: Provider, work: Workload, source: str | None, where: str,

@@ -5,13 +5,15 @@ import Triton and FlagGems from; and the accuracy tests (``tests/``) that check 
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 from zl_core import contract
-from zl_core.errors import PreflightError
+from zl_core.errors import PreflightError, ZlError
 from zl_core.module_origins import origins
 from zl_core.provider import CellCommand, CellRequest, CheckSpec, OpInfo
 
+from zl_flaggems.common.gems_env import GEMS_PACKAGE_ENV
 from zl_flaggems.host.checkout import cell_pythonpath, provider_commit, uncommitted_changes
 
 from zl_flaggems.host.preflight import BENCH_DIR
@@ -22,6 +24,8 @@ TESTS_DIR = "tests"
 ROOT_FILES = ("conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg")
 #: The benchmark folder's shared harness: every top-level file but the per-op tests.
 HARNESS_SUFFIXES = (".py", ".yaml", ".yml")
+#: Collecting imports torch and FlagGems in the cells' interpreter: seconds, not minutes.
+COLLECT_TIMEOUT_S = 300
 
 
 class FlagGemsSealing:
@@ -45,6 +49,34 @@ class FlagGemsSealing:
         if not path.is_file():
             raise PreflightError("accuracy_tests", f"no {check.file} in {root}; name the operator's "
                                  "accuracy tests in the manifest (correctness.file)")
+
+    def collect_check(self, check: CheckSpec, *, source: str | None, python: str) -> list[str] | None:
+        """``pytest --collect-only`` of the accuracy tests in the checkout, with the import
+        path its cells get: the node ids the selection keeps ([] when it keeps none)."""
+        root = self._root(source)
+        if root is None:
+            return None
+        nodes = any("::" in arg for arg in check.select)
+        argv = [python, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                *(() if nodes else (check.file,)), *check.select]
+        env = {**os.environ, "PYTHONPATH": cell_pythonpath(root, os.environ.get("PYTHONPATH", "")),
+               GEMS_PACKAGE_ENV: self.gems_package_of(root)}
+        try:
+            proc = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True,
+                                  timeout=COLLECT_TIMEOUT_S, stdin=subprocess.DEVNULL, check=False)
+        except subprocess.TimeoutExpired:
+            raise ZlError(f"collecting {check.file} took over {COLLECT_TIMEOUT_S} s; "
+                          "check that its imports finish") from None
+        except OSError as exc:
+            raise ZlError(f"cannot run {python} to collect {check.file}: {exc.strerror}") from None
+        if proc.returncode == 5:  # pytest: no tests collected
+            return []
+        if proc.returncode != 0:
+            lines = [l.strip() for l in (proc.stdout + "\n" + proc.stderr).splitlines() if l.strip()]
+            why = next((l for l in lines if l.startswith(("ERROR", "E ", "error:"))), lines[-1] if lines else "")
+            raise ZlError(f"{check.file} {' '.join(check.select)}: its tests cannot be collected "
+                          f"(pytest exit {proc.returncode}: {why[:200]})")
+        return [line.strip() for line in proc.stdout.splitlines() if "::" in line]
 
     def check_command(self, request: CellRequest, root: Path) -> CellCommand:
         """Plain pytest on the accuracy tests, in the side's environment (its switch value,
