@@ -39,7 +39,7 @@ import importlib, json, sys
 def probe(name):
     try:
         module = importlib.import_module(name)
-    except BaseException as exc:
+    except (Exception, SystemExit) as exc:  # an interrupt still ends the probe
         text = (str(exc).strip().splitlines() or [""])[0][:300]
         return {"ok": False, "error": f"{type(exc).__name__}: {text}".rstrip(": ")}
     return {"ok": True, "version": str(getattr(module, "__version__", "") or "")}
@@ -52,7 +52,7 @@ if ns and out["torch"]["ok"] and out.get("extension", {"ok": True})["ok"]:
         import torch
         api = getattr(torch, ns, None)
         out["device_count"] = None if api is None else int(api.device_count())
-    except BaseException as exc:
+    except (Exception, SystemExit) as exc:  # an interrupt still ends the probe
         out["device_count_error"] = f"{type(exc).__name__}: {exc}"[:300]
 print("ZL_DOCTOR_PROBE " + json.dumps(out), flush=True)
 """
