@@ -9,12 +9,15 @@ docs/validation/scripts/report_screenshots.py (the pictures in docs/report-html.
 from __future__ import annotations
 
 import base64
+import contextlib
 import fcntl
 import json
 import os
 import shutil
 import struct
 import subprocess
+import sys
+import tempfile
 import zlib
 from pathlib import Path
 
@@ -142,6 +145,21 @@ class Cdp:
             self.proc.wait()
         os.close(self._to_chrome)
         os.close(self._from_chrome)
+
+
+@contextlib.contextmanager
+def started_browser():
+    """A Cdp on a throw-away profile for a script: exits with a one-line message where no
+    Chromium is installed, and closes the browser however the block ends."""
+    browser = find_browser()
+    if browser is None:
+        sys.exit("no Chromium found (apt-get install -y chromium)")
+    with tempfile.TemporaryDirectory() as tmp:
+        cdp = Cdp(browser, Path(tmp) / "profile")
+        try:
+            yield cdp, Path(tmp)
+        finally:
+            cdp.close()
 
 
 def png_size_and_colours(data: bytes) -> tuple[int, int, int]:

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import sys
 import tarfile
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from browser import Cdp, find_browser  # noqa: E402
+from browser import started_browser  # noqa: E402
 from synthetic_report import rounds_model  # noqa: E402
 from zl_core.report.dispatch import build  # noqa: E402
 from zl_report import render  # noqa: E402
@@ -57,30 +56,23 @@ def page_of(campaign: str, into: Path) -> Path:
 
 def main() -> None:
     out = Path(sys.argv[1] if len(sys.argv) > 1 else ROOT / "docs" / "images")
-    browser = find_browser()
-    if browser is None:
-        sys.exit("no Chromium found (apt-get install -y chromium)")
-    with tempfile.TemporaryDirectory() as tmp:
-        cdp = Cdp(browser, Path(tmp) / "profile")
-        try:
-            for name, campaign, width, what, height in SHOTS:
-                session = cdp.open(page_of(campaign, Path(tmp)).as_uri(), width, 900)
-                if cdp.errors(session):
-                    sys.exit(f"{name}: the page reported errors: {cdp.errors(session)}")
-                page_h = cdp.evaluate(session, "document.documentElement.scrollHeight")
-                if what == "top":
-                    top = 0.0
-                else:
-                    top, box_h = cdp.evaluate(session, f"(function(){{var r=document.querySelector("
-                                                       f"'{what}').getBoundingClientRect();"
-                                                       "return [r.top+scrollY-8, r.height+16];})()")
-                    height = height or box_h
-                shot = cdp.screenshot(session, clip=(top, min(height, page_h - top)))
-                (out / f"{name}.png").write_bytes(shot)
-                print(f"{name}.png: {len(shot) / 1e3:.0f} KB; page {width} px wide, {page_h} px tall")
-                cdp.close_tab(session)
-        finally:
-            cdp.close()
+    with started_browser() as (cdp, tmp):
+        for name, campaign, width, what, height in SHOTS:
+            session = cdp.open(page_of(campaign, tmp).as_uri(), width, 900)
+            if cdp.errors(session):
+                sys.exit(f"{name}: the page reported errors: {cdp.errors(session)}")
+            page_h = cdp.evaluate(session, "document.documentElement.scrollHeight")
+            if what == "top":
+                top = 0.0
+            else:
+                top, box_h = cdp.evaluate(session, f"(function(){{var r=document.querySelector("
+                                                   f"'{what}').getBoundingClientRect();"
+                                                   "return [r.top+scrollY-8, r.height+16];})()")
+                height = height or box_h
+            shot = cdp.screenshot(session, clip=(top, min(height, page_h - top)))
+            (out / f"{name}.png").write_bytes(shot)
+            print(f"{name}.png: {len(shot) / 1e3:.0f} KB; page {width} px wide, {page_h} px tall")
+            cdp.close_tab(session)
 
 
 if __name__ == "__main__":

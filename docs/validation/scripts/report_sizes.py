@@ -11,34 +11,26 @@ from __future__ import annotations
 import gzip
 import re
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from browser import Cdp, find_browser  # noqa: E402
+from browser import started_browser  # noqa: E402
 from synthetic_report import rounds_model, screen_model  # noqa: E402
 from zl_report import render  # noqa: E402
 
 
 def main() -> None:
-    browser = find_browser()
-    if browser is None:
-        sys.exit("no Chromium found (apt-get install -y chromium)")
-    with tempfile.TemporaryDirectory() as tmp:
-        cdp = Cdp(browser, Path(tmp) / "profile")
-        try:
-            for name, model in (("rounds_model(200)", rounds_model(200)), ("screen_model(200)", screen_model(200))):
-                page = Path(tmp) / "page.html"
-                page.write_text(render(model, "html"), encoding="utf-8")
-                for width in (1200, 800):
-                    session = cdp.open(page.as_uri(), width, 900)
-                    height = cdp.evaluate(session, "document.documentElement.scrollHeight")
-                    print(f"{name}: {height:,} px tall at {width} px")
-                    cdp.close_tab(session)
-        finally:
-            cdp.close()
+    with started_browser() as (cdp, tmp):
+        for name, model in (("rounds_model(200)", rounds_model(200)), ("screen_model(200)", screen_model(200))):
+            page = tmp / "page.html"
+            page.write_text(render(model, "html"), encoding="utf-8")
+            for width in (1200, 800):
+                session = cdp.open(page.as_uri(), width, 900)
+                height = cdp.evaluate(session, "document.documentElement.scrollHeight")
+                print(f"{name}: {height:,} px tall at {width} px")
+                cdp.close_tab(session)
     big = rounds_model(1000)
     page = render(big, "html").encode()
     print(f"rounds_model(1000) page: {len(page) / 1e6:.2f} MB, {len(gzip.compress(page)) / 1e6:.2f} MB gzipped")
