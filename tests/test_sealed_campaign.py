@@ -156,6 +156,17 @@ def test_options_beside_a_manifest_are_refused(machine, tmp_path, capsys):
     assert len(err) == 1 and "drop --ops, --timeout (the matrix decides them)" in err[0]
 
 
+
+@pytest.mark.parametrize("command, named", [
+    ("screen", "--runs-root and --lock-timeout"),
+    ("ab", "--runs-root, --telemetry-interval and --lock-timeout"),
+])
+def test_the_manifest_help_names_what_a_frozen_run_still_takes(command, named, capsys):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert f"decides every other option but {named}" in help_text.replace("--runs- root", "--runs-root")
+
 def _edit(path: Path, change) -> None:
     path.chmod(0o644)
     path.write_text(change(path.read_text()))

@@ -192,6 +192,21 @@ def add_campaign_args(p: argparse.ArgumentParser, *, default_timeout: float,
                    "(only --devices/--scheduler may change)")
 
 
+def add_manifest_arg(p: argparse.ArgumentParser) -> None:
+    """``--manifest``; its help names the options of this command that a frozen matrix still
+    takes from the command line (``app.seal.MAY_GIVE`` is the rule; added before the
+    config options, which the help leaves out)."""
+    from zl_core.app.seal import MAY_GIVE
+    from zl_core.campaigns.state import option_flag
+
+    own = {flag for action in p._actions for flag in action.option_strings}
+    kept = [flag for flag in dict.fromkeys(option_flag(name) for name in MAY_GIVE) if flag in own]
+    listed = ", ".join(kept[:-1]) + f" and {kept[-1]}" if len(kept) > 1 else "".join(kept)
+    p.add_argument("--manifest", type=Path, metavar="DIR",
+                   help="run a campaign frozen by 'zl freeze' (its folder): every precondition is "
+                   f"checked before any cell, and the frozen matrix decides every other option but {listed}")
+
+
 def lanes_from(args: argparse.Namespace) -> Lanes:
     return Lanes(devices=args.devices, scheduler=args.scheduler, resume=args.resume,
                  per_device=getattr(args, "per_device", 1))

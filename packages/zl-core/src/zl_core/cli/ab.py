@@ -55,10 +55,7 @@ def add_parser(sub) -> None:
                               default_start=contract.CAMPAIGN_START, compile_only=False)
     # Screens only; taken here so that zl ab can say why it refuses it.
     p.add_argument("--per-device", type=_common.positive_int, default=1, help=argparse.SUPPRESS)
-    p.add_argument("--manifest", type=Path, metavar="DIR",
-                   help="run a campaign frozen by 'zl freeze' (its folder): every precondition is "
-                   "checked before any cell, and the frozen matrix decides every other option "
-                   "but --runs-root, --telemetry-interval and --lock-timeout")
+    _common.add_manifest_arg(p)
     p.set_defaults(handler=run)
     _config.add_config_args(p, "ab")
 

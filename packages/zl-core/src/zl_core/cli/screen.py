@@ -36,10 +36,7 @@ def add_parser(sub) -> None:
                    help="cells run at once on each device: their imports, compilation and IR dump "
                    "overlap; their latency deltas are then indicative only (recorded as "
                    "concurrency; default 1; A/B rounds always run one)")
-    p.add_argument("--manifest", type=Path, metavar="DIR",
-                   help="run a campaign frozen by 'zl freeze' (its folder): every precondition is "
-                   "checked before any cell, and the frozen matrix decides every other option "
-                   "but --runs-root and --lock-timeout")
+    _common.add_manifest_arg(p)
     p.set_defaults(handler=run)
     _config.add_config_args(p, "screen")
 
