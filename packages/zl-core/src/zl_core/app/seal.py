@@ -54,6 +54,11 @@ def check_frozen(host: PluginHost, frozen_dir: Path, *, python: str | None = Non
 MAY_GIVE = ("runs_root", "frozen", "config", "telemetry_interval", "measure.lock_timeout_s")
 
 
+def flags_beside_a_manifest() -> tuple[str, ...]:
+    """The command-line flags of ``MAY_GIVE``, in its order (a command's --help names those it has)."""
+    return tuple(dict.fromkeys(option_flag(name) for name in MAY_GIVE))
+
+
 def frozen_options(kind: str, frozen_dir: Path, given):
     """``ScreenOptions`` (kind "screen") or ``AbOptions`` ("ab") of the frozen matrix under
     ``frozen_dir``; options given beside ``--manifest`` other than the runs root are

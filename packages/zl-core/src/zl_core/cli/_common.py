@@ -196,11 +196,10 @@ def add_manifest_arg(p: argparse.ArgumentParser) -> None:
     """``--manifest``; its help names the options of this command that a frozen matrix still
     takes from the command line (``app.seal.MAY_GIVE`` is the rule; added before the
     config options, which the help leaves out)."""
-    from zl_core.app.seal import MAY_GIVE
-    from zl_core.campaigns.state import option_flag
+    from zl_core.app.seal import flags_beside_a_manifest
 
     own = {flag for action in p._actions for flag in action.option_strings}
-    kept = [flag for flag in dict.fromkeys(option_flag(name) for name in MAY_GIVE) if flag in own]
+    kept = [flag for flag in flags_beside_a_manifest() if flag in own]
     listed = ", ".join(kept[:-1]) + f" and {kept[-1]}" if len(kept) > 1 else "".join(kept)
     p.add_argument("--manifest", type=Path, metavar="DIR",
                    help="run a campaign frozen by 'zl freeze' (its folder): every precondition is "
