@@ -12,11 +12,13 @@ from pathlib import Path
 import fake_flaggems
 import pytest
 from zl_core import Backend, contract
+from zl_core.cell import EXIT_STALLED, run_cell
 from zl_core.errors import PreflightError
 from zl_core.opspec import OpSpec
 from zl_core.provider import CellRequest, CheckSpec, OpInfo
 from zl_core.seal.correctness import read_report
 from zl_flaggems.host.builtin_provider import BuiltinSuiteProvider
+from zl_flaggems.common.plugin_order import PHASES
 from zl_flaggems.host.provider import FlagGemsProvider
 
 BACKEND = Backend(name="fakegpu", flaggems_vendor="fakevendor", graph_capture=True)
@@ -52,6 +54,31 @@ def test_flaggems_runs_the_operators_marked_tests_and_reports_them(tmp_path, fak
     result = read_report(out / contract.ACCURACY_REPORT)
     assert (result.passed, result.failed, result.ok) == (2, 1, False)
 
+
+
+def test_a_flaggems_check_stuck_in_one_test_stalls_with_its_stacks_on_disk(tmp_path, fake_host, monkeypatch):
+    # pytest -q prints a dot per finished test: one long test is silent. zl's phases plugin
+    # goes into the check (its beats tell a compiling test from a stuck one) and arms the
+    # stacks, so the stall names the test instead of SIGUSR1 killing pytest with no trace.
+    root = fake_flaggems.build(tmp_path / "FlagGems")
+    (root / "tests" / "test_stuck.py").write_text(
+        "import time\n\nimport pytest\n\n\n@pytest.mark.fakemm\ndef test_waits_forever():\n"
+        "    time.sleep(600)\n")
+    # The fake checkout's torch stub: the preflight finds torch, triton and flag_gems.
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(root / "stubs"), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    provider = FlagGemsProvider()
+    check = CheckSpec(file="tests/test_stuck.py", select=("-m", "fakemm"))
+    req = CellRequest(op=OpSpec.parse("fakemm:fake"), backend=fake_host.get_backend("fakegpu"),
+                      device="0", out_dir=tmp_path / "check" / "A", python=sys.executable,
+                      source=str(root), check=check, stall_timeout_s=3.0, timeout_s=120.0)
+    assert ("-p", PHASES) == provider.cell_command(req).argv[5:7]
+    outcome = run_cell(fake_host, provider, req)
+    assert outcome.stalled and outcome.rc == EXIT_STALLED and outcome.elapsed_s < 120
+    stacks = (outcome.cell_dir / contract.STACKS_FILE).read_text()
+    assert "test_waits_forever" in stacks and "test_stuck.py" in stacks
+    result = read_report(outcome.cell_dir / contract.ACCURACY_REPORT)
+    assert not result.ok and "wrote no report" in result.problem  # a problem, never a pass
 
 def test_flaggems_names_missing_accuracy_tests_before_running(tmp_path, fake_host):
     root = fake_flaggems.build(tmp_path / "FlagGems")

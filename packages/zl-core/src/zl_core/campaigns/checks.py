@@ -13,7 +13,7 @@ from __future__ import annotations
 import attrs
 
 from zl_core.cell import run_cell
-from zl_core.contract import ACCURACY_REPORT
+from zl_core.contract import ACCURACY_REPORT, STACKS_FILE
 from zl_core.contract import CHECK_REFUSED as REFUSED
 from zl_core.errors import PreflightError
 from zl_core.ir_verdict import SideResult
@@ -45,8 +45,10 @@ def run_checks(task, lane: Lane, runtime: TaskRuntime) -> None:
             (out / REFUSED).write_text(str(exc) + "\n", encoding="utf-8")
             runtime.sink.line(f"{task.op.op} check {side}: {exc}")
             continue
-        runtime.sink.line(f"{task.op.op} check {side}: rc={outcome.rc}"
-                          + (" (timed out)" if outcome.timed_out else "") + f" {outcome.elapsed_s:.1f}s")
+        ended = (f" (stalled: no output or progress for {request.stall_timeout_s:g}s; stacks in "
+                 f"{out / STACKS_FILE})" if outcome.stalled
+                 else f" (timed out after {request.timeout_s:g}s)" if outcome.timed_out else "")
+        runtime.sink.line(f"{task.op.op} check {side}: rc={outcome.rc}{ended} {outcome.elapsed_s:.1f}s")
 
 
 def control_request(task, lane: Lane) -> CellRequest:

@@ -14,6 +14,7 @@ from zl_core.module_origins import origins
 from zl_core.provider import CellCommand, CellRequest, CheckSpec, OpInfo
 
 from zl_flaggems.common.gems_env import GEMS_PACKAGE_ENV
+from zl_flaggems.common.plugin_order import PHASES
 from zl_flaggems.host.checkout import cell_pythonpath, provider_commit, uncommitted_changes
 
 from zl_flaggems.host.preflight import BENCH_DIR
@@ -79,16 +80,24 @@ class FlagGemsSealing:
         return [line.strip() for line in proc.stdout.splitlines() if "::" in line]
 
     def check_command(self, request: CellRequest, root: Path) -> CellCommand:
-        """Plain pytest on the accuracy tests, in the side's environment (its switch value,
-        the checkout's package), writing JUnit XML for the core."""
+        """pytest on the accuracy tests, in the side's environment (its switch value,
+        the checkout's package), writing JUnit XML for the core.
+
+        Only zl's phases plugin goes in: it changes no test, and it is what makes a check
+        cell watchable like a benchmark cell. pytest -q prints one dot per finished test,
+        so a test that autotunes and compiles for minutes is silent; the plugin's beats
+        (each kernel compiled, each autotune candidate) keep such a test from reading as
+        stalled, its armed stacks say where a really stuck one is (without it the stall's
+        SIGUSR1 killed the check with no stacks), and its phase record says where the
+        check's time went."""
         check = request.check
         nodes = any("::" in arg for arg in check.select)
-        argv = (request.python, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+        argv = (request.python, "-m", "pytest", "-p", "no:cacheprovider", "-p", PHASES, "-q",
                 *(() if nodes else (check.file,)), *check.select,
                 f"--junitxml={Path(request.out_dir) / contract.ACCURACY_REPORT}")
         identity = {"provider": self.name, "provider_commit": provider_commit(root),
                     "source": str(root), "gems_package": self.gems_package_of(root),
-                    "check": check.to_json()}
+                    "check": check.to_json(), "plugins": [PHASES]}
         return CellCommand(argv=argv, cwd=root, env=self.cell_env(request, root), identity=identity)
 
     def workload_files(self, op: OpInfo, source: str | None) -> list[Path]:
