@@ -80,6 +80,25 @@ def test_a_flaggems_check_stuck_in_one_test_stalls_with_its_stacks_on_disk(tmp_p
     result = read_report(outcome.cell_dir / contract.ACCURACY_REPORT)
     assert not result.ok and "wrote no report" in result.problem  # a problem, never a pass
 
+
+def test_a_flaggems_check_of_many_quiet_tests_is_not_stalled(tmp_path, fake_host, monkeypatch):
+    # Each test takes most of the window and pytest -q's dots end no line: only the
+    # plugin's beat at each finished test shows the orchestrator that the check moves.
+    root = fake_flaggems.build(tmp_path / "FlagGems")
+    (root / "tests" / "test_slow.py").write_text(
+        "import time\n\nimport pytest\n\n\n@pytest.mark.fakemm\n@pytest.mark.parametrize('n', range(5))\n"
+        "def test_each_takes_a_while(n):\n    time.sleep(1.2)\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(root / "stubs"), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    req = CellRequest(op=OpSpec.parse("fakemm:fake"), backend=fake_host.get_backend("fakegpu"),
+                      device="0", out_dir=tmp_path / "check" / "A", python=sys.executable,
+                      source=str(root), check=CheckSpec(file="tests/test_slow.py", select=("-m", "fakemm")),
+                      stall_timeout_s=2.5, timeout_s=120.0)
+    outcome = run_cell(fake_host, FlagGemsProvider(), req)
+    assert outcome.rc == 0 and not outcome.stalled, (outcome.cell_dir / "run.log").read_text()
+    result = read_report(outcome.cell_dir / contract.ACCURACY_REPORT)
+    assert (result.passed, result.failed, result.ok) == (5, 0, True)
+
 def test_flaggems_names_missing_accuracy_tests_before_running(tmp_path, fake_host):
     root = fake_flaggems.build(tmp_path / "FlagGems")
     provider = FlagGemsProvider()

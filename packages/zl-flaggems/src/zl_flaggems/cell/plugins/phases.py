@@ -17,8 +17,8 @@ plugins and the benchmark's conftest import anything. What marks each phase:
 * IR dump: the TTGIR plugin's writes (it marks them itself);
 * teardown: from the first ``pytest_sessionfinish`` to the last ``pytest_unconfigure``.
 
-Each candidate benchmarked, kernel compiled and timing call returned is also a progress
-beat (:mod:`zl_core.liveness`): a cell busy in a long autotune sweep prints nothing for
+Each candidate benchmarked, kernel compiled, timing call returned and test finished is
+also a progress beat (:mod:`zl_core.liveness`): a cell busy in a long autotune sweep prints nothing for
 minutes, and must not look stalled.
 
 A hook that cannot go in (no Triton, no compilation listener, no ``get_latency``)
@@ -202,6 +202,10 @@ def pytest_runtest_setup(item: Any) -> None:
 
 
 def pytest_runtest_logfinish(nodeid: str, location: Any) -> None:
+    # A finished test is progress: under -q pytest's dot for it ends no line, and the
+    # orchestrator reads output by lines, so an accuracy check of many quick tests
+    # would otherwise be silent from its first test to its last.
+    phase_clock.progress()
     _write(final=False)
 
 
