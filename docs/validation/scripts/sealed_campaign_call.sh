@@ -4,7 +4,7 @@
 # the manifest (unless a carried state holds the frozen folder) and starts `zl ab` in its own session, so it
 # runs on between calls while the machine stays warm; a call on a fresh machine with
 # .dev/state.tgz (an earlier call's state) carried resumes that campaign instead. Every call then waits up to $1
-# seconds for the campaign and brings its state back under $OUT.
+# seconds from its start for the campaign and brings its state back under $OUT.
 wait_s=${1:-480}
 repo=$PWD
 W=/tmp/w
@@ -26,7 +26,9 @@ if [[ ! -f $W/started ]]; then
 fi
 n=$(cat $W/started)
 cd $W
-for ((i = 0; i < wait_s; i += 5)); do
+# $1 counts from this script's start (set-up and freeze included), so the state is
+# packed inside the call's limit.
+while ((SECONDS < wait_s)); do
   [[ -f $W/ab-$n.rc ]] && break
   sleep 5
 done
