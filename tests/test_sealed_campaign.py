@@ -311,6 +311,23 @@ def test_ab_takes_rounds_threshold_and_the_frozen_ops_from_the_matrix(machine, t
     assert settings.timeout_of(OpSpec.parse("mm:mm:float16")) == 1200.0
 
 
+
+def test_what_a_cell_times_is_frozen_or_left_to_the_command(machine, tmp_path, capsys):
+    from zl_core.app import AbOptions, ScreenOptions, seal
+
+    given = freeze(tmp_path, BUILTIN + "timing: operator\n", capsys, name="given")
+    assert json.loads((given / "matrix.json").read_text())["measure"]["timing"] == "operator"
+    options = seal.frozen_options("ab", given, AbOptions(runs_root=tmp_path / "r"))
+    assert options.measure.timing == "operator"  # the A/B default would time the reference too
+    unset = freeze(tmp_path, BUILTIN, capsys, name="unset")
+    assert "timing" not in json.loads((unset / "matrix.json").read_text())["measure"]
+    assert seal.frozen_options("ab", unset, AbOptions()).measure.timing == "full"
+    assert seal.frozen_options("screen", unset, ScreenOptions()).measure.timing == "operator"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(BUILTIN + "timing: reference\n")
+    assert zl("freeze", bad, "--out", tmp_path / "bad") == 2
+    assert "timing: one of full, operator, got 'reference'" in problems(capsys)
+
 def test_a_campaign_not_frozen_gets_receipts_but_stays_writable(machine, tmp_path, capsys):
     from zl_core.seal import receipts
 

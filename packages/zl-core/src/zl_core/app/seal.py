@@ -87,6 +87,8 @@ def frozen_options(kind: str, frozen_dir: Path, given):
                   backend=matrix["backend"], device=matrix["device"])
     base = default.measure
     measure = attrs.evolve(base, python=matrix["python"], lock_timeout_s=given.measure.lock_timeout_s, timer=matrix["measure"]["timer"],
+                           # a matrix frozen before the key, or without it: the command's default
+                           timing=matrix["measure"].get("timing") or base.timing,
                            replay_ms=float(matrix["measure"]["replay_ms"]),
                            level=matrix["measure"]["level"],
                            timeout_s=float(matrix["measure"]["timeout_s"]),

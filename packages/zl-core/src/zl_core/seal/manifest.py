@@ -14,6 +14,7 @@ from pathlib import Path
 
 import attrs
 
+from zl_core.contract import TIMINGS
 from zl_core.errors import BadInputError
 
 SCHEMA = 1
@@ -22,7 +23,7 @@ COMMIT = re.compile(r"^[0-9a-f]{40}$")
 TIMERS = ("graph", "direct")
 #: The keys a manifest may hold, and those a workload may hold.
 KEYS = ("schema", "campaign", "claim", "suite", "sources", "backend", "device", "device_name",
-        "compile_only", "target", "switch", "timer", "replay_ms", "level", "rounds", "max_rounds",
+        "compile_only", "target", "switch", "timer", "timing", "replay_ms", "level", "rounds", "max_rounds",
         "threshold_pct", "launch_floor", "gain_pct", "regression_pct", "timeout_s", "correctness",
         "control", "workloads")
 WORKLOAD_KEYS = ("op", "source", "op_file", "dtypes", "timeout_s", "reason", "correctness")
@@ -77,6 +78,7 @@ class Manifest:
     a_value: str
     b_value: str
     timer: str
+    timing: str | None  # None: the command's default (a screen times the operator alone)
     replay_ms: float
     level: str
     rounds: int | None  # None: adaptive up to max_rounds
@@ -153,6 +155,7 @@ class _Reader:
             a_value=self.text("switch.a", switch.get("a"), allow_empty=True),
             b_value=self.text("switch.b", switch.get("b"), allow_empty=True),
             timer=self.choice("timer", d.get("timer", "graph"), TIMERS),
+            timing=None if d.get("timing") is None else self.choice("timing", d.get("timing"), TIMINGS),
             replay_ms=self.number("replay_ms", d.get("replay_ms", 100.0)),
             level=self.text("level", d.get("level", "core")),
             rounds=None if rounds == "auto" else rounds,
