@@ -258,12 +258,13 @@ def test_accuracy_tests_that_select_nothing_or_cannot_be_collected_are_refused_a
     # rounds had spent the device time; pytest -k matches test ids, not parameter values.
     text = flaggems_manifest(checkout).replace(
         "    op_file: fake\n",
-        "    op_file: fake\n    correctness: {select: [-m, fakemm, -k, float16], reason: the timed dtype}\n")
+        "    op_file: fake\n    correctness: {select: [-m, fakemm, -k, float16 and not x], reason: the timed dtype}\n")
     manifest = tmp_path / "nothing.yaml"
     manifest.write_text(text)
     assert zl("freeze", manifest, "--dry-run") == 2
     err = capsys.readouterr().err
-    assert ("workloads[0] (fakemm).correctness: tests/test_fake.py -m fakemm -k float16 selects no test; "
+    # Quoted as a shell would need it: one argument, spaces and all.
+    assert ("workloads[0] (fakemm).correctness: tests/test_fake.py -m fakemm -k 'float16 and not x' selects no test; "
             "fix the selection") in err
     assert "fakeadd" not in err  # its default selection collects one test
 

@@ -10,6 +10,8 @@ never stops the operator or fails the campaign.
 
 from __future__ import annotations
 
+import shlex
+
 import attrs
 
 from zl_core.cell import run_cell
@@ -37,7 +39,7 @@ def run_checks(task, lane: Lane, runtime: TaskRuntime) -> None:
         request = attrs.evolve(task.request(lane, side, 1), out_dir=out, check=task.check,
                                autotune_mode="uncontrolled", replay_from=None, sweep_devices=())
         runtime.sink.line(f"{task.op.op} check {side}: running {task.check.file} "
-                          f"{' '.join(task.check.select)}".rstrip())
+                          f"{shlex.join(task.check.select)}".rstrip())
         try:
             outcome = run_cell(runtime.host, provider, request)
         except PreflightError as exc:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import shlex
 import sys
 from pathlib import Path
 
@@ -63,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
             select = task["check"]["select"]
             nodes = any("::" in arg for arg in select)  # node ids name their file themselves
             count = task.get("check_tests")
-            print(f"       accuracy tests: {' '.join([*([] if nodes else [task['check']['file']]), *select])}"
+            print(f"       accuracy tests: {shlex.join([*([] if nodes else [task['check']['file']]), *select])}"
                   + (f", {count} test(s)" if count is not None else "")
                   + (f"  ({task['check_why']})" if task.get("check_why") else ""))
         elif m.get("correctness"):

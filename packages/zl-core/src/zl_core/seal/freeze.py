@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -261,7 +262,7 @@ def _collect_checks(provider: Provider, manifest: Manifest, tasks: list[dict], p
             continue
         task["check_tests"] = None if found is None else len(found)
         if found is not None and not found:
-            problems.append(f"{where}: {check.file} {' '.join(check.select)} selects no test; "
+            problems.append(f"{where}: {check.file} {shlex.join(check.select)} selects no test; "
                             "fix the selection (correctness.select) or say why not "
                             "(correctness.skip)")
 

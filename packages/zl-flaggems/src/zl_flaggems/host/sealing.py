@@ -5,6 +5,7 @@ import Triton and FlagGems from; and the accuracy tests (``tests/``) that check 
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -75,7 +76,7 @@ class FlagGemsSealing:
         if proc.returncode != 0:
             lines = [l.strip() for l in (proc.stdout + "\n" + proc.stderr).splitlines() if l.strip()]
             why = next((l for l in lines if l.startswith(("ERROR", "E ", "error:"))), lines[-1] if lines else "")
-            raise ZlError(f"{check.file} {' '.join(check.select)}: its tests cannot be collected "
+            raise ZlError(f"{check.file} {shlex.join(check.select)}: its tests cannot be collected "
                           f"(pytest exit {proc.returncode}: {why[:200]})")
         return [line.strip() for line in proc.stdout.splitlines() if "::" in line]
 
