@@ -119,6 +119,7 @@ def test_the_builtin_suite_checks_its_benchmark_and_times_nothing(tmp_path):
                       python=sys.executable, check=check)
     command = provider.cell_command(req)
     assert "--metrics" in command.argv and command.argv[command.argv.index("--metrics") + 1] == "accuracy"
+    assert ("-p", PHASES) == command.argv[5:7]  # watched like any cell
     # No device here: collecting proves the suite takes the options (--metrics accuracy, the
     # JUnit report) and finds the test; its run needs torch and a device.
     done = run(command, ("--collect-only",))

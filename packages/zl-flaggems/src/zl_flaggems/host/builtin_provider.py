@@ -23,6 +23,7 @@ from zl_core.host import PluginHost
 from zl_core.provider import CellCommand, CellRequest, CheckSpec, OpInfo, Provider, WarmPlan
 
 from zl_flaggems.common import gems_env
+from zl_flaggems.common.plugin_order import PHASES
 from zl_flaggems.host import preflight
 from zl_flaggems.host.preflight import BENCH_DIR
 from zl_flaggems.host.table import PrintedTableRows
@@ -284,14 +285,15 @@ class BuiltinSuiteProvider(PrintedTableRows, Provider):
             "suite_dir": str(root),
         }
         if request.check is not None:
-            # The suite's own check: every shape against torch, nothing timed (--metrics accuracy).
-            argv = [request.python, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+            # The suite's own check: every shape against torch, nothing timed (--metrics accuracy);
+            # watched through the phases plugin, as FlagGems' checks are (host.sealing says why).
+            argv = [request.python, "-m", "pytest", "-p", "no:cacheprovider", "-p", PHASES, "-q",
                     "-c", str(root / INI_NAME), "--rootdir", str(root), *request.check.select,
                     "--level", request.level, "--metrics", "accuracy",
                     f"--junitxml={Path(request.out_dir) / contract.ACCURACY_REPORT}"]
             for dtype in request.op.dtypes:
                 argv += ["--dtypes", dtype]
-            identity.update({"timer": "none", "check": request.check.to_json()})
+            identity.update({"timer": "none", "check": request.check.to_json(), "plugins": [PHASES]})
             return CellCommand(argv=tuple(argv), cwd=root, env={contract.PROVIDER: self.name, **gems},
                                unset=unset, identity=identity)
         if request.compile_only:
