@@ -267,6 +267,12 @@ def test_accuracy_tests_that_select_nothing_or_cannot_be_collected_are_refused_a
     assert ("workloads[0] (fakemm).correctness: tests/test_fake.py -m fakemm -k 'float16 and not x' selects no test; "
             "fix the selection") in err
     assert "fakeadd" not in err  # its default selection collects one test
+    # Collected side by side, named in workload order.
+    manifest.write_text(text.replace("  - op: fakeadd\n", "  - op: fakeadd\n    correctness: "
+                                     "{select: [-m, fakeadd, -k, nothing], reason: none}\n"))
+    assert zl("freeze", manifest, "--dry-run") == 2
+    named = [p.split(".correctness")[0] for p in problems(capsys) if "selects no test" in p]
+    assert named == ["workloads[0] (fakemm)", "workloads[1] (fakeadd)"]
 
     broken = checkout / "tests" / "test_fake.py"
     broken.write_text(broken.read_text() + "\nimport no_such_module_zl\n")

@@ -15,6 +15,7 @@ import os
 import shlex
 import shutil
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import attrs
@@ -30,6 +31,8 @@ from .manifest import Manifest, ManifestError, SourceEntry, Workload, load_manif
 
 MANIFEST_NAME, MATRIX_NAME, SEAL_NAME = "manifest.yaml", "matrix.json", "seal.json"
 SCHEMA = 1
+#: Accuracy-test collections run at once at freeze time (at most half the host's cores).
+COLLECTIONS_AT_ONCE = 4
 
 
 @attrs.frozen(kw_only=True)
@@ -248,17 +251,28 @@ def _collect_checks(provider: Provider, manifest: Manifest, tasks: list[dict], p
     """Each workload's accuracy tests as the cells' interpreter collects them: their count
     goes into the matrix (``check_tests``; None where the provider cannot tell), and a
     selection that selects no test, or tests that cannot be collected, is a problem now
-    rather than an unclassable workload after its rounds."""
+    rather than an unclassable workload after its rounds.
+
+    The collections run side by side (each is an interpreter importing torch and the
+    suite's library: seconds of one core apiece); problems are noted in workload order."""
     paths = {s.name: str(s.path) for s in manifest.sources}
-    for i, task in enumerate(tasks):
-        if not task.get("check"):
-            continue
-        where = f"workloads[{i}] ({task['op']}).correctness"
-        check = CheckSpec(file=task["check"]["file"], select=tuple(task["check"]["select"]))
+    jobs = [(i, task, CheckSpec(file=task["check"]["file"], select=tuple(task["check"]["select"])))
+            for i, task in enumerate(tasks) if task.get("check")]
+
+    def collect(job):
+        _, task, check = job
         try:
-            found = provider.collect_check(check, source=paths.get(task["source"]), python=python)
+            return provider.collect_check(check, source=paths.get(task["source"]), python=python), None
         except ZlError as exc:
-            problems.append(f"{where}: {exc}")
+            return None, exc
+
+    workers = max(1, min(len(jobs), COLLECTIONS_AT_ONCE, (os.cpu_count() or 1) // 2))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        results = list(pool.map(collect, jobs))
+    for (i, task, check), (found, error) in zip(jobs, results):
+        where = f"workloads[{i}] ({task['op']}).correctness"
+        if error is not None:
+            problems.append(f"{where}: {error}")
             continue
         task["check_tests"] = None if found is None else len(found)
         if found is not None and not found:
