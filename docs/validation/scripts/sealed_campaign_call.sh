@@ -8,7 +8,9 @@
 wait_s=${1:-480}
 repo=$PWD
 W=/tmp/w
-source .whl/on-device.sh >/dev/null || exit 1
+# Only the call that starts the campaign installs the wheels: a later call's reinstall
+# would rewrite zl's files under the running campaign (it only waits and packs).
+if [[ ! -f $W/started ]]; then source .whl/on-device.sh >/dev/null || exit 1; fi
 if [[ ! -f $W/started ]]; then
   mkdir -p $W
   gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
