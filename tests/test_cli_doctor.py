@@ -254,7 +254,7 @@ def test_a_sampler_that_hangs_is_given_up_on_and_killed(tmp_path, monkeypatch, c
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     tool = bin_dir / "docdev-smi"
-    tool.write_text("#!/bin/sh\nexec sleep 300\n")
+    tool.write_text("#!/bin/sh\nexec sleep 301.5\n")
     tool.chmod(0o755)
     monkeypatch.setenv("PATH", path_with(bin_dir))
     monkeypatch.setattr(doctor, "SAMPLER_PROBE_S", 1.0)
@@ -262,4 +262,4 @@ def test_a_sampler_that_hangs_is_given_up_on_and_killed(tmp_path, monkeypatch, c
     assert main(["doctor"]) == 0
     assert time.monotonic() - started < 30
     assert "problem  sampler      docdev-smi did not answer within 1s" in capsys.readouterr().out
-    assert "sleep 300" not in os.popen("ps -eo args").read()  # killed, not left behind
+    assert "sleep 301.5" not in os.popen("ps -eo args").read()  # killed, not left behind
