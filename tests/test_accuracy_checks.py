@@ -54,24 +54,26 @@ def test_flaggems_runs_the_operators_marked_tests_and_reports_them(tmp_path, fak
     result = read_report(out / contract.ACCURACY_REPORT)
     assert (result.passed, result.failed, result.ok) == (2, 1, False)
 
+def check_request(root: Path, fake_host, monkeypatch, test_file: str, body: str, window_s: float):
+    """A check cell of the fake checkout's ``fakemm`` tests in ``test_file`` (``body``),
+    under a stall window of ``window_s``."""
+    (root / "tests" / test_file).write_text("import time\n\nimport pytest\n\n\n" + body)
+    # The fake checkout's torch stub: the preflight finds torch, triton and flag_gems.
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(root / "stubs"), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    return CellRequest(op=OpSpec.parse("fakemm:fake"), backend=fake_host.get_backend("fakegpu"),
+                       device="0", out_dir=root.parent / "check" / "A", python=sys.executable,
+                       source=str(root), check=CheckSpec(file=f"tests/{test_file}", select=("-m", "fakemm")),
+                       stall_timeout_s=window_s, timeout_s=120.0)
 
 
 def test_a_flaggems_check_stuck_in_one_test_stalls_with_its_stacks_on_disk(tmp_path, fake_host, monkeypatch):
     # pytest -q prints a dot per finished test: one long test is silent. zl's phases plugin
     # goes into the check (its beats tell a compiling test from a stuck one) and arms the
     # stacks, so the stall names the test instead of SIGUSR1 killing pytest with no trace.
-    root = fake_flaggems.build(tmp_path / "FlagGems")
-    (root / "tests" / "test_stuck.py").write_text(
-        "import time\n\nimport pytest\n\n\n@pytest.mark.fakemm\ndef test_waits_forever():\n"
-        "    time.sleep(600)\n")
-    # The fake checkout's torch stub: the preflight finds torch, triton and flag_gems.
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
-        [str(root / "stubs"), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    req = check_request(fake_flaggems.build(tmp_path / "FlagGems"), fake_host, monkeypatch, "test_stuck.py",
+                        "@pytest.mark.fakemm\ndef test_waits_forever():\n    time.sleep(600)\n", 3.0)
     provider = FlagGemsProvider()
-    check = CheckSpec(file="tests/test_stuck.py", select=("-m", "fakemm"))
-    req = CellRequest(op=OpSpec.parse("fakemm:fake"), backend=fake_host.get_backend("fakegpu"),
-                      device="0", out_dir=tmp_path / "check" / "A", python=sys.executable,
-                      source=str(root), check=check, stall_timeout_s=3.0, timeout_s=120.0)
     assert ("-p", PHASES) == provider.cell_command(req).argv[5:7]
     outcome = run_cell(fake_host, provider, req)
     assert outcome.stalled and outcome.rc == EXIT_STALLED and outcome.elapsed_s < 120
@@ -84,20 +86,15 @@ def test_a_flaggems_check_stuck_in_one_test_stalls_with_its_stacks_on_disk(tmp_p
 def test_a_flaggems_check_of_many_quiet_tests_is_not_stalled(tmp_path, fake_host, monkeypatch):
     # Each test takes most of the window and pytest -q's dots end no line: only the
     # plugin's beat at each finished test shows the orchestrator that the check moves.
-    root = fake_flaggems.build(tmp_path / "FlagGems")
-    (root / "tests" / "test_slow.py").write_text(
-        "import time\n\nimport pytest\n\n\n@pytest.mark.fakemm\n@pytest.mark.parametrize('n', range(5))\n"
-        "def test_each_takes_a_while(n):\n    time.sleep(1.2)\n")
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
-        [str(root / "stubs"), *filter(None, [os.environ.get("PYTHONPATH")])]))
-    req = CellRequest(op=OpSpec.parse("fakemm:fake"), backend=fake_host.get_backend("fakegpu"),
-                      device="0", out_dir=tmp_path / "check" / "A", python=sys.executable,
-                      source=str(root), check=CheckSpec(file="tests/test_slow.py", select=("-m", "fakemm")),
-                      stall_timeout_s=2.5, timeout_s=120.0)
+    req = check_request(fake_flaggems.build(tmp_path / "FlagGems"), fake_host, monkeypatch, "test_slow.py",
+                        "@pytest.mark.fakemm\n@pytest.mark.parametrize('n', range(5))\n"
+                        "def test_each_takes_a_while(n):\n    time.sleep(1.2)\n", 2.5)
     outcome = run_cell(fake_host, FlagGemsProvider(), req)
     assert outcome.rc == 0 and not outcome.stalled, (outcome.cell_dir / "run.log").read_text()
     result = read_report(outcome.cell_dir / contract.ACCURACY_REPORT)
     assert (result.passed, result.failed, result.ok) == (5, 0, True)
+
+
 
 def test_flaggems_names_missing_accuracy_tests_before_running(tmp_path, fake_host):
     root = fake_flaggems.build(tmp_path / "FlagGems")
