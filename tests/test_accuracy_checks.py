@@ -54,6 +54,7 @@ def test_flaggems_runs_the_operators_marked_tests_and_reports_them(tmp_path, fak
     result = read_report(out / contract.ACCURACY_REPORT)
     assert (result.passed, result.failed, result.ok) == (2, 1, False)
 
+
 def check_request(root: Path, fake_host, monkeypatch, test_file: str, body: str, window_s: float):
     """A check cell of the fake checkout's ``fakemm`` tests in ``test_file`` (``body``),
     under a stall window of ``window_s``."""
@@ -93,7 +94,6 @@ def test_a_flaggems_check_of_many_quiet_tests_is_not_stalled(tmp_path, fake_host
     assert outcome.rc == 0 and not outcome.stalled, (outcome.cell_dir / "run.log").read_text()
     result = read_report(outcome.cell_dir / contract.ACCURACY_REPORT)
     assert (result.passed, result.failed, result.ok) == (5, 0, True)
-
 
 
 def test_flaggems_names_missing_accuracy_tests_before_running(tmp_path, fake_host):
