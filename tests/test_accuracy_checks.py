@@ -12,13 +12,14 @@ from pathlib import Path
 import fake_flaggems
 import pytest
 from zl_core import Backend, contract
-from zl_core.cell import EXIT_STALLED, run_cell
+from zl_core.campaigns.checks import ended
+from zl_core.cell import EXIT_STALLED, CellOutcome, run_cell
 from zl_core.errors import PreflightError
 from zl_core.opspec import OpSpec
 from zl_core.provider import CellRequest, CheckSpec, OpInfo
 from zl_core.seal.correctness import read_report
-from zl_flaggems.host.builtin_provider import BuiltinSuiteProvider
 from zl_flaggems.common.plugin_order import PHASES
+from zl_flaggems.host.builtin_provider import BuiltinSuiteProvider
 from zl_flaggems.host.provider import FlagGemsProvider
 
 BACKEND = Backend(name="fakegpu", flaggems_vendor="fakevendor", graph_capture=True)
@@ -78,6 +79,9 @@ def test_a_flaggems_check_stuck_in_one_test_stalls_with_its_stacks_on_disk(tmp_p
     assert ("-p", PHASES) == provider.cell_command(req).argv[5:7]
     outcome = run_cell(fake_host, provider, req)
     assert outcome.stalled and outcome.rc == EXIT_STALLED and outcome.elapsed_s < 120
+    # The campaign's line says stalled, and where the stacks are (not "timed out").
+    assert ended(outcome, req).startswith(
+        f"rc=125 (stalled: no output or progress for 3s; stacks in {outcome.cell_dir / 'stacks.txt'}) ")
     stacks = (outcome.cell_dir / contract.STACKS_FILE).read_text()
     assert "test_waits_forever" in stacks and "test_stuck.py" in stacks
     result = read_report(outcome.cell_dir / contract.ACCURACY_REPORT)
@@ -92,6 +96,7 @@ def test_a_flaggems_check_of_many_quiet_tests_is_not_stalled(tmp_path, fake_host
                         "def test_each_takes_a_while(n):\n    time.sleep(1.2)\n", 2.5)
     outcome = run_cell(fake_host, FlagGemsProvider(), req)
     assert outcome.rc == 0 and not outcome.stalled, (outcome.cell_dir / "run.log").read_text()
+    assert ended(outcome, req).startswith("rc=0 ") and "(" not in ended(outcome, req)
     result = read_report(outcome.cell_dir / contract.ACCURACY_REPORT)
     assert (result.passed, result.failed, result.ok) == (5, 0, True)
 
@@ -136,3 +141,18 @@ def test_a_report_that_says_nothing_is_a_problem_never_a_pass(tmp_path, body, pr
         path.write_text(body)
     result = read_report(path)
     assert problem in result.problem and not result.ok
+
+
+def test_a_check_that_ran_out_of_time_says_so(tmp_path):
+    req = CellRequest(op=OpSpec.parse("fakemm"), backend=BACKEND, out_dir=tmp_path, python=sys.executable,
+                      timeout_s=600.0)
+    outcome = CellOutcome(cell_dir=tmp_path, rc=124, timed_out=True, elapsed_s=600.4, start=0.0, end=600.4,
+                          markers={}, success_rows=0, failed_rows=0)
+    assert ended(outcome, req) == "rc=124 (timed out after 600s) 600.4s"
+
+
+def test_a_selection_of_node_ids_goes_to_pytest_without_its_file():
+    marked = CheckSpec(file="tests/test_mm.py", select=("-m", "mm", "-k", "dtype0 and not x"))
+    assert marked.pytest_args() == ("tests/test_mm.py", "-m", "mm", "-k", "dtype0 and not x")
+    nodes = CheckSpec(file="tests/test_mm.py", select=("tests/test_mm.py::test_mm",))
+    assert nodes.pytest_args() == ("tests/test_mm.py::test_mm",)  # named once, not twice

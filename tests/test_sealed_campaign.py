@@ -37,7 +37,6 @@ workloads:
 """
 
 
-
 def nvidia_smi(bin_dir: Path, name: str = "NVIDIA H200") -> None:
     """A GPU 0 named ``name``: the index query and the identity query, as nvidia-smi prints them."""
     tool = bin_dir / "nvidia-smi"
@@ -156,7 +155,6 @@ def test_options_beside_a_manifest_are_refused(machine, tmp_path, capsys):
     assert len(err) == 1 and "drop --ops, --timeout (the matrix decides them)" in err[0]
 
 
-
 @pytest.mark.parametrize("command, named", [
     ("screen", "--runs-root and --lock-timeout"),
     ("ab", "--runs-root, --telemetry-interval and --lock-timeout"),
@@ -166,6 +164,7 @@ def test_the_manifest_help_names_what_a_frozen_run_still_takes(command, named, c
         main([command, "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
     assert f"decides every other option but {named}" in help_text.replace("--runs- root", "--runs-root")
+
 
 def _edit(path: Path, change) -> None:
     path.chmod(0o644)
@@ -318,7 +317,6 @@ def test_ab_takes_rounds_threshold_and_the_frozen_ops_from_the_matrix(machine, t
     assert settings.timeout_of(OpSpec.parse("mm:mm:float16")) == 1200.0
 
 
-
 def test_what_a_cell_times_is_frozen_or_left_to_the_command(machine, tmp_path, capsys):
     from zl_core.app import AbOptions, ScreenOptions, seal
 
@@ -334,6 +332,7 @@ def test_what_a_cell_times_is_frozen_or_left_to_the_command(machine, tmp_path, c
     bad.write_text(BUILTIN + "timing: reference\n")
     assert zl("freeze", bad, "--out", tmp_path / "bad") == 2
     assert "timing: one of full, operator, got 'reference'" in problems(capsys)
+
 
 def test_a_campaign_not_frozen_gets_receipts_but_stays_writable(machine, tmp_path, capsys):
     from zl_core.seal import receipts

@@ -51,6 +51,12 @@ class CheckSpec:
     file: str  # relative to the source
     select: tuple[str, ...] = attrs.field(default=(), converter=tuple)
 
+    def pytest_args(self) -> tuple[str, ...]:
+        """The file and the selection as pytest takes them; node ids name their file
+        themselves, so a selection of node ids goes alone."""
+        nodes = any("::" in arg for arg in self.select)
+        return (*(() if nodes else (self.file,)), *self.select)
+
     def to_json(self) -> dict:
         return {"file": self.file, "select": list(self.select)}
 

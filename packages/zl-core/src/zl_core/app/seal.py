@@ -3,6 +3,7 @@ folder's preconditions before a campaign runs it."""
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from zl_core.campaigns.estimate import Estimate, estimate, history
 from zl_core.campaigns.state import option_flag
 from zl_core.errors import UsageError
 from zl_core.host import PluginHost
+from zl_core.provider import CheckSpec
 from zl_core.seal import freeze, preconditions
 
 from .lanes import flat_options, options_json
@@ -57,6 +59,11 @@ MAY_GIVE = ("runs_root", "frozen", "config", "telemetry_interval", "measure.lock
 def flags_beside_a_manifest() -> tuple[str, ...]:
     """The command-line flags of ``MAY_GIVE``, in its order (a command's --help names those it has)."""
     return tuple(dict.fromkeys(option_flag(name) for name in MAY_GIVE))
+
+
+def shown_check(check: dict) -> str:
+    """A frozen task's accuracy tests as the pytest arguments its check cells get, quoted."""
+    return shlex.join(CheckSpec(file=check["file"], select=check["select"]).pytest_args())
 
 
 def frozen_options(kind: str, frozen_dir: Path, given):

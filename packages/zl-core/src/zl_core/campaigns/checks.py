@@ -14,7 +14,7 @@ import shlex
 
 import attrs
 
-from zl_core.cell import run_cell
+from zl_core.cell import CellOutcome, run_cell
 from zl_core.contract import ACCURACY_REPORT, STACKS_FILE
 from zl_core.contract import CHECK_REFUSED as REFUSED
 from zl_core.errors import PreflightError
@@ -38,8 +38,7 @@ def run_checks(task, lane: Lane, runtime: TaskRuntime) -> None:
             continue
         request = attrs.evolve(task.request(lane, side, 1), out_dir=out, check=task.check,
                                autotune_mode="uncontrolled", replay_from=None, sweep_devices=())
-        runtime.sink.line(f"{task.op.op} check {side}: running {task.check.file} "
-                          f"{shlex.join(task.check.select)}".rstrip())
+        runtime.sink.line(f"{task.op.op} check {side}: running {shlex.join(task.check.pytest_args())}")
         try:
             outcome = run_cell(runtime.host, provider, request)
         except PreflightError as exc:
@@ -47,10 +46,19 @@ def run_checks(task, lane: Lane, runtime: TaskRuntime) -> None:
             (out / REFUSED).write_text(str(exc) + "\n", encoding="utf-8")
             runtime.sink.line(f"{task.op.op} check {side}: {exc}")
             continue
-        ended = (f" (stalled: no output or progress for {request.stall_timeout_s:g}s; stacks in "
-                 f"{out / STACKS_FILE})" if outcome.stalled
-                 else f" (timed out after {request.timeout_s:g}s)" if outcome.timed_out else "")
-        runtime.sink.line(f"{task.op.op} check {side}: rc={outcome.rc}{ended} {outcome.elapsed_s:.1f}s")
+        runtime.sink.line(f"{task.op.op} check {side}: {ended(outcome, request)}")
+
+
+def ended(outcome: CellOutcome, request: CellRequest) -> str:
+    """How a check cell ended, for its campaign line: a stall and a timeout each say so."""
+    if outcome.stalled:
+        how = (f" (stalled: no output or progress for {request.stall_timeout_s:g}s; stacks in "
+               f"{outcome.cell_dir / STACKS_FILE})")
+    elif outcome.timed_out:
+        how = f" (timed out after {request.timeout_s:g}s)"
+    else:
+        how = ""
+    return f"rc={outcome.rc}{how} {outcome.elapsed_s:.1f}s"
 
 
 def control_request(task, lane: Lane) -> CellRequest:

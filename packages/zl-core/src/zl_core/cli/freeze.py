@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import shlex
 import sys
 from pathlib import Path
 
@@ -61,10 +60,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {task['ordinal']:>3}. {task['op']} [{task['op_file']}] {dtypes}, timeout "
               f"{task['timeout_s']:g}s, {len(task['files'])} file(s) bound{note}")
         if task.get("check"):
-            select = task["check"]["select"]
-            nodes = any("::" in arg for arg in select)  # node ids name their file themselves
             count = task.get("check_tests")
-            print(f"       accuracy tests: {shlex.join([*([] if nodes else [task['check']['file']]), *select])}"
+            print(f"       accuracy tests: {seal.shown_check(task['check'])}"
                   + (f", {count} test(s)" if count is not None else "")
                   + (f"  ({task['check_why']})" if task.get("check_why") else ""))
         elif m.get("correctness"):

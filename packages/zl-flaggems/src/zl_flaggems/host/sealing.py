@@ -58,9 +58,8 @@ class FlagGemsSealing:
         root = self._root(source)
         if root is None:
             return None
-        nodes = any("::" in arg for arg in check.select)
         argv = [python, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-                *(() if nodes else (check.file,)), *check.select]
+                *check.pytest_args()]
         env = {**os.environ, "PYTHONPATH": cell_pythonpath(root, os.environ.get("PYTHONPATH", "")),
                GEMS_PACKAGE_ENV: self.gems_package_of(root)}
         try:
@@ -92,9 +91,8 @@ class FlagGemsSealing:
         SIGUSR1 killed the check with no stacks), and its phase record says where the
         check's time went."""
         check = request.check
-        nodes = any("::" in arg for arg in check.select)
         argv = (request.python, "-m", "pytest", "-p", "no:cacheprovider", "-p", PHASES, "-q",
-                *(() if nodes else (check.file,)), *check.select,
+                *check.pytest_args(),
                 f"--junitxml={Path(request.out_dir) / contract.ACCURACY_REPORT}")
         identity = {"provider": self.name, "provider_commit": provider_commit(root),
                     "source": str(root), "gems_package": self.gems_package_of(root),

@@ -18,8 +18,8 @@ plugins and the benchmark's conftest import anything. What marks each phase:
 * teardown: from the first ``pytest_sessionfinish`` to the last ``pytest_unconfigure``.
 
 Each candidate benchmarked, kernel compiled, timing call returned and test finished is
-also a progress beat (:mod:`zl_core.liveness`): a cell busy in a long autotune sweep prints nothing for
-minutes, and must not look stalled.
+also a progress beat (:mod:`zl_core.liveness`): a cell busy in a long autotune sweep
+prints nothing for minutes, and must not look stalled.
 
 A hook that cannot go in (no Triton, no compilation listener, no ``get_latency``)
 leaves its phase out of :data:`~zl_flaggems.cell.phase_clock.MEASURED`, so the record
