@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import fake_flaggems
@@ -282,6 +284,52 @@ def test_accuracy_tests_that_select_nothing_or_cannot_be_collected_are_refused_a
     err = capsys.readouterr().err
     assert "workloads[0] (fakemm).correctness: tests/test_fake.py -m fakemm: its tests cannot be collected (pytest exit 2" in err
     assert "no_such_module_zl" in err, err
+
+
+
+def _collecting_in(root: Path) -> list[int]:
+    """Processes running ``pytest --collect-only`` in ``root`` (their cwd)."""
+    out = []
+    for line in os.popen("ps -eo pid,args").read().splitlines()[1:]:
+        pid, _, args = line.strip().partition(" ")
+        try:
+            if "pytest --collect-only" in args and os.readlink(f"/proc/{pid}/cwd") == str(root):
+                out.append(int(pid))
+        except OSError:
+            pass  # ended meanwhile
+    return out
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
+def test_an_interrupted_freeze_ends_the_collections_it_started(tmp_path, checkout, sig, code):
+    # Collections run on worker threads; an interrupt reaches the main thread only, so
+    # each collection is a registered helper the signal handler kills, not one that keeps
+    # zl waiting until its import finishes (here: never).
+    (checkout / "tests" / "conftest.py").write_text("import time\ntime.sleep(3600)\n")
+    _git(checkout, "add", "-A")
+    _git(checkout, "commit", "-q", "-m", "tests whose collection never ends")
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(flaggems_manifest(checkout))
+    proc = subprocess.Popen([sys.executable, "-m", "zl_core", "freeze", str(manifest), "--out",
+                             str(tmp_path / "out")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    for _ in range(600):
+        if _collecting_in(checkout):
+            break
+        time.sleep(0.1)
+    else:
+        proc.kill()
+        pytest.fail("no collection started")
+    try:
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)  # a hang here is the failure
+        assert proc.returncode == code and f"interrupted by {sig.name}" in err
+        assert _collecting_in(checkout) == []
+    finally:  # a failure leaves no hour-long sleeper behind
+        proc.kill()
+        for pid in _collecting_in(checkout):
+            os.kill(pid, signal.SIGKILL)
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_busy_device_is_refused(machine, tmp_path, capsys, checkout):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
 import threading
 from collections.abc import Iterator
 
@@ -56,6 +57,27 @@ def requested() -> int | None:
 def reset() -> None:
     global _received
     _received = None
+
+
+def run(argv: list[str], *, timeout: float, **popen) -> subprocess.CompletedProcess:
+    """``subprocess.run`` (text, output captured) of a helper process, in a session of its
+    own that is registered here: an interrupt kills it from whichever thread started it.
+    (``subprocess.run`` kills its child only when the exception reaches the thread waiting
+    on it, which a worker thread of a pool never sees.) Raises ``TimeoutExpired`` after
+    killing a helper that ran past ``timeout``."""
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          start_new_session=True, **popen) as proc:
+        register(proc.pid)
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
+        finally:
+            unregister(proc.pid)
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
 def _kill(pgid: int) -> None:

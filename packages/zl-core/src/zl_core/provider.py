@@ -249,7 +249,9 @@ class Provider(abc.ABC):
         interpreter) collects them, without running any: ``zl freeze`` refuses a selection
         that selects none, which would make every workload unclassable after the device
         time is spent. None: this provider cannot tell before a cell runs. Raises ZlError
-        when the tests cannot be collected (an import error, a bad selection)."""
+        when the tests cannot be collected (an import error, a bad selection). Called from
+        worker threads (collections run side by side): start the collecting process with
+        :func:`zl_core.interrupts.run`, so that an interrupt ends it."""
         return None
 
     # -- sealed campaigns (zl freeze): what binds a campaign to this provider's tree --

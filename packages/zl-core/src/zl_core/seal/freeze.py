@@ -267,8 +267,11 @@ def _collect_checks(provider: Provider, manifest: Manifest, tasks: list[dict], p
             return None, exc
 
     workers = max(1, min(len(jobs), COLLECTIONS_AT_ONCE, (os.cpu_count() or 1) // 2))
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
         results = list(pool.map(collect, jobs))
+    finally:  # interrupted: the running collections are killed (interrupts.run), none starts
+        pool.shutdown(cancel_futures=True)
     for (i, task, check), (found, error) in zip(jobs, results):
         where = f"workloads[{i}] ({task['op']}).correctness"
         if error is not None:

@@ -9,7 +9,7 @@ import shlex
 import subprocess
 from pathlib import Path
 
-from zl_core import contract
+from zl_core import contract, interrupts
 from zl_core.errors import PreflightError, ZlError
 from zl_core.module_origins import origins
 from zl_core.provider import CellCommand, CellRequest, CheckSpec, OpInfo
@@ -63,8 +63,9 @@ class FlagGemsSealing:
         env = {**os.environ, "PYTHONPATH": cell_pythonpath(root, os.environ.get("PYTHONPATH", "")),
                GEMS_PACKAGE_ENV: self.gems_package_of(root)}
         try:
-            proc = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True,
-                                  timeout=COLLECT_TIMEOUT_S, stdin=subprocess.DEVNULL, check=False)
+            # zl freeze collects side by side on worker threads: an interrupt must end these.
+            proc = interrupts.run(argv, cwd=root, env=env, timeout=COLLECT_TIMEOUT_S,
+                                  stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             raise ZlError(f"collecting {check.file} took over {COLLECT_TIMEOUT_S} s; "
                           "check that its imports finish") from None
