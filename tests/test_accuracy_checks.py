@@ -4,21 +4,24 @@ its benchmark under --metrics accuracy), and the JUnit XML read back."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import attrs
 import fake_flaggems
 import pytest
 from zl_core import Backend, contract
+from zl_core.caliber import IDENTITY_NAME
 from zl_core.campaigns.checks import ended
 from zl_core.cell import EXIT_STALLED, CellOutcome, run_cell
 from zl_core.errors import PreflightError
 from zl_core.opspec import OpSpec
 from zl_core.provider import CellRequest, CheckSpec, OpInfo
 from zl_core.seal.correctness import read_report
-from zl_flaggems.common.plugin_order import PHASES
+from zl_flaggems.common.plugin_order import CHECK_PLUGINS, COMPILE_POOL, pytest_args
 from zl_flaggems.host.builtin_provider import BuiltinSuiteProvider
 from zl_flaggems.host.provider import FlagGemsProvider
 
@@ -76,7 +79,7 @@ def test_a_flaggems_check_stuck_in_one_test_stalls_with_its_stacks_on_disk(tmp_p
     req = check_request(fake_flaggems.build(tmp_path / "FlagGems"), fake_host, monkeypatch, "test_stuck.py",
                         "@pytest.mark.fakemm\ndef test_waits_forever():\n    time.sleep(600)\n", 3.0)
     provider = FlagGemsProvider()
-    assert ("-p", PHASES) == provider.cell_command(req).argv[5:7]
+    assert tuple(pytest_args(CHECK_PLUGINS)) == provider.cell_command(req).argv[5:9]
     outcome = run_cell(fake_host, provider, req)
     assert outcome.stalled and outcome.rc == EXIT_STALLED and outcome.elapsed_s < 120
     # The campaign's line says stalled, and where the stacks are (not "timed out").
@@ -101,6 +104,56 @@ def test_a_flaggems_check_of_many_quiet_tests_is_not_stalled(tmp_path, fake_host
     assert (result.passed, result.failed, result.ok) == (5, 0, True)
 
 
+# A check test that autotunes with Triton's own tuner over four configs; the kernel is a
+# stand-in whose run records whether it was compiled (warmup) under AsyncCompileMode.
+AUTOTUNING_TEST = """
+import triton
+from triton.runtime import _async_compile
+from triton.runtime.autotuner import Autotuner
+
+CALLS = []
+
+
+class StandIn:
+    fn = staticmethod(lambda x, n, BLOCK: None)
+
+    def run(self, *args, grid, warmup, **kwargs):
+        CALLS.append((kwargs["BLOCK"], warmup, _async_compile.active_mode.get() is not None))
+
+
+@pytest.mark.fakemm
+def test_autotunes_a_new_shape():
+    fn = StandIn()
+    def bench(kernel_call, quantiles):
+        kernel_call()
+        return [1.0 if CALLS[-1][0] == 64 else 2.0] * 3
+    tuner = Autotuner(fn, ["x", "n"], [triton.Config({"BLOCK": b}) for b in (32, 64, 128, 256)],
+                      ["n"], None, None, do_bench=bench)
+    tuner.run(1, 1024, grid=(1,), warmup=False)
+    assert tuner.best_config.kwargs == {"BLOCK": 64}
+    print("COMPILED_UP_FRONT", sorted(b for b, warm, pooled in CALLS if warm and pooled))
+"""
+
+
+def test_a_flaggems_check_compiles_an_autotune_sweep_side_by_side(tmp_path, fake_host, monkeypatch):
+    # A check's tests autotune every new shape over the whole config space; on an H100 mm's
+    # seven checks spent 214 of 235 s compiling one candidate after the other. The compile
+    # pool goes into check cells as into benchmark cells: the candidates compile on the
+    # cell's workers first, and the tuner's pick is the same.
+    pytest.importorskip("triton")
+    req = check_request(fake_flaggems.build(tmp_path / "FlagGems"), fake_host, monkeypatch,
+                        "test_tuned.py", AUTOTUNING_TEST, 60.0)
+    req = attrs.evolve(req, compile_workers=2)
+    assert COMPILE_POOL in FlagGemsProvider().cell_command(req).argv
+    outcome = run_cell(fake_host, FlagGemsProvider(), req)
+    log = (outcome.cell_dir / "run.log").read_text()
+    assert outcome.rc == 0, log
+    identity = json.loads((outcome.cell_dir / IDENTITY_NAME).read_text())
+    assert (identity["parallel_compiles"], identity["parallel_compile_batches"]) == (4, 1), identity
+    assert identity["plugins"] == list(CHECK_PLUGINS)
+    assert read_report(outcome.cell_dir / contract.ACCURACY_REPORT).passed == 1
+
+
 def test_flaggems_names_missing_accuracy_tests_before_running(tmp_path, fake_host):
     root = fake_flaggems.build(tmp_path / "FlagGems")
     provider = FlagGemsProvider()
@@ -121,7 +174,7 @@ def test_the_builtin_suite_checks_its_benchmark_and_times_nothing(tmp_path):
                       python=sys.executable, check=check)
     command = provider.cell_command(req)
     assert "--metrics" in command.argv and command.argv[command.argv.index("--metrics") + 1] == "accuracy"
-    assert ("-p", PHASES) == command.argv[5:7]  # watched like any cell
+    assert tuple(pytest_args(CHECK_PLUGINS)) == command.argv[5:9]  # watched like any cell
     # No device here: collecting proves the suite takes the options (--metrics accuracy, the
     # JUnit report) and finds the test; its run needs torch and a device.
     done = run(command, ("--collect-only",))

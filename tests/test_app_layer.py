@@ -63,7 +63,6 @@ class _Host:
 def test_ab_takes_the_screens_checkouts_where_its_suite_runs_from_them(suite, taken):
     # Asked of the provider (Provider.source_env), whatever the suite is called.
     from zl_core.app.commands import _where_from_screen
-
     from zl_core.store.record import CampaignRecord
 
     meta = CampaignRecord.from_json({"kind": "screen", "suite": suite, "sources": [

@@ -8,7 +8,6 @@ from __future__ import annotations
 import stat
 import sys
 
-import pytest
 from fake_tools import write_tool
 from zl_core.app import resolve
 from zl_core.cli import main

@@ -73,7 +73,7 @@ def test_the_install_probe_refuses_an_entry_point_that_no_longer_loads(tmp_path)
     # An editable install made before a module moved names the old module: the campaign
     # sessions must reinstall then, not run a zl whose provider is gone.
     probe, packages = _zl_probe()
-    run = lambda env: subprocess.run([sys.executable, "-c", probe, *packages], env=env,  # noqa: E731
+    run = lambda env: subprocess.run([sys.executable, "-c", probe, *packages], env=env,
                                      capture_output=True, text=True, timeout=120, check=False)
     assert run(dict(os.environ)).returncode == 0
     stale = tmp_path / "zl_flaggems-0.0.1.dist-info"

@@ -57,8 +57,8 @@ def test_the_same_rules_giving_another_verdict_say_the_cells_changed(campaign):
     (campaign / "report.json").write_text(json.dumps(today, default=str))
     judged = build(campaign, allow_mismatch=True)["summary"]["judged"]
     assert judged["changed_operators"][0]["then"] == "FASTER"
-    assert judged["why"] == ["same rules and threshold: the campaign's cells, or how zl reads them, "
-                             "changed after report.json was written"]
+    assert judged["why"] == [("same rules and threshold: the campaign's cells, or how zl reads them, "
+                              "changed after report.json was written")]
 
 
 @pytest.mark.parametrize("damage", ["{not json", "[1, 2]", json.dumps({"kind": "screen"})])

@@ -11,9 +11,9 @@ import pytest
 from synthetic_report import rounds_model, screen_model
 
 zl_report = pytest.importorskip("zl_report")
-from zl_report import layout  # noqa: E402
-from zl_report.blocks import Plot, PlotItem, Timeline  # noqa: E402
-from zl_report.svg import MAX_LABEL_W, fit_label, forest, text_width, timeline  # noqa: E402
+from zl_report import layout
+from zl_report.blocks import Plot, PlotItem, Timeline
+from zl_report.svg import MAX_LABEL_W, fit_label, forest, text_width, timeline
 
 LONG = [f"bfloat16 {'x'.join(['8192'] * 12)}, {'x'.join(['8192'] * 12)}x{n}" for n in (64, 128, 256)]
 

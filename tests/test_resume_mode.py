@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from fake_tools import write_tool
 from zl_core.cli import main
-
 
 
 def zl(*argv: str) -> int:

@@ -10,8 +10,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from zl_core import caliber, phases
 from zl_core.cli import main
 from zl_core.seal.classes import Correctness, Evidence, classify, demotes
+from zl_core.status import latest_by_cell, read_status
 
 OK = Correctness(passed=12)
 WRONG = Correctness(passed=10, failed=2)
@@ -124,6 +126,15 @@ def accounted_into_classes(sealed):
     for fmt in ("text", "md", "html"):
         out = render(model, fmt)
         assert "Classes (sealed campaign)" in out and "rconv" in out, fmt
+    # The checks' device time is counted apart from the rounds' cells, never dropped.
+    checked = [caliber.read_identity(d)[phases.KEY] for d in sorted(sealed.glob("*/check/[AB]"))
+               if (d / caliber.IDENTITY_NAME).is_file()]
+    spent = model["summary"]["time_spent"]
+    assert len(checked) >= 2 * 8 and spent["checks"]["cells"] == len(checked)
+    assert spent["checks"]["wall_s"] == pytest.approx(sum(r["wall_s"] for r in checked), abs=0.01)
+    assert spent["cells"] == len(latest_by_cell(read_status(sealed)))  # the rounds' cells alone
+    assert set(spent["checks"]["by_side"]) == {"A", "B"}
+    assert "the accuracy checks took" in render(model, "text")
     assert not (sealed / "classes.json").stat().st_mode & 0o222  # sealed
 
 

@@ -28,13 +28,19 @@ if [[ ! -f $W/started ]]; then
 fi
 n=$(cat $W/started)
 cd $W
-# $1 counts from this script's start (set-up and freeze included), so the state is
-# packed inside the call's limit.
+pack() {  # atomically: a call cut off at its limit still returns the last complete pack
+  tar -czf $OUT/.state.tgz -C $W runs frozen manifest.yaml nvidia-smi.csv versions.txt \
+    $(cd $W && ls freeze.log ab-* 2>/dev/null) && mv $OUT/.state.tgz $OUT/state.tgz
+}
+# $1 counts from this script's start (set-up and freezing included), so the last pack
+# ends inside the call's limit; a pack every 60 s covers a limit shorter than asked.
+packed=$SECONDS
 while ((SECONDS < wait_s)); do
   [[ -f $W/ab-$n.rc ]] && break
   sleep 5
+  if ((SECONDS - packed >= 60)); then pack; packed=$SECONDS; fi
 done
 tail -25 $W/ab-$n.err
 cat $W/ab-$n.rc 2>/dev/null
-tar -czf $OUT/state.tgz -C $W runs frozen manifest.yaml nvidia-smi.csv versions.txt $(cd $W && ls freeze.log ab-* 2>/dev/null)
+pack
 ls -la $OUT

@@ -164,8 +164,8 @@ def _moved(sections: list[list[Block]]) -> list[str]:
         verdicts[verdict] = verdicts.get(verdict, 0) + 1
     counts = ", ".join(f"{n} {v}" for v, n in verdicts.items())
     return [f'<h2 class="folded">Folded: {len(sections)} operator(s) with no change found</h2>',
-            f'<p class="muted">{escape(counts)}. Each opens on a click, or from its link in the '
-            "operator table.</p>",
+            (f'<p class="muted">{escape(counts)}. Each opens on a click, or from its link in the '
+             "operator table.</p>"),
             *(_fold(head, rest) for head, *rest in sections)]
 
 

@@ -137,30 +137,44 @@ def time_blocks(spent: Mapping | None) -> list[Block]:
     sides = spent.get("by_side") or {}
     labels = spent.get("labels") or {}
     side_names = tuple(sorted(sides))
+    checks = spent.get("checks") or {}
+    in_checks = checks.get("seconds") or {}
     rows = []
     for name in seconds:
         label = labels.get(name, name)
         value = seconds.get(name)
-        if not value and not unknown.get(name):
+        if not value and not unknown.get(name) and not in_checks.get(name):
             continue
         rows.append((label, _duration(value or 0.0),
                      "-" if share.get(name) is None else pct(share[name] * 100, signed=False, digits=1),
                      *(_duration((sides[side] or {}).get(name) or 0.0) for side in side_names),
+                     *((_duration(in_checks.get(name) or 0.0),) if checks else ()),
                      str(unknown.get(name, 0)) if unknown.get(name) else ""))
     cells, without = spent.get("cells", 0), spent.get("cells_without_phases", 0)
     blocks: list[Block] = [
         Heading(text=TIME_HEADING, level=2),
         Para(text=f"{_duration(spent['wall_s'])} of cell time over {cells - without} cell(s)"
              + (f"; {without} cell(s) recorded no phases" if without else "")
+             + _checks_said(checks)
              + "; a phase a cell could not separate is counted in its 'other'"),
-        Table(headers=("phase", "time", "share", *(f"side {s}" for s in side_names), "cells unknown"),
-              rows=tuple(rows), align="lrr" + "r" * len(side_names) + "r")]
+        Table(headers=("phase", "time", "share", *(f"side {s}" for s in side_names),
+                       *(("checks",) if checks else ()), "cells unknown"),
+              rows=tuple(rows), align="lrr" + "r" * (len(side_names) + bool(checks)) + "r")]
     slowest = spent.get("slowest") or []
     if slowest:
         blocks.append(Bullets(items=tuple(
             f"{_cell_label(c)}: {_duration(c.get('wall_s') or 0.0)}, mostly "
             f"{labels.get(c.get('phase'), c.get('phase') or '?')}" for c in slowest)))
     return blocks
+
+
+def _checks_said(checks: Mapping) -> str:
+    """The accuracy checks' own time, outside the rounds' sums and shares."""
+    if not checks or not checks.get("wall_s"):
+        return ""
+    cells, without = checks.get("cells", 0), checks.get("cells_without_phases", 0)
+    return (f"; the accuracy checks took {_duration(checks['wall_s'])} more over "
+            f"{cells - without} cell(s) (column 'checks', not in the shares)")
 
 
 #: Shapes listed one by one where judgements differ; the rest are counted.

@@ -175,8 +175,8 @@ def _axis_title(plot: Plot, x0: float, x1: float, y: float) -> tuple[list[str], 
     of its own where the three would touch; the SVG and the height it adds below ``y``."""
     left, right = f"\u2190 {plot.negative_label}", f"{plot.positive_label} \u2192"
     ends = [f'<text class="axis" x="{x0:.1f}" y="{y}" font-size="{FONT}" fill="#444">{escape(left)}</text>',
-            f'<text class="axis" x="{x1:.1f}" y="{y}" text-anchor="end" font-size="{FONT}" fill="#444">'
-            f'{escape(right)}</text>']
+            (f'<text class="axis" x="{x1:.1f}" y="{y}" text-anchor="end" font-size="{FONT}" fill="#444">'
+             f'{escape(right)}</text>')]
     room = x1 - x0 - 2 * max(text_width(left), text_width(right)) - 24
     own_line = text_width(plot.x_label) > room
     title = (f'<text class="axis" x="{(x0 + x1) / 2:.1f}" y="{y + (14 if own_line else 0)}" '
@@ -188,8 +188,8 @@ def _row(item, cy: float, x0: float, x) -> list[str]:
     color = COLORS.get(item.tone, COLORS[None])
     label = fit_label(item.label, x0 - 14)
     whole = f"<title>{escape(item.label)}</title>" if label != item.label else ""  # on hover
-    out = [f'<text class="label" x="{x0 - 8:.1f}" y="{cy + 4:.1f}" text-anchor="end" '
-           f'font-size="{FONT}">{whole}{escape(label)}</text>']
+    out = [(f'<text class="label" x="{x0 - 8:.1f}" y="{cy + 4:.1f}" text-anchor="end" '
+            f'font-size="{FONT}">{whole}{escape(label)}</text>')]
     if item.low is not None and item.high is not None:
         out.append(f'<line x1="{x(item.low):.1f}" y1="{cy:.1f}" x2="{x(item.high):.1f}" '
                    f'y2="{cy:.1f}" stroke="{color}" stroke-width="3" stroke-opacity="0.45"/>')

@@ -19,8 +19,17 @@ from .seal import finish_campaign
 #: What ``zl report --fail-on`` gates on: verdict kinds, ``any`` of them, or ``failed`` operators.
 FAIL_ON = ("slower", "faster", "inconclusive", "any", "failed")
 
-__all__ = ["FAIL_ON", "FORMATS", "campaign_report", "check_report_out", "keep_report_json",
-           "finished_ab_report", "render", "report_model", "verdict_gate"]
+__all__ = [
+    "FAIL_ON",
+    "FORMATS",
+    "campaign_report",
+    "check_report_out",
+    "finished_ab_report",
+    "keep_report_json",
+    "render",
+    "report_model",
+    "verdict_gate",
+]
 
 log = logging.getLogger(__name__)
 

@@ -38,8 +38,8 @@ def judged_then_and_now(layout: CampaignLayout, model_now: Mapping) -> dict:
     shapes = _changed(_by_shape(kept.get("rows")), _by_shape(model_now.get("rows")))
     why = _why(then, now)
     if (ops or shapes) and not why:
-        why = ["same rules and threshold: the campaign's cells, or how zl reads them, changed "
-               "after report.json was written"]
+        why = [("same rules and threshold: the campaign's cells, or how zl reads them, changed "
+                "after report.json was written")]
     if ops or shapes:
         text = (f"{len(ops)} operator and {len(shapes)} shape verdict(s) differ from the "
                 f"judgement kept when the campaign finished (report.json, rules {then['rules']}): "

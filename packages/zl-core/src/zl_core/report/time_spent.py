@@ -5,6 +5,11 @@ replaces its earlier row). A cell from before phases were recorded, or whose ide
 is missing or unreadable, counts in ``cells_without_phases`` and adds nothing, so the
 sums are never padded with guesses. The slowest cells are listed with the phase that
 dominated each, the first place to look when a campaign is slow.
+
+An A/B operator's accuracy-test cells (``<op>/check/A|B``) hold the device too, and can
+take longer than all its rounds (each test autotunes its shapes afresh). They have no
+status row; their sum is kept apart, under ``checks``, so the rounds' figures keep their
+meaning.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from zl_core import caliber, phases
+from zl_core.contract import ACCURACY_REPORT
 from zl_core.errors import BadInputError
 from zl_core.status import latest_by_cell, read_status
 from zl_core.store.layout import CampaignLayout
@@ -21,11 +27,12 @@ SLOWEST = 5
 
 def time_spent(layout: CampaignLayout) -> dict | None:
     """``{"cells", "wall_s", "seconds", "share", "unknown_cells", "cells_without_phases",
-    "by_side", "slowest", "labels"}``, or None when the campaign finished no cell."""
+    "by_side", "slowest", "labels", "checks"}``, or None when the campaign finished no cell."""
     records: list[Mapping | None] = []
     per_side: dict[str, list[Mapping | None]] = {}
     slow: list[dict] = []
-    for (op, round_no, side), row in sorted(latest_by_cell(read_status(layout.root)).items()):
+    rows = latest_by_cell(read_status(layout.root))
+    for (op, round_no, side), row in sorted(rows.items()):
         record = _phases_of(layout, row.cell)
         records.append(record)
         per_side.setdefault(side, []).append(record)
@@ -40,6 +47,26 @@ def time_spent(layout: CampaignLayout) -> dict | None:
     slow.sort(key=lambda c: -(c["wall_s"] or 0.0))
     total["slowest"] = slow[:SLOWEST]
     total["labels"] = dict(phases.LABELS)  # the renderers name phases as zl_core does
+    total["checks"] = _checks(layout, sorted({op for op, _, _ in rows}))
+    return total
+
+
+def _checks(layout: CampaignLayout, ops: list[str]) -> dict | None:
+    """The finished accuracy-test cells of ``ops`` summed like the rounds' cells, with
+    ``by_side``; None when there are none. A check ran only after its operator's rounds,
+    so the operators with status rows are the ones that may have one."""
+    per_side: dict[str, list[Mapping | None]] = {}
+    for op in ops:
+        for side in ("A", "B"):
+            cell = layout.check_dir(op, side)
+            if (cell / ACCURACY_REPORT).is_file() or (cell / caliber.IDENTITY_NAME).is_file():
+                relative = cell.relative_to(layout.root).as_posix()
+                per_side.setdefault(side, []).append(_phases_of(layout, relative))
+    if not per_side:
+        return None
+    total = phases.campaign_sum(record for side in sorted(per_side) for record in per_side[side])
+    total["by_side"] = {side: phases.campaign_sum(items)["seconds"]
+                        for side, items in sorted(per_side.items())}
     return total
 
 

@@ -78,11 +78,11 @@ def _order_deltas(rows: list, op: str, orders: Mapping[str, str]) -> dict[str, f
     for row in rows:
         if row.get("op") != op or row.get("segment") != "main":
             continue
-        for order in per_order:
+        for order, means in per_order.items():
             values = [d for name, d in zip(row.get("rounds") or [], row.get("deltas_pct") or [])
                       if d is not None and orders.get(name) == order]
             if values:
-                per_order[order].append(statistics.fmean(values))
+                means.append(statistics.fmean(values))
     return {order: (statistics.median(v) if v else None) for order, v in per_order.items()}
 
 

@@ -24,6 +24,16 @@ TIMING = f"{PACKAGE}.timing"
 FOREIGN = f"{PACKAGE}.foreign"
 RESULTS = f"{PACKAGE}.results"
 
+#: A check cell's plugins: those that change no test. The phases plugin makes it watchable
+#: like a benchmark cell: pytest -q's dots end no line, so a test that autotunes for
+#: minutes is silent; its beats (each test, kernel compiled, autotune candidate) keep that
+#: from reading as stalled, its armed stacks say where a stuck one is (without it the
+#: stall's SIGUSR1 killed the check with no stacks), its record says where the time went.
+#: The compile pool compiles a sweep's candidates side by side: a check's tests autotune
+#: each new shape over the whole config space (FlagGems mm's seven checks spent 214 of
+#: their 235 s compiling, one kernel after the other, on an H100).
+CHECK_PLUGINS = (PHASES, COMPILE_POOL)
+
 GRAPH_ON = ("graph", "cuda_graph", "1", "true", "yes", "on", "always")
 GRAPH_OFF = ("direct", "0", "false", "no", "off", "never")
 

@@ -22,8 +22,7 @@ from zl_core.errors import PreflightError
 from zl_core.host import PluginHost
 from zl_core.provider import CellCommand, CellRequest, CheckSpec, OpInfo, Provider, WarmPlan
 
-from zl_flaggems.common import gems_env
-from zl_flaggems.common.plugin_order import PHASES
+from zl_flaggems.common import gems_env, plugin_order
 from zl_flaggems.host import preflight
 from zl_flaggems.host.preflight import BENCH_DIR
 from zl_flaggems.host.table import PrintedTableRows
@@ -257,8 +256,6 @@ class BuiltinSuiteProvider(PrintedTableRows, Provider):
         return request.target or default_target(_grammars(request))
 
     def _plan(self, request: CellRequest, host: PluginHost | None):
-        from zl_flaggems.common import plugin_order
-
         return plugin_order.plan_cell(request, host)
 
     def _shape_mode(self, request: CellRequest) -> str:
@@ -286,14 +283,16 @@ class BuiltinSuiteProvider(PrintedTableRows, Provider):
         }
         if request.check is not None:
             # The suite's own check: every shape against torch, nothing timed (--metrics accuracy);
-            # watched through the phases plugin, as FlagGems' checks are (host.sealing says why).
-            argv = [request.python, "-m", "pytest", "-p", "no:cacheprovider", "-p", PHASES, "-q",
+            # with the plugins FlagGems' checks get (plugin_order.CHECK_PLUGINS says why).
+            argv = [request.python, "-m", "pytest", "-p", "no:cacheprovider",
+                    *plugin_order.pytest_args(plugin_order.CHECK_PLUGINS), "-q",
                     "-c", str(root / INI_NAME), "--rootdir", str(root), *request.check.select,
                     "--level", request.level, "--metrics", "accuracy",
                     f"--junitxml={Path(request.out_dir) / contract.ACCURACY_REPORT}"]
             for dtype in request.op.dtypes:
                 argv += ["--dtypes", dtype]
-            identity.update({"timer": "none", "check": request.check.to_json(), "plugins": [PHASES]})
+            identity.update({"timer": "none", "check": request.check.to_json(),
+                             "plugins": list(plugin_order.CHECK_PLUGINS)})
             return CellCommand(argv=tuple(argv), cwd=root, env={contract.PROVIDER: self.name, **gems},
                                unset=unset, identity=identity)
         if request.compile_only:
@@ -306,8 +305,6 @@ class BuiltinSuiteProvider(PrintedTableRows, Provider):
             return CellCommand(argv=tuple(argv), cwd=Path(request.out_dir),
                                env={contract.PROVIDER: self.name, **gems}, unset=unset,
                                identity=identity)
-
-        from zl_flaggems.common import plugin_order
 
         plan = self._plan(request, host)
         node = self._node(request)

@@ -21,8 +21,8 @@ from zl_core.provider import CellCommand, CellRequest, OpInfo, Provider, ShardMe
 from zl_flaggems.common import gems_env, plugin_order
 from zl_flaggems.common.gems_env import GEMS_PACKAGE_ENV
 from zl_flaggems.host import preflight
-from zl_flaggems.host.preflight import BENCH_DIR
 from zl_flaggems.host.checkout import PACKAGES, cell_pythonpath, gems_package, provider_commit
+from zl_flaggems.host.preflight import BENCH_DIR
 from zl_flaggems.host.sealing import FlagGemsSealing
 from zl_flaggems.host.table import PrintedTableRows
 

@@ -14,10 +14,9 @@ from zl_core.errors import PreflightError, ZlError
 from zl_core.module_origins import origins
 from zl_core.provider import CellCommand, CellRequest, CheckSpec, OpInfo
 
+from zl_flaggems.common import plugin_order
 from zl_flaggems.common.gems_env import GEMS_PACKAGE_ENV
-from zl_flaggems.common.plugin_order import PHASES
 from zl_flaggems.host.checkout import cell_pythonpath, provider_commit, uncommitted_changes
-
 from zl_flaggems.host.preflight import BENCH_DIR
 
 #: FlagGems' accuracy tests: ``tests/test_<op>.py``, each test marked with its operator.
@@ -84,20 +83,15 @@ class FlagGemsSealing:
         """pytest on the accuracy tests, in the side's environment (its switch value,
         the checkout's package), writing JUnit XML for the core.
 
-        Only zl's phases plugin goes in: it changes no test, and it is what makes a check
-        cell watchable like a benchmark cell. pytest -q prints one dot per finished test,
-        so a test that autotunes and compiles for minutes is silent; the plugin's beats
-        (each kernel compiled, each autotune candidate) keep such a test from reading as
-        stalled, its armed stacks say where a really stuck one is (without it the stall's
-        SIGUSR1 killed the check with no stacks), and its phase record says where the
-        check's time went."""
+        Only zl's plugins that change no test go in (:data:`CHECK_PLUGINS`)."""
         check = request.check
-        argv = (request.python, "-m", "pytest", "-p", "no:cacheprovider", "-p", PHASES, "-q",
+        argv = (request.python, "-m", "pytest", "-p", "no:cacheprovider",
+                *plugin_order.pytest_args(plugin_order.CHECK_PLUGINS), "-q",
                 *check.pytest_args(),
                 f"--junitxml={Path(request.out_dir) / contract.ACCURACY_REPORT}")
         identity = {"provider": self.name, "provider_commit": provider_commit(root),
                     "source": str(root), "gems_package": self.gems_package_of(root),
-                    "check": check.to_json(), "plugins": [PHASES]}
+                    "check": check.to_json(), "plugins": list(plugin_order.CHECK_PLUGINS)}
         return CellCommand(argv=argv, cwd=root, env=self.cell_env(request, root), identity=identity)
 
     def workload_files(self, op: OpInfo, source: str | None) -> list[Path]:
