@@ -245,7 +245,6 @@ def test_a_sampler_that_fails_is_a_problem_named_with_its_own_words(tmp_path, mo
 
 def test_a_sampler_that_hangs_is_given_up_on_and_killed(tmp_path, monkeypatch, capsys):
     import os
-    import time
 
     from zl_core.app import doctor
 
@@ -258,8 +257,7 @@ def test_a_sampler_that_hangs_is_given_up_on_and_killed(tmp_path, monkeypatch, c
     tool.chmod(0o755)
     monkeypatch.setenv("PATH", path_with(bin_dir))
     monkeypatch.setattr(doctor, "SAMPLER_PROBE_S", 1.0)
-    started = time.monotonic()
+    # Waiting for the sampler instead would take its 301.5 s and never print this line.
     assert main(["doctor"]) == 0
-    assert time.monotonic() - started < 30
     assert "problem  sampler      docdev-smi did not answer within 1s" in capsys.readouterr().out
     assert "sleep 301.5" not in os.popen("ps -eo args").read()  # killed, not left behind

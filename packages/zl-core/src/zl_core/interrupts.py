@@ -33,7 +33,7 @@ class Interrupted(BaseException):
         self.signum = signum
         self.exit_code = 128 + signum
         name = signal.Signals(signum).name
-        super().__init__(f"interrupted by {name}; running cells were killed"
+        super().__init__(f"interrupted by {name}; everything it was running was stopped"
                          + (f"; {detail}" if detail else ""))
 
 

@@ -36,6 +36,7 @@ from zl_report.format import (  # re-exported: readers of a report find them her
     short_shape,
     span,
     speedup,
+    undecided_reason,  # noqa: F401 - used by readers of a report (tests/test_report_real_campaigns.py)
     undecided_summary,
 )
 from zl_report.sections import (
