@@ -41,7 +41,8 @@ def run_side(runtime: TaskRuntime, suite: str, request: CellRequest, *, round_no
         runtime.sink.cell_skipped(op=op, round_no=round_no, side=side,
                                   why=f"finished before, kept (rc={kept.rc})")
         return SideResult(outcome=kept, ir=summarize(CellLayout(kept.cell_dir).ttgir))
-    check_kept_here(op_dir_of(request.out_dir), request.device)
+    check_kept_here(op_dir_of(request.out_dir), request.device,
+                    lambda: runtime.host.device_identity(request.backend, request.device).get("device_uuid"))
     runtime.sink.cell_started(op=op, round_no=round_no, side=side, switch_value=switch_value)
     try:
         if sweep_shards.wanted(request):

@@ -307,29 +307,41 @@ class OperatorMoved(Exception):
         self.op_dir, self.cells, self.where = Path(op_dir), cells, where
 
 
-def kept_elsewhere(op_dir: Path, device: str, host: str) -> tuple[list[Path], str]:
+def kept_elsewhere(op_dir: Path, device: str, host: str,
+                   uuid: Callable[[], str | None] = lambda: None) -> tuple[list[Path], str]:
     """An operator's finished cells that ran on another device or host, and where.
 
     An operator's cells are compared with each other, so they must share one card: a
     resume whose lanes leave out the kept cells' device, or a Dask task that lands on
-    another host, reruns the operator whole rather than mixing two cards."""
+    another host, reruns the operator whole rather than mixing two cards. ``uuid()`` is
+    the card's own id where the vendor's tool tells it (asked only when a kept cell has
+    one): a campaign resumed on another machine of the same host name and device index
+    (a rented card's image) is on another card all the same."""
     cells, where = [], ""
+    here: list[str | None] = []
     for cell in sorted(_cell_dirs(op_dir)) if Path(op_dir).is_dir() else ():
         if not finished(cell):
             continue
         identity = caliber.read_identity(cell) or {}
         their_device, their_host = str(identity.get("device") or ""), str(identity.get("host") or "")
+        their_uuid = str(identity.get("device_uuid") or "")
+        if their_uuid and not here:
+            here.append(uuid())
         if (their_device and their_device != str(device)) or (their_host and their_host != host):
             cells.append(cell)
             where = f"device {their_device or '?'} of {their_host or '?'}"
+        elif their_uuid and here[0] and their_uuid != here[0]:
+            cells.append(cell)
+            where = f"card {their_uuid} (device {their_device or '?'} of {their_host or '?'})"
     return cells, where
 
 
-def check_kept_here(op_dir: Path, device: str | None) -> None:
+def check_kept_here(op_dir: Path, device: str | None,
+                    uuid: Callable[[], str | None] = lambda: None) -> None:
     """Raise :class:`OperatorMoved` when ``op_dir`` holds finished cells of another card."""
     if device is None:
         return  # the backend's default device: a serial lane, which runs a kept operator on its kept device
-    cells, where = kept_elsewhere(op_dir, device, socket.gethostname())
+    cells, where = kept_elsewhere(op_dir, device, socket.gethostname(), uuid)
     if cells:
         raise OperatorMoved(op_dir, cells, where)
 
