@@ -28,8 +28,11 @@ if [[ ! -f $W/started ]]; then
 fi
 n=$(cat $W/started)
 cd $W
-pack() {  # atomically: a call cut off at its limit still returns the last complete pack
-  tar -czf $OUT/.state.tgz -C $W runs frozen manifest.yaml nvidia-smi.csv versions.txt \
+# Atomically: a call cut off at its limit still returns the last complete pack. A running
+# cell's compile caches stay behind (a resume runs that cell afresh): the carry is 64 MiB.
+pack() {
+  tar -czf $OUT/.state.tgz --exclude=.triton_cache --exclude=.tuner_cache \
+    -C $W runs frozen manifest.yaml nvidia-smi.csv versions.txt \
     $(cd $W && ls freeze.log ab-* 2>/dev/null) && mv $OUT/.state.tgz $OUT/state.tgz
 }
 # $1 counts from this script's start (set-up and freezing included), so the last pack
