@@ -15,7 +15,7 @@ from zl_core.status import rewrite_flags, telemetry_flags
 from zl_core.store import record
 from zl_core.store.layout import CampaignLayout
 
-from .ab_task import AbTask, OpRun, run_ab_task
+from .ab_task import AbTask, OpRun, planned_cells, run_ab_task
 from .executor import CampaignSink, Executor, SerialExecutor, TaskRuntime
 from .executors import concurrency
 from .judging import recorded_round_order
@@ -77,7 +77,7 @@ def run_ab(host: PluginHost, spec: CampaignSpec, *,
                               round_order=plan.round_order,
                               **spec.recorded)
     tasks = plan_ab(layout, spec)
-    progress = Progress(2 * plan.planned * len(tasks), f"{kind} {sides.switch} on {layout.name}")
+    progress = Progress(sum(planned_cells(t) for t in tasks), f"{kind} {sides.switch} on {layout.name}")
     progress.legend()
     kept_on = prepare_resume(layout, [t.op.op for t in tasks], progress.line) if spec.resume else {}
     runtime = TaskRuntime(host=host, sink=CampaignSink(layout=layout, progress=progress))

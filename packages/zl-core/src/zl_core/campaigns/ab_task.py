@@ -90,6 +90,7 @@ class OpRun:
     rounds_done: int
     state: str
     reason: str = ""
+    control_side_ran: bool = False  # the control side's cell (task.control_env) ran
 
 
 def side_order(scheme: str, round_no: int) -> tuple[str, str]:
@@ -103,10 +104,25 @@ def run_ab_task(task: AbTask, lane: Lane, runtime: TaskRuntime) -> OpRun:
     return whole_on_one_card(_run_task, task, lane, runtime)
 
 
+def planned_cells(task: AbTask) -> int:
+    """The cells the plan counts for ``task``: both sides of its planned rounds, its
+    control side's cell and each side's accuracy tests."""
+    return 2 * task.plan.planned + bool(task.control_env) + 2 * (task.check is not None)
+
+
 def _run_task(task: AbTask, lane: Lane, runtime: TaskRuntime) -> OpRun:
     run = _run_rounds(task, lane, runtime)
-    if task.check is not None and run.state == DONE:
+    checked = task.check is not None and run.state == DONE
+    if checked:
         run_checks(task, lane, runtime)
+    # An operator that stopped early (failed, identical TTGIR, decided) leaves cells of
+    # the plan unrun: the campaign's count and its time left say so.
+    unrun = (2 * max(0, task.plan.planned - run.rounds_done)
+             + (bool(task.control_env) and not run.control_side_ran)
+             + 2 * (task.check is not None and not checked))
+    if unrun:
+        runtime.sink.more_cells(-unrun, why=f"{task.op.op}: {unrun} planned cell(s) not run "
+                                            f"({run.reason or run.state})")
     return run
 
 
@@ -129,6 +145,7 @@ def _run_rounds(task: AbTask, lane: Lane, runtime: TaskRuntime) -> OpRun:
             return attrs.evolve(run, state=FAILED, reason=reason)
         if round_no == 1 and task.control_env:
             control = run_control(task, lane, runtime)
+            run = attrs.evolve(run, control_side_ran=True)
             if control.outcome is None or not control.outcome.ok:
                 reason = "round 1's control side failed or timed out"
                 runtime.sink.line(f"{op.op}: stopped, {reason}; no report for this operator")

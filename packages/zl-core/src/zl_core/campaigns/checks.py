@@ -33,20 +33,21 @@ def run_checks(task, lane: Lane, runtime: TaskRuntime) -> None:
     provider = runtime.host.get_provider(task.suite)
     for side in ("A", "B"):
         out = layout.check_dir(task.op.op, side)
+        op = task.op.op
         if (out / ACCURACY_REPORT).is_file() or (out / REFUSED).is_file():
-            runtime.sink.line(f"{task.op.op} check {side}: finished before, kept")
+            runtime.sink.check_finished(op=op, side=side, text="finished before, kept")
             continue
         request = attrs.evolve(task.request(lane, side, 1), out_dir=out, check=task.check,
                                autotune_mode="uncontrolled", replay_from=None, sweep_devices=())
-        runtime.sink.line(f"{task.op.op} check {side}: running {shlex.join(task.check.pytest_args())}")
+        runtime.sink.check_started(op=op, side=side, label=shlex.join(task.check.pytest_args()))
         try:
             outcome = run_cell(runtime.host, provider, request)
         except PreflightError as exc:
             out.mkdir(parents=True, exist_ok=True)
             (out / REFUSED).write_text(str(exc) + "\n", encoding="utf-8")
-            runtime.sink.line(f"{task.op.op} check {side}: {exc}")
+            runtime.sink.check_finished(op=op, side=side, text=str(exc))
             continue
-        runtime.sink.line(f"{task.op.op} check {side}: {ended(outcome, request)}")
+        runtime.sink.check_finished(op=op, side=side, text=ended(outcome, request))
 
 
 def ended(outcome: CellOutcome, request: CellRequest) -> str:

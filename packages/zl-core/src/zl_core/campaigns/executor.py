@@ -47,9 +47,13 @@ class CellSink(Protocol):
 
     def cell_skipped(self, *, op: str, round_no: int, side: str, why: str) -> None: ...
 
+    def check_started(self, *, op: str, side: str, label: str) -> None: ...
+
+    def check_finished(self, *, op: str, side: str, text: str) -> None: ...
+
     def line(self, text: str) -> None: ...
 
-    def more_cells(self, n: int) -> None: ...
+    def more_cells(self, n: int, why: str = "") -> None: ...
 
 
 @attrs.define
@@ -75,11 +79,20 @@ class CampaignSink:
         where = f"{round_name(round_no)} " if round_no else ""
         self.progress.advance(f"{op} {where}{side}: skipped ({why})")
 
+    def check_started(self, *, op: str, side: str, label: str) -> None:
+        """A side's accuracy-test cell is starting (a cell of the plan, not of status.tsv)."""
+        self.progress.started((op, "check", side), f"{op} check {side}: {label}")
+
+    def check_finished(self, *, op: str, side: str, text: str) -> None:
+        self.progress.advance(f"{op} check {side}: {text}", key=(op, "check", side))
+
     def line(self, text: str) -> None:
         self.progress.line(text)
 
-    def more_cells(self, n: int) -> None:
-        self.progress.grow(n)
+    def more_cells(self, n: int, why: str = "") -> None:
+        """``n`` more cells than planned (fewer where negative: an operator that stopped
+        early leaves its later rounds and checks unrun)."""
+        self.progress.grow(n, why)
 
 
 @attrs.frozen(kw_only=True)

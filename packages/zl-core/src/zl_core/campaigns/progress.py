@@ -104,10 +104,15 @@ class Progress:
             return None
         return (time.monotonic() - self._start) / self.done * (self.total - self.done)
 
-    def grow(self, n: int) -> None:
+    def grow(self, n: int, why: str = "") -> None:
+        """``n`` more cells planned (fewer where negative), and why, in the count's words."""
         self.total += n
         if self._rich is not None:
             self._rich.update(self._task, total=self.total)
+            if why:
+                self.line(why)
+        elif why:
+            self.line(f"[{self.done}/{self.total}] {why}")
 
     def close(self) -> None:
         if self._rich is not None:
