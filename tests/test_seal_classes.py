@@ -134,7 +134,9 @@ def accounted_into_classes(sealed):
     assert spent["checks"]["wall_s"] == pytest.approx(sum(r["wall_s"] for r in checked), abs=0.01)
     assert spent["cells"] == len(latest_by_cell(read_status(sealed)))  # the rounds' cells alone
     assert set(spent["checks"]["by_side"]) == {"A", "B"}
-    assert "the accuracy checks took" in render(model, "text")
+    text = render(model, "text")
+    assert "the accuracy checks took" in text
+    assert "accuracy checks: " in text.split("\n\n")[0]  # the header's cards, beside the device time
     assert not (sealed / "classes.json").stat().st_mode & 0o222  # sealed
 
 

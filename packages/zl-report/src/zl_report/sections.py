@@ -50,6 +50,9 @@ def overview(model: Mapping) -> list[Block]:
     elif s.get("timeline") and s["timeline"].get("cells"):
         cells = s["timeline"]["cells"]
         cards.append(("cell time", _duration(sum(c["end"] - c["start"] for c in cells)), None))
+    checks = (s.get("time_spent") or {}).get("checks") or {}
+    if checks.get("wall_s"):  # device time besides the rounds' (its phases: "Where the time went")
+        cards.append(("accuracy checks", _duration(checks["wall_s"]), None))
     return [Cards(items=tuple(cards))]
 
 
