@@ -90,6 +90,7 @@ def sealed(lanes_host, monkeypatch, tmp_path, capsys):
 def test_a_sealed_campaign_its_classes_and_their_reaccounting(sealed, tmp_path, capsys):
     """One campaign (it takes a while) for the three parts below."""
     accounted_into_classes(sealed)
+    a_check_cut_short_adds_no_time(sealed, tmp_path)
     reaccounted_at_the_sealed_floor_and_above(sealed, tmp_path, capsys)
     reaccounting_never_writes_inside_a_run(sealed, tmp_path, capsys)
 
@@ -138,6 +139,28 @@ def accounted_into_classes(sealed):
     assert "the accuracy checks took" in text
     assert "accuracy checks: " in text.split("\n\n")[0]  # the header's cards, beside the device time
     assert not (sealed / "classes.json").stat().st_mode & 0o222  # sealed
+
+
+def a_check_cut_short_adds_no_time(sealed, tmp_path):
+    # A check running when the campaign was killed has its first identity, no end stamp
+    # and no report: it is not counted, as a finished one is (stalled ones included).
+    import shutil
+
+    from zl_core.report.time_spent import time_spent
+    from zl_core.store.layout import CampaignLayout
+
+    copy = tmp_path / "cut-short"
+    shutil.copytree(sealed, copy)
+    before = time_spent(CampaignLayout(copy))["checks"]
+    cell = copy / "gconv" / "check" / "A"
+    for path in [cell, *cell.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    identity = caliber.read_identity(cell)
+    identity.pop("finished")
+    caliber.write_identity(cell, identity)
+    (cell / "accuracy.xml").unlink()
+    after = time_spent(CampaignLayout(copy))["checks"]
+    assert after["cells"] == before["cells"] - 1 and after["cells_without_phases"] == 0
 
 
 def reaccounted_at_the_sealed_floor_and_above(sealed, tmp_path, capsys):

@@ -24,6 +24,19 @@ R = TypeVar("R")
 EMPTY_IR = IrSummary(fingerprint=None, files=0, kernels=0, convert_layouts=0)
 
 
+#: The card behind (host, backend, device) for this process: asked of the vendor's tool
+#: once, not before every cell (a card cannot change under a running process).
+_CARDS: dict[tuple[int, str, str], str | None] = {}
+
+
+def card_uuid(host, backend, device: str | None) -> str | None:
+    """The UUID the vendor's tool gives the card, None where it gives none."""
+    key = (id(host), backend.name, str(device))
+    if key not in _CARDS:
+        _CARDS[key] = host.device_identity(backend, device).get("device_uuid") or None
+    return _CARDS[key]
+
+
 def run_side(runtime: TaskRuntime, suite: str, request: CellRequest, *, round_no: int,
              switch_value: str) -> SideResult:
     """Run ``request``'s cell, report it to the runtime's sink, and summarise its IR.
@@ -42,7 +55,7 @@ def run_side(runtime: TaskRuntime, suite: str, request: CellRequest, *, round_no
                                   why=f"finished before, kept (rc={kept.rc})")
         return SideResult(outcome=kept, ir=summarize(CellLayout(kept.cell_dir).ttgir))
     check_kept_here(op_dir_of(request.out_dir), request.device,
-                    lambda: runtime.host.device_identity(request.backend, request.device).get("device_uuid"))
+                    lambda: card_uuid(runtime.host, request.backend, request.device))
     runtime.sink.cell_started(op=op, round_no=round_no, side=side, switch_value=switch_value)
     try:
         if sweep_shards.wanted(request):

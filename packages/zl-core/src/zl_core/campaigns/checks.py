@@ -31,9 +31,9 @@ def run_checks(task, lane: Lane, runtime: TaskRuntime) -> None:
     """Run side A's and side B's accuracy tests of ``task``'s operator (kept if done)."""
     layout = lane.layout(task.layout)
     provider = runtime.host.get_provider(task.suite)
+    op = task.op.op
     for side in ("A", "B"):
-        out = layout.check_dir(task.op.op, side)
-        op = task.op.op
+        out = layout.check_dir(op, side)
         if (out / ACCURACY_REPORT).is_file() or (out / REFUSED).is_file():
             runtime.sink.check_finished(op=op, side=side, text="finished before, kept")
             continue

@@ -41,9 +41,7 @@ def time_spent(layout: CampaignLayout) -> dict | None:
                          "wall_s": record.get("wall_s"), "phase": _dominant(record)})
     if not records:
         return None
-    total = phases.campaign_sum(records)
-    total["by_side"] = {side: phases.campaign_sum(items)["seconds"]
-                        for side, items in sorted(per_side.items())}
+    total = _summed(per_side)
     slow.sort(key=lambda c: -(c["wall_s"] or 0.0))
     total["slowest"] = slow[:SLOWEST]
     total["labels"] = dict(phases.LABELS)  # the renderers name phases as zl_core does
@@ -54,16 +52,28 @@ def time_spent(layout: CampaignLayout) -> dict | None:
 def _checks(layout: CampaignLayout, ops: list[str]) -> dict | None:
     """The finished accuracy-test cells of ``ops`` summed like the rounds' cells, with
     ``by_side``; None when there are none. A check ran only after its operator's rounds,
-    so the operators with status rows are the ones that may have one."""
+    so the operators with status rows are the ones that may have one; one that was
+    running when the campaign stopped (no report, no end stamp) is left out."""
     per_side: dict[str, list[Mapping | None]] = {}
     for op in ops:
         for side in ("A", "B"):
             cell = layout.check_dir(op, side)
-            if (cell / ACCURACY_REPORT).is_file() or (cell / caliber.IDENTITY_NAME).is_file():
+            if (cell / ACCURACY_REPORT).is_file() or _ended(cell):
                 relative = cell.relative_to(layout.root).as_posix()
                 per_side.setdefault(side, []).append(_phases_of(layout, relative))
-    if not per_side:
-        return None
+    return _summed(per_side) if per_side else None
+
+
+def _ended(cell) -> bool:
+    """Whether a cell got to its end (a stalled or timed-out check writes no report)."""
+    try:
+        return "finished" in (caliber.read_identity(cell) or {})
+    except BadInputError:
+        return True  # damaged: counted among the cells without phases, never dropped
+
+
+def _summed(per_side: Mapping[str, list[Mapping | None]]) -> dict:
+    """The cells' phases summed (:func:`zl_core.phases.campaign_sum`), and per side."""
     total = phases.campaign_sum(record for side in sorted(per_side) for record in per_side[side])
     total["by_side"] = {side: phases.campaign_sum(items)["seconds"]
                         for side, items in sorted(per_side.items())}

@@ -83,7 +83,7 @@ class FlagGemsSealing:
         """pytest on the accuracy tests, in the side's environment (its switch value,
         the checkout's package), writing JUnit XML for the core.
 
-        Only zl's plugins that change no test go in (:data:`CHECK_PLUGINS`)."""
+        Only zl's plugins that change no test go in (``plugin_order.CHECK_PLUGINS`` says why)."""
         check = request.check
         argv = (request.python, "-m", "pytest", "-p", "no:cacheprovider",
                 *plugin_order.pytest_args(plugin_order.CHECK_PLUGINS), "-q",
