@@ -17,8 +17,8 @@ COUNTED = re.compile(r"^\[(\d+)/(\d+)\] (\S+) (.*)$")
 
 
 def test_the_count_covers_controls_and_checks_and_drops_what_an_early_stop_leaves(tmp_path: Path):
-    # gconv runs everything; abs has identical TTGIR, so it stops after round 1 and its
-    # control, with no checks; crash fails round 1 (no control, no checks).
+    # gconv runs everything; abs has identical TTGIR, so its timing stops after round 1 and
+    # its control, and its checks still run; crash fails round 1 (no control, no checks).
     ops = ("gconv", "abs", "crash")
     manifest = tmp_path / "m.yaml"
     manifest.write_text(MANIFEST + "".join(f"  - op: {op}\n" for op in ops))
@@ -35,12 +35,13 @@ def test_the_count_covers_controls_and_checks_and_drops_what_an_early_stop_leave
     counted = [line for line in done.stderr.splitlines()
                if COUNTED.match(line) and not line.endswith(" running ...")]
     cells = [COUNTED.match(line).groups() for line in counted if "planned cell(s) not run" not in line]
-    # gconv: 8 round cells, its control, 2 checks; abs: round 1 and its control; crash: round 1.
-    assert [int(n) for n, *_ in cells] == list(range(1, 11 + 3 + 2 + 1))
+    # gconv: 8 round cells, its control, 2 checks; abs: round 1, its control, 2 checks;
+    # crash: round 1.
+    assert [int(n) for n, *_ in cells] == list(range(1, 11 + 5 + 2 + 1))
     assert all(int(n) <= int(total) for n, total, *_ in cells)
     assert [(op, rest.split(":")[0]) for _, _, op, rest in cells if rest.startswith("check ")] == \
-        [("gconv", "check A"), ("gconv", "check B")]
+        [("gconv", "check A"), ("gconv", "check B"), ("abs", "check A"), ("abs", "check B")]
     assert all("rc=0" in rest for *_, rest in cells if rest.startswith("check "))
     # An operator that stops early says how many planned cells it leaves, and the count ends whole.
-    assert "[14/25] abs: 8 planned cell(s) not run (identical TTGIR after round 1)" in counted
-    assert counted[-1] == "[16/16] crash: 9 planned cell(s) not run (round 1 side A,B failed or timed out)"
+    assert "[16/27] abs: 6 planned cell(s) not run (identical TTGIR after round 1)" in counted
+    assert counted[-1] == "[18/18] crash: 9 planned cell(s) not run (round 1 side A,B failed or timed out)"

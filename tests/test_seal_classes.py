@@ -39,6 +39,9 @@ def test_each_class_and_the_order_they_are_decided_in():
     assert cls(failure="side B timed out", correctness_b=WRONG) == "X"
     assert cls(convert_layouts_a=None) == "X"
     assert cls(unchanged="SWITCH_NO_IR_DIFF") == "B"
+    assert cls(unchanged="SWITCH_NO_IR_DIFF", correctness_a=None, correctness_b=None) == "B"
+    assert cls(unchanged="SWITCH_NO_IR_DIFF", correctness_b=WRONG) == "K"  # same TTGIR, other code
+    assert cls(unchanged="SWITCH_NO_IR_DIFF", failure="side B timed out") == "X"
     assert cls(correctness_a=None, correctness_b=None) == "G"  # a provider without tests
 
 
@@ -63,10 +66,10 @@ control: {env: {FAKE_PHASES: "0"}}
 workloads:
 """
 OPS = ("gconv", "cconv", "bconv", "rconv", "inputconv", "hiddenconv", "abs", "crash", "wrongconv",
-       "brokenconv", "leakconv")
+       "brokenconv", "leakconv", "wrongsame")
 EXPECTED = {"gconv": "G", "cconv": "C", "bconv": "B", "rconv": "R", "inputconv": "C",
             "hiddenconv": "B", "abs": "B", "crash": "X", "wrongconv": "K", "brokenconv": "X",
-            "leakconv": "X"}
+            "leakconv": "X", "wrongsame": "K"}
 
 
 @pytest.fixture
@@ -104,6 +107,10 @@ def accounted_into_classes(sealed):
     assert why["brokenconv"].startswith("side A's accuracy tests could not run: no accuracy.xml")
     assert why["leakconv"].startswith("the control side (the switch on, every phase it gates off)")
     assert why["crash"].startswith("no report: a cell failed")
+    # Identical TTGIR stops the timing, not the checks: side B's code may still differ.
+    assert why["abs"] == ("the switch left its TTGIR unchanged (skipped: SWITCH_NO_IR_DIFF: identical "
+                          "TTGIR after round 1); tests pass on both sides (A 4, B 4)")
+    assert why["wrongsame"].startswith("correctness fails on side B only (3 of 4 failed")
     wrong = next(c for c in classes["classes"] if c["op"] == "wrongconv")["evidence"]
     assert wrong["correctness_a"]["passed"] == 4 and wrong["correctness_b"]["failed"] == 3
     # Each side's tests ran once its rounds were done, in its own cell, receipted with the rest.
@@ -121,12 +128,16 @@ def accounted_into_classes(sealed):
 
     model = build(sealed)
     assert {c["op"]: c["class"] for c in model["summary"]["classes"]["classes"]} == EXPECTED
+    tests = {c["op"]: c["correctness"] for c in model["summary"]["classes"]["classes"]}
+    assert tests["wrongsame"]["B"] == {"passed": 1, "failed": 3, "skipped": 0, "problem": ""}
+    assert tests["crash"] == {"A": None, "B": None}
     schema = json.loads((Path(__file__).resolve().parents[1] / "packages/zl-core/src/zl_core/schemas/"
                          "report.schema.json").read_text())
     jsonschema.validate(json.loads(json.dumps(model, default=str)), schema)
     for fmt in ("text", "md", "html"):
         out = render(model, fmt)
         assert "Classes (sealed campaign)" in out and "rconv" in out, fmt
+        assert "3 of 4 failed" in out and "4 passed" in out and "could not run" in out, fmt
     # The checks' device time is counted apart from the rounds' cells, never dropped.
     checked = [caliber.read_identity(d)[phases.KEY] for d in sorted(sealed.glob("*/check/[AB]"))
                if (d / caliber.IDENTITY_NAME).is_file()]

@@ -210,7 +210,8 @@ def judged_blocks(judged: Mapping | None) -> list[Block]:
 
 #: What each class means, for the reader of the table.
 CLASS_MEANING = ("G: correct, fewer layout conversions, faster in both run orders; C: correct, "
-                 "fewer conversions, gain under the bar; B: correct, conversions not down; R: "
+                 "fewer conversions, gain under the bar; B: correct, conversions not down (or the TTGIR "
+                 "unchanged); R: "
                  "correct, a stable regression; K: wrong on the candidate only; X: nothing to claim "
                  "(failed, timed out, broken replay, or wrong on both sides)")
 CLASS_TONES = {"G": "good", "C": None, "B": "muted", "R": "bad", "K": "bad", "X": "warn"}
@@ -228,10 +229,27 @@ def class_blocks(classes: Mapping | None) -> list[Block]:
                  f"layout conversions of variants launched more than {rule.get('launch_floor')} times, "
                  f"G at {rule.get('gain_pct')}% and R at {rule.get('regression_pct')}% in both run orders"),
             Para(text=CLASS_MEANING, tone="muted"),
-            Table(headers=("operator", "class", "why"), rows=tuple((str(c["op"]), str(c["class"]),
-                                                                   str(c["why"])) for c in rows),
-                  align="lll", tones=tuple(CLASS_TONES.get(c["class"]) for c in rows),
-                  stays=("class",))]
+            Table(headers=("operator", "class", "tests A", "tests B", "why"),
+                  rows=tuple((str(c["op"]), str(c["class"]), *tested(c.get("correctness")), str(c["why"]))
+                             for c in rows),
+                  align="lllll", tones=tuple(CLASS_TONES.get(c["class"]) for c in rows),
+                  stays=("class", "tests A", "tests B"))]
+
+
+def tested(correctness: Mapping | None) -> tuple[str, str]:
+    """Each side's accuracy tests in a few words: "7 passed", "3 of 4 failed", "not run"."""
+    out = []
+    for side in ("A", "B"):
+        found = (correctness or {}).get(side)
+        if not found:
+            out.append("not run")
+        elif found.get("problem"):
+            out.append("could not run")
+        elif found.get("failed"):
+            out.append(f"{found['failed']} of {found['passed'] + found['failed']} failed")
+        else:
+            out.append(f"{found['passed']} passed")
+    return out[0], out[1]
 
 
 def _cell_label(cell: Mapping) -> str:

@@ -143,9 +143,10 @@ def _grid(headers, rows, align, tones, widths, width) -> list[Line]:
         wrapped = [_cell_lines(c, w, hyphens=header) for c, w in zip(cells, widths)]
         below: list[str] = []
         if spill and not header and len(wrapped[-1]) > 1:
-            # A long last cell (a verdict and its reason) keeps its first word in the row
-            # and runs on under it, full width, in one piece.
-            first, _, rest = cells[-1].partition(" ")
+            # A long last cell (a verdict and its reason) keeps what fits its column in the
+            # row and runs on under it, full width, in one piece.
+            first = wrapped[-1][0]
+            rest = cells[-1].split(None, len(first.split()))[-1]
             wrapped[-1] = [first]
             below = textwrap.wrap(rest, width=width, initial_indent="    ", subsequent_indent="    ",
                                   break_long_words=False, break_on_hyphens=False)

@@ -112,7 +112,8 @@ def planned_cells(task: AbTask) -> int:
 
 def _run_task(task: AbTask, lane: Lane, runtime: TaskRuntime) -> OpRun:
     run = _run_rounds(task, lane, runtime)
-    checked = task.check is not None and run.state == DONE
+    # Identical TTGIR is checked too: it can still lower to other code on side B.
+    checked = task.check is not None and run.state in (DONE, SWITCH_NO_IR_DIFF)
     if checked:
         run_checks(task, lane, runtime)
     # An operator that stopped early (failed, identical TTGIR, decided) leaves cells of

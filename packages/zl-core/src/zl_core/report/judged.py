@@ -125,5 +125,18 @@ def sealed_classes(layout: CampaignLayout) -> dict | None:
     if data is None:
         return None
     return {"rule": data.get("rule"), "counts": data.get("counts"),
-            "classes": [{"op": c.get("op"), "class": c.get("class"), "why": c.get("why")}
+            "classes": [{"op": c.get("op"), "class": c.get("class"), "why": c.get("why"),
+                         "correctness": _correctness(c.get("evidence"))}
                         for c in data.get("classes") or []]}
+
+
+def _correctness(evidence: object) -> dict:
+    """Each side's accuracy-test counts as classes.json recorded them (None: not run)."""
+    evidence = evidence if isinstance(evidence, dict) else {}
+    out = {}
+    for side in ("A", "B"):
+        found = evidence.get(f"correctness_{side.lower()}")
+        out[side] = ({k: found.get(k, 0 if k != "problem" else "")
+                      for k in ("passed", "failed", "skipped", "problem")}
+                     if isinstance(found, dict) else None)
+    return out

@@ -12,7 +12,9 @@ may claim for it, in one letter.
 - **C**: correct, topology down, but the gain is under ``gain_pct`` (or not in both orders).
 - **B**: correct, topology not down.
 
-The checks go in that order: a workload is X before anything else, K before any timing.
+The checks go in that order: a workload is X before anything else, K before any timing. A
+workload whose TTGIR the switch left unchanged is untimed but still checked: the same TTGIR
+can lower to other code, so a failure on side B only is K there too.
 """
 
 from __future__ import annotations
@@ -76,8 +78,6 @@ def classify(e: Evidence, *, gain_pct: float = GAIN_PCT,
 
     if e.failure:
         return out("X", e.failure)
-    if e.unchanged:
-        return out("B", f"the switch left its TTGIR unchanged ({e.unchanged})")
     a, b = e.correctness_a, e.correctness_b
     for side, check in (("A", a), ("B", b)):
         if check is not None and check.problem:
@@ -91,6 +91,10 @@ def classify(e: Evidence, *, gain_pct: float = GAIN_PCT,
         if not a.ok:
             return out("X", f"correctness fails on side A only ({a.failed} failed): the "
                             "reference itself is wrong")
+    if e.unchanged:  # identical TTGIR need not be identical code (a later stage may differ)
+        tested = (f"; tests pass on both sides (A {a.passed}, B {b.passed})" if a and b
+                  else "; no accuracy tests ran")
+        return out("B", f"the switch left its TTGIR unchanged ({e.unchanged}){tested}")
     if e.convert_layouts_a is None or e.convert_layouts_b is None:
         return out("X", "no layout-conversion count for the measured kernels (their launches "
                         "could not be joined to their TTGIR)")

@@ -56,7 +56,9 @@ def gather(campaign: Path, model: Mapping, *, floor: int) -> tuple[list[Evidence
     for x in summary.get("no_report") or []:
         out.append(Evidence(op=x["op"], failure=f"no report: {x['reason']}"))
     for x in summary.get("skipped") or []:
-        out.append(Evidence(op=x["op"], unchanged=f"skipped: {x['reason']}"))
+        out.append(Evidence(op=x["op"], unchanged=f"skipped: {x['reason']}",
+                            correctness_a=read_side(layout, x["op"], "A"),
+                            correctness_b=read_side(layout, x["op"], "B")))
     return out, counts
 
 
