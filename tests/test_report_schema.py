@@ -1,5 +1,5 @@
 """The report model and campaign.json are contracts: JSON Schemas shipped in zl_core/schemas,
-checked against the real H200 campaigns kept in docs/validation/data, the pair model of their
+checked against the real device campaigns kept in docs/validation/data, the pair model of their
 cells, and the synthetic fixture the browser and width tests draw. A key renamed in a builder
 (or left stale in the fixture) fails here, not on a reader's page."""
 
@@ -21,7 +21,8 @@ jsonschema = pytest.importorskip("jsonschema")
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = ROOT / "packages" / "zl-core" / "src" / "zl_core" / "schemas"
 DATA = ROOT / "docs" / "validation" / "data"
-ARCHIVES = [*sorted(DATA.glob("2026-12-03-a[ab]-*.tgz")), DATA / "2026-12-05-two-sources" / "campaign.tgz"]
+ARCHIVES = [*sorted(DATA.glob("2026-12-03-a[ab]-*.tgz")), DATA / "2026-12-05-two-sources" / "campaign.tgz",
+            DATA / "2026-12-06-h100-sealed-campaign" / "campaign.tgz"]  # sealed: classes, checks
 
 
 def _validator(name: str):
