@@ -161,6 +161,36 @@ def test_resume_after_sigkill_reruns_no_finished_cell_and_misses_none(tmp_path):
     assert list((campaign / ".aside").rglob("run.log"))  # the half-written cells, kept
 
 
+def test_a_cell_killed_before_its_first_identity_is_set_aside_and_rerun(tmp_path):
+    # SIGKILL between the write of a cell's first identity and its rename leaves the cell
+    # folder holding only that write's sibling: a resume sets it aside like any
+    # half-written cell instead of refusing the folder as taken.
+    import shutil
+
+    proc = run_screen_process(tmp_path, "--devices", "all")
+    assert wait_for(lambda: len(ended(tmp_path)) >= 2, timeout=60), proc.communicate(timeout=5)
+    proc.kill()
+    proc.wait()
+    running = [int(r[4]) for r in ledger(tmp_path) if r[0] == "start"]
+    assert wait_for(lambda: not any(alive(pid) for pid in running), timeout=5)
+    [campaign] = campaigns(tmp_path)
+
+    def unfinished(cell: Path) -> bool:
+        return not (cell / "run_identity.json").is_file() or "finished" not in identity(cell)
+
+    op = next(op for op in reversed(OPS) if unfinished(campaign / op / "A"))
+    shutil.rmtree(campaign / op / "A", ignore_errors=True)
+    (campaign / op / "A").mkdir(parents=True)
+    (campaign / op / "A" / ".run_identity.json.4242.tmp").write_text('{"op": "' + op + '"')
+    done = subprocess.run([sys.executable, str(LAUNCHER), "screen", "--resume", str(campaign), "--devices",
+                           "all"], env=fake_env(tmp_path, ZL_FAKE_SLEEP="0.1"), capture_output=True,
+                          text=True, check=False, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "finished" in identity(campaign / op / "A")
+    assert list((campaign / ".aside").glob(f"*/{op}/A/.run_identity.json.4242.tmp"))
+    assert json.loads((campaign / "campaign.json").read_text())["state"] == "complete"
+
+
 def test_resume_refuses_different_arguments_naming_them(zl, tmp_path, capsys):
     proc = run_screen_process(tmp_path, "--devices", "all")
     assert wait_for(lambda: len(ended(tmp_path)) >= 2, timeout=60)

@@ -14,11 +14,21 @@ from collections.abc import Callable
 from pathlib import Path
 
 
+def _sibling(name: str) -> str:
+    return f".{name}.{os.getpid()}.tmp"
+
+
+def leftover_of(name: str, sibling: str) -> bool:
+    """Whether ``sibling`` is what a writer of ``name`` killed before its rename left
+    behind (so the folder was being written, though ``name`` is not there yet)."""
+    return sibling.startswith(f".{name}.") and sibling.endswith(".tmp")
+
+
 def write_text_atomic(path: str | Path, text: str) -> Path:
     """Replace ``path`` with ``text`` (UTF-8) in one rename, creating its folder; returns the path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(_sibling(path.name))
     try:
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)

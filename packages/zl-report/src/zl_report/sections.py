@@ -47,7 +47,8 @@ def overview(model: Mapping) -> list[Block]:
         cards.append(("device time", _duration(device["total_s"]), None))
     if device.get("s_per_decided_shape") is not None:
         cards.append(("device time per decided shape", _duration(device["s_per_decided_shape"]), None))
-    elif s.get("timeline") and s["timeline"].get("cells"):
+    if device.get("total_s") is None and s.get("timeline") and s["timeline"].get("cells"):
+        # Only where the device time is unknown: two sums of one thing would disagree.
         cells = s["timeline"]["cells"]
         cards.append(("cell time", _duration(sum(c["end"] - c["start"] for c in cells)), None))
     checks = (s.get("time_spent") or {}).get("checks") or {}

@@ -23,7 +23,7 @@ from pathlib import Path
 import attrs
 
 from zl_core import caliber, interrupts
-from zl_core.atomic import write_json_atomic
+from zl_core.atomic import leftover_of, write_json_atomic
 from zl_core.cell import CellOutcome
 from zl_core.errors import BadInputError, UsageError
 from zl_core.opspec import OpSpec
@@ -155,11 +155,14 @@ def kept_outcome(cell_dir: Path) -> CellOutcome | None:
 
 
 def _cell_dirs(root: Path) -> Iterator[Path]:
-    """Every folder under ``root`` that a cell wrote (it holds run.log or an identity)."""
+    """Every folder under ``root`` that a cell wrote: it holds run.log or an identity, or
+    the sibling of an identity whose writer was killed before its rename (a kill in the
+    cell's first moments leaves only that)."""
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]
         cell = CellLayout(dirpath)
-        if cell.log.name in filenames or cell.identity.name in filenames:
+        if (cell.log.name in filenames or cell.identity.name in filenames
+                or any(leftover_of(cell.identity.name, name) for name in filenames)):
             dirnames[:] = []
             yield Path(dirpath)
 
