@@ -117,14 +117,20 @@ def ended(tmp_path: Path) -> list[tuple[str, str]]:
     return [(row[2], row[3]) for row in ledger(tmp_path) if row[0] == "end"]
 
 
-def test_resume_after_sigkill_reruns_no_finished_cell_and_misses_none(tmp_path):
+def sigkilled_screen(tmp_path: Path, after: int) -> Path:
+    """A lanes screen SIGKILLed once ``after`` cells have ended, none of its cells left running."""
     proc = run_screen_process(tmp_path, "--devices", "all")
-    assert wait_for(lambda: len(ended(tmp_path)) >= 6, timeout=60), proc.communicate(timeout=5)
+    assert wait_for(lambda: len(ended(tmp_path)) >= after, timeout=60), proc.communicate(timeout=5)
     proc.kill()
     proc.wait()
     running = [int(r[4]) for r in ledger(tmp_path) if r[0] == "start"]
     assert wait_for(lambda: not any(alive(pid) for pid in running), timeout=5)
     [campaign] = campaigns(tmp_path)
+    return campaign
+
+
+def test_resume_after_sigkill_reruns_no_finished_cell_and_misses_none(tmp_path):
+    campaign = sigkilled_screen(tmp_path, after=6)
     # Finished for zl: the identity's last stamp was written before the kill.
     kept = {(op, side) for op in OPS for side in "AB"
             if (campaign / op / side / "run_identity.json").is_file()
@@ -167,13 +173,7 @@ def test_a_cell_killed_before_its_first_identity_is_set_aside_and_rerun(tmp_path
     # half-written cell instead of refusing the folder as taken.
     import shutil
 
-    proc = run_screen_process(tmp_path, "--devices", "all")
-    assert wait_for(lambda: len(ended(tmp_path)) >= 2, timeout=60), proc.communicate(timeout=5)
-    proc.kill()
-    proc.wait()
-    running = [int(r[4]) for r in ledger(tmp_path) if r[0] == "start"]
-    assert wait_for(lambda: not any(alive(pid) for pid in running), timeout=5)
-    [campaign] = campaigns(tmp_path)
+    campaign = sigkilled_screen(tmp_path, after=2)
 
     def unfinished(cell: Path) -> bool:
         return not (cell / "run_identity.json").is_file() or "finished" not in identity(cell)
