@@ -72,6 +72,17 @@ def test_the_device_campaigns_are_as_receipted_and_as_written_up(campaigns):
     assert seen == EXPECTED
 
 
+def test_a_campaign_where_no_operator_was_timed_still_says_where_it_ran(campaigns):
+    # The follow-ups timed nothing (every workload stopped on identical TTGIR): their
+    # round-1 cells' conditions head the report all the same.
+    from zl_core.report.dispatch import build
+
+    for campaign in campaigns:
+        model = build(campaign)
+        assert model["caliber"]["common"]["device_name"] == "NVIDIA H100 80GB HBM3", campaign.name
+        assert model["caliber"]["common"]["triton_version"] == "3.6.0"
+
+
 def test_the_device_campaigns_reaccount_to_their_sealed_classes(campaigns, tmp_path, capsys):
     for n, campaign in enumerate(campaigns):
         sealed = json.loads((campaign / "classes.json").read_text())

@@ -65,9 +65,12 @@ def build_rounds(campaign: Path, *, meta: CampaignRecord | None = None, allow_mi
     plans = [op_cells(layout, meta, op, op in controls, status) for op in ops]
     reported = [p for p in plans if not p.problem and not p.skipped]
 
+    # Where no operator was timed (each stopped on identical TTGIR), the conditions its
+    # round-1 cells ran under still say where the campaign ran.
+    described = reported or [p for p in plans if p.skipped and not p.problem]
     identities, check = check_caliber_groups(
         ({cell_label(plan.op, s, r): caliber.read_identity(layout.cell_dir(plan.op, s, r))
-          for r in plan.rounds for s in SIDES} for plan in reported),
+          for r in plan.rounds for s in SIDES} for plan in described),
         allow_mismatch=allow_mismatch)
 
     all_flags, telemetry = drift_flags(layout, meta, status, identities)
