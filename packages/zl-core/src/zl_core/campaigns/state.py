@@ -14,6 +14,7 @@ moves every other cell folder aside, under ``.aside/<stamp>/``, then reruns it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import socket
@@ -321,19 +322,17 @@ def kept_elsewhere(op_dir: Path, device: str, host: str,
     one): a campaign resumed on another machine of the same host name and device index
     (a rented card's image) is on another card all the same."""
     cells, where = [], ""
-    here: list[str | None] = []
+    card = functools.cache(uuid)  # asked once, and only of a kept cell that names its card
     for cell in sorted(_cell_dirs(op_dir)) if Path(op_dir).is_dir() else ():
         if not finished(cell):
             continue
         identity = caliber.read_identity(cell) or {}
         their_device, their_host = str(identity.get("device") or ""), str(identity.get("host") or "")
         their_uuid = str(identity.get("device_uuid") or "")
-        if their_uuid and not here:
-            here.append(uuid())
         if (their_device and their_device != str(device)) or (their_host and their_host != host):
             cells.append(cell)
             where = f"device {their_device or '?'} of {their_host or '?'}"
-        elif their_uuid and here[0] and their_uuid != here[0]:
+        elif their_uuid and card() and their_uuid != card():
             cells.append(cell)
             where = f"card {their_uuid} (device {their_device or '?'} of {their_host or '?'})"
     return cells, where

@@ -131,12 +131,17 @@ def sealed_classes(layout: CampaignLayout) -> dict | None:
 
 
 def _correctness(evidence: object) -> dict:
-    """Each side's accuracy-test counts as classes.json recorded them (None: not run)."""
+    """Each side's accuracy-test counts as classes.json recorded them (None: not run), a
+    field it lacks at its default."""
+    import attrs
+
+    from zl_core.seal.classes import Correctness
+
+    known = attrs.fields_dict(Correctness)
     evidence = evidence if isinstance(evidence, dict) else {}
     out = {}
     for side in ("A", "B"):
         found = evidence.get(f"correctness_{side.lower()}")
-        out[side] = ({k: found.get(k, 0 if k != "problem" else "")
-                      for k in ("passed", "failed", "skipped", "problem")}
+        out[side] = (Correctness(**{k: v for k, v in found.items() if k in known}).to_json()
                      if isinstance(found, dict) else None)
     return out
