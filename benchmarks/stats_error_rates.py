@@ -15,6 +15,7 @@ import argparse
 import time
 
 from zl_core.stats import ALTERNATING, COUNTERBALANCED, FASTER, NO_CHANGE, SLOWER, Plan
+from zl_core.stats import simulate_noise as sn
 from zl_core.stats.simulate import (
     MODELS,
     Noise,
@@ -206,15 +207,21 @@ def adaptive_table(trials: int, campaigns: int) -> None:
                                   ("adaptive <= 20", Plan.adaptive(20), True)):
         got = shape_rates(noise, 3.0, plan, trials, 91, adaptive=adaptive)
         print(f"| {label} | {pct(got['counts'][FASTER], trials)} | {got['mean_rounds']:.1f} |")
-    print(f"\nCampaigns of 200 x 10 (+3% at 1% noise, 10% of the operators affected), "
-          f"{campaigns} campaigns, adaptive <= 12: operators stopped before the budget with a "
-          "call, and how many of them the campaign step then took calls from.\n")
-    print("| campaign | called after the campaign step | FDP | mean rounds | stopped early "
-          "with a call | lost a call | lost every call |")
-    print("|---|---|---|---|---|---|---|")
-    got = campaign_power(Noise(name="1%"), Plan.adaptive(12), Scenario(), campaigns, 93, adaptive=True)
-    print(f"| adaptive <= 12 | {pct(got['called'], got['true_shapes'])} | {100 * got['fdp']:.2f}% | "
-          f"{got['mean_rounds']:.1f} | {got['stopped_early']} | {got['lost']} | {got['lost_all']} |")
+    print(f"\nCampaigns of 200 x 10 (10% of the operators with 3 shapes affected), {campaigns} "
+          "campaigns per row: fixed 8 rounds against adaptive <= 12, and the operators the loop "
+          "stopped before its budget with a call, and how many of them the campaign step then "
+          "took calls from.\n")
+    print("| noise, effect | campaign | called after the campaign step | FDP | mean rounds "
+          "| stopped early with a call | lost a call | lost every call |")
+    print("|---|---|---|---|---|---|---|---|")
+    for sd, effect in ((1.0, 3.0), (0.2, 1.5)):
+        for label, plan, adaptive in (("fixed 8", Plan.fixed(DEFAULT_ROUNDS), False),
+                                      ("adaptive <= 12", Plan.adaptive(12), True)):
+            got = campaign_power(Noise(name=f"{sd}%", side_pct=sd), plan, Scenario(effect=effect),
+                                 campaigns, 93, adaptive=adaptive)
+            print(f"| {sd:g}%, +{effect:g}% | {label} | {pct(got['called'], got['true_shapes'])} | "
+                  f"{100 * got['fdp']:.2f}% | {got['mean_rounds']:.1f} | {got['stopped_early']} | "
+                  f"{got['lost']} | {got['lost_all']} |")
     print()
 
 
@@ -249,14 +256,108 @@ def spending_table(trials: int) -> None:
     print()
 
 
+def _rate(x: int, n: int) -> str:
+    return f"{100.0 * x / n:.2f}% ({x}/{n})" if n else "-"
+
+
+def noise_tables(campaigns: int) -> None:
+    """Noise that differs between operators, shapes and sides (docs/statistics.md section 8)."""
+    plan = Plan.fixed(DEFAULT_ROUNDS)
+    gauss = Noise(name="g")
+    print(f"### Noise that differs: calls at the threshold (+1%), fixed {DEFAULT_ROUNDS} rounds\n")
+    print(f"{campaigns} campaigns of 20 operators x 10 shapes per row, 1% per side unless stated; "
+          "every shape at +1%, so every call is false: FASTER (beyond the threshold, 2.5% "
+          "allowed per shape's own test) or SLOWER. Counted over the tracked shapes only.\n")
+    print("| case | k | FASTER by their own test | SLOWER by their own test | any call after the "
+          "campaign step |")
+    print("|---|---|---|---|---|")
+    rows = [("one operator k x noisier than the other 19", k, sn.noisier_operator(k))
+            for k in (1.0, 1.5, 2.0, 3.0, 5.0, 10.0)]
+    rows += [("3 shapes of every operator k x noisier than its other 7", k, sn.noisier_shapes(k))
+             for k in (1.5, 2.0, 3.0, 10.0)]
+    rows += [("side B k x noisier than side A, among 19 A/A operators", k, sn.side_b_noisier(k))
+             for k in (2.0, 5.0)]
+    for i, (label, k, build) in enumerate(rows):
+        got = sn.rates(build, gauss, plan, campaigns, 100 + i)
+        print(f"| {label} | {k:g} | {_rate(got['own_FASTER'], got['shapes'])} | "
+              f"{_rate(got['own_SLOWER'], got['shapes'])} | {_rate(got['calls'], got['shapes'])} |")
+    print()
+
+    print("### Global null: one operator per latency class k x noisier\n")
+    big = max(4, campaigns // 5)
+    print(f"{big} campaigns of 200 operators x 10 shapes, 50 in each of four latency classes "
+          "(10 us at 1%, 100 us at 0.5%, 1 ms at 0.2%, 10 ms at 0.1% per side), no effect "
+          "anywhere; one operator of each class k times noisier (at least 95% of campaigns "
+          "must call nothing).\n")
+    print("| k | campaigns that call nothing | shapes called by their own test (either way) |")
+    print("|---|---|---|")
+    for k in (1.0, 5.0, 10.0):
+        got = sn.rates(sn.global_null(k), gauss, plan, big, 120 + int(k))
+        print(f"| {k:g} | {_rate(big - got['campaigns_with_call'], big)} | "
+              f"{_rate(got['own_calls'], got['shapes'])} |")
+    print()
+
+    print("### Company: one operator alone and among 199 neighbours\n")
+    print(f"{big} campaigns per row. The tracked operator's 10 shapes at 1% per side; the "
+          "neighbours' noise is the factor times its own, 10% of them with the same effect "
+          "pattern. Power is over the tracked operator's true shapes (or its operator "
+          "verdict), false calls over its other shapes.\n")
+    print("| tracked operator | neighbours | own tests: shapes called right | after the campaign "
+          "step: shapes called right | operator called right | false calls |")
+    print("|---|---|---|---|---|---|")
+    for label, kw in (("3 shapes at +3%", {}), ("every shape at +2%", {"effect": 2.0, "hit": 10})):
+        for factor in (None, 0.5, 1.0, 2.0):
+            got = sn.rates(sn.company(factor, **kw), gauss, plan, big, 140)
+            who = "none (alone)" if factor is None else f"{factor:g} x its noise"
+            print(f"| {label} | {who} | {_rate(got['own_right'], got['true'])} | "
+                  f"{_rate(got['right'], got['true'])} | {_rate(got['op_calls'], big)} | "
+                  f"{_rate(got['wrong'], got['shapes'] - got['true'])} |")
+    print()
+
+    print("### Serial correlation: a side state shared by the shapes of a process\n")
+    print(f"{campaigns} campaigns of 20 operators x 10 shapes per row, every shape at +1% (the "
+          "share called FASTER by the tracked shapes' own tests; 5% allowed). The shared state: "
+          "each side's process carries an AR(1) state (rho 0.8, 0.7% per side) shared by its "
+          "shapes, beside 1% of their own (a third of the variance shared). Per shape: each "
+          "shape's own noise is an AR(1) of rho 0.8 (rules 2's model).\n")
+    print("| serial state | which operators | rounds | FASTER by their own test |")
+    print("|---|---|---|---|")
+    state = Noise(name="state", state_pct=0.7, state_rho=0.8)
+    ar = Noise(name="ar", ar_rho=0.8)
+    for rounds in (DEFAULT_ROUNDS, 10, 20):
+        for label, who, build, noise in (
+                ("shared by the shapes", "all 20", sn.noisier_operator(1.0), state),
+                ("shared by the shapes", "1 of 20", sn.lone(state), gauss),
+                ("per shape", "1 of 20", sn.lone(ar), gauss)):
+            got = sn.rates(build, noise, Plan.fixed(rounds), campaigns, 160 + rounds)
+            print(f"| {label} | {who} | {rounds} | {_rate(got['own_FASTER'], got['shapes'])} |")
+    print()
+
+    print("### One slow cell\n")
+    print(f"{campaigns} campaigns of 20 operators x 10 shapes per row, every shape at +1% (1% per "
+          "side); in every operator one process, drawn among its rounds and sides, slower by "
+          "the size given on every shape (2.5% allowed).\n")
+    print("| slow cell | rounds | FASTER by their own test |")
+    print("|---|---|---|")
+    for size in (3.0, 5.0, 10.0, 20.0):
+        got = sn.rates(sn.noisier_operator(1.0), Noise(name="slow", slow_cell_pct=size), plan,
+                       campaigns, 170 + int(size))
+        print(f"| {size:g}% | {DEFAULT_ROUNDS} | {_rate(got['own_FASTER'], got['shapes'])} |")
+    print()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python benchmarks/stats_error_rates.py")
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of the full trial counts")
-    parser.add_argument("--only", choices=("campaign", "shape", "spending"),
+    parser.add_argument("--only", choices=("campaign", "shape", "spending", "noise"),
                         help="print one part only")
     args = parser.parse_args()
     start = time.time()
     scale = args.scale
+    if args.only == "noise":
+        noise_tables(max(10, int(200 * scale)))
+        print(f"({time.time() - start:.0f} s)")
+        return
     if args.only == "spending":
         spending_table(max(100, int(2000 * scale)))
         print(f"({time.time() - start:.0f} s)")
@@ -272,6 +373,7 @@ def main() -> None:
         campaign_rounds_table(max(2, int(40 * scale)))
         campaign_error_table(max(2, int(40 * scale)))
         adaptive_table(max(100, int(4000 * scale)), max(1, int(10 * scale)))
+        noise_tables(max(10, int(200 * scale)))
     print(f"({time.time() - start:.0f} s)")
 
 

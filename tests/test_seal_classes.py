@@ -13,6 +13,7 @@ import pytest
 from zl_core import caliber, phases
 from zl_core.cli import main
 from zl_core.seal.classes import Correctness, Evidence, classify, demotes
+from zl_core.stats import RULES
 from zl_core.status import latest_by_cell, read_status
 
 OK = Correctness(passed=12)
@@ -120,7 +121,7 @@ def accounted_into_classes(sealed):
     assert gconv["evidence"]["convert_layouts_a"] == 3 and gconv["evidence"]["convert_layouts_b"] == 1
     assert all(v > 5 for v in gconv["evidence"]["order_deltas_pct"].values())
     receipt = json.loads((sealed / "receipt.json").read_text())
-    assert "classes.json" in receipt["tables"] and receipt["rules"] == 2
+    assert "classes.json" in receipt["tables"] and receipt["rules"] == RULES
     # The report shows them beside the verdicts, in every form, and its model keeps its schema.
     import jsonschema
     from zl_core.report.dispatch import build

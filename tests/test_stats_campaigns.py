@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import math
 import random
+import statistics
 
 import pytest
 from zl_core.stats import FASTER, INCONCLUSIVE, Plan, adaptive_stop, judge_campaign, round_order
 from zl_core.stats.pooling import Pool, Sample, noise_class
-from zl_core.stats.serial import Residuals, Serial, moments
+from zl_core.stats.serial import Residuals, evidence, lam_at, match_rho, models, moments
+from zl_core.stats.shared import shared
 from zl_core.stats.simulate import Noise, operator_rounds
 from zl_core.stats.simulate_campaigns import Scenario, campaign_power
 
@@ -39,9 +41,10 @@ def test_power_after_the_campaign_step_at_the_default_rounds():
 
 
 def test_the_false_discovery_step_no_longer_erases_power_at_6_rounds():
-    # the audit's campaign: 0.2% of the true shapes survived the step at 6 rounds
+    # the audit's campaign: 0.2% of the true shapes survived the step at 6 rounds under
+    # rules 1; docs/statistics.md's rounds table shows rules 3 at 6 rounds
     got = campaign_power(Noise(name="1%"), Plan.fixed(6), Scenario(), 1, 3)
-    assert got["called"] >= 0.3 * got["true_shapes"]
+    assert got["called"] >= 0.15 * got["true_shapes"]
 
 
 def test_a_global_null_calls_nothing():
@@ -79,16 +82,36 @@ def test_serially_correlated_rounds_at_the_threshold_stay_within_5pct(rounds):
 # --------------------------------------------------------------------------- pooling
 
 
-def test_pooling_borrows_from_other_operators_only():
+def _samples(rng, op, s2s, n=8):
+    """Samples of one operator's shapes with independent residuals over n rounds."""
+    out = []
+    for j, s2 in enumerate(s2s):
+        e = tuple(rng.gauss(0, 1) for _ in range(n))
+        out.append(Sample(op=op, key=j, cls=0, s2=s2, df=n - 2, rounds=tuple(range(1, n + 1)), residuals=e))
+    return out
+
+
+def test_a_shape_borrows_from_its_own_operators_other_shapes():
     rng = random.Random(11)
     lone = _campaign(rng, 1, lambda j: [0.0] * 10, 6)
     alone = judge_campaign(lone, ORDER, Plan.fixed(6)).operators[0].shapes[0]
-    assert alone.test.variance == "own" and alone.test.df == 4  # its own operator never counts
-    many = _campaign(rng, 30, lambda j: [0.0] * 10, 6)
-    pooled = judge_campaign(many, ORDER, Plan.fixed(6)).operators[0].shapes[0]
-    assert pooled.test.variance == "pooled" and pooled.test.df > 20
-    # the prior's weight is capped at one shape's degrees of freedom per other operator
-    assert pooled.test.df <= 4 + 29 * 4
+    assert alone.test.variance == "operator" and alone.test.df > 4
+    # a one-shape operator has no siblings: its own rounds, however many operators beside it
+    one = _campaign(rng, 30, lambda j: [0.0] * (1 if j == 0 else 10), 6)
+    single = judge_campaign(one, ORDER, Plan.fixed(6)).operators[0].shapes[0]
+    assert single.test.variance == "own" and single.test.df == 4
+
+
+def test_a_noisier_or_quieter_operator_keeps_its_own_level():
+    rng = random.Random(21)
+    for factor in (5.0, 0.2):
+        data = _campaign(rng, 30, lambda j: [0.0] * 10, 8)
+        data["odd"] = operator_rounds(rng, [0.0] * 10, 8, Noise(name="g", side_pct=factor))
+        odd = judge_campaign(data, ORDER, DEFAULT).operator("odd")
+        own = sorted(s.test.own_sd_pct for s in odd.shapes)
+        modelled = sorted(s.test.sd_pct for s in odd.shapes)
+        # the modelled spread sits among the operator's own, not at its 29 neighbours' level
+        assert own[0] * 0.7 <= modelled[len(modelled) // 2] <= own[-1] / 0.7
 
 
 def test_noise_classes_are_latency_decades_centred_on_powers_of_ten():
@@ -96,21 +119,34 @@ def test_noise_classes_are_latency_decades_centred_on_powers_of_ten():
     assert noise_class(0.02) == -2 and noise_class(0.0035) == -2 and noise_class(4.0) == 1
 
 
-def test_a_shape_whose_spread_is_far_above_its_class_is_not_pooled():
-    samples = [Sample(op=f"op{j}", cls=0, s2=1e-4 * (1 + 0.1 * (j % 3)), df=6) for j in range(20)]
-    pool = Pool(samples + [Sample(op="loud", cls=0, s2=5e-3, df=6)])
-    loud = pool.moderate(Sample(op="loud", cls=0, s2=5e-3, df=6))
+def test_a_shape_whose_spread_is_far_above_its_siblings_is_not_pooled():
+    rng = random.Random(3)
+    samples = _samples(rng, "op", [1e-4 * (1 + 0.1 * (j % 3)) for j in range(9)] + [5e-3])
+    pool = Pool(samples, mean_class="mean")
+    loud = pool.moderate(samples[-1])
     assert loud.df == 6 and loud.var == 5e-3 and "judged on its own rounds" in loud.note
-    usual = pool.moderate(Sample(op="op3", cls=0, s2=1.2e-4, df=6))
+    usual = pool.moderate(samples[3])
     assert usual.df > 6 and 1e-4 < usual.var < 1.5e-4
 
 
-def test_heterogeneous_variances_pool_less():
-    even = Pool([Sample(op=f"o{j}", cls=0, s2=1e-4, df=6) for j in range(40)])
+def test_heterogeneous_shapes_of_an_operator_pool_less():
     rng = random.Random(3)
-    spread = Pool([Sample(op=f"o{j}", cls=0, s2=1e-4 * math.exp(rng.gauss(0, 1.5)), df=6)
-                   for j in range(40)])
-    assert even.prior("x", 0).df > 5 * spread.prior("x", 0).df
+    even = Pool(_samples(rng, "op", [1e-4] * 10), mean_class="mean")
+    spread = Pool(_samples(rng, "op", [1e-4 * math.exp(rng.gauss(0, 1.5)) for _ in range(10)]),
+                  mean_class="mean")
+    probe = _samples(rng, "op", [1e-4] * 10)[0]
+    assert even.prior(probe, alone=True)[1] > 3 * spread.prior(probe, alone=True)[1]
+
+
+def test_shapes_whose_rounds_move_together_borrow_little_from_each_other():
+    rng = random.Random(4)
+    common = [rng.gauss(0, 1) for _ in range(8)]
+    shared_ = [Sample(op="op", key=j, cls=0, s2=1e-4, df=6, rounds=tuple(range(1, 9)),
+                      residuals=tuple(c + 0.05 * rng.gauss(0, 1) for c in common)) for j in range(10)]
+    apart = _samples(rng, "op", [1e-4] * 10)
+    d_shared = Pool(shared_, mean_class="mean").moderate(shared_[0], alone=True).df
+    d_apart = Pool(apart, mean_class="mean").moderate(apart[0], alone=True).df
+    assert d_shared < 8 and d_apart > 20
 
 
 def test_a_disturbed_operator_among_quiet_ones_is_not_called():
@@ -121,7 +157,6 @@ def test_a_disturbed_operator_among_quiet_ones_is_not_called():
     data["hit"] = {k: {r: (a, b * 1.2 if r == 2 else b) for r, (a, b) in v.items()} for k, v in hit.items()}
     op = judge_campaign(data, ORDER, Plan.fixed(4)).operator("hit")
     assert all(s.test.verdict == INCONCLUSIVE for s in op.shapes)
-    assert all(s.test.variance == "own" for s in op.shapes)
 
 
 # --------------------------------------------------------------------------- support and serial
@@ -138,31 +173,54 @@ def test_three_rounds_of_one_order_and_one_of_the_other_is_not_a_verdict():
 
 def test_serial_correlation_is_detected_and_widens_instead_of_calling():
     rng = random.Random(13)
-    noise = Noise(name="ar", ar_rho=0.8)
+    noise = Noise(name="state", state_pct=2.0, state_rho=0.8)
     data = _campaign(rng, 20, lambda j: [1.0] * 10, 10, noise)
     v = judge_campaign(data, ORDER, Plan.fixed(10))
-    st = v.operators[0].shapes[0]
-    assert st.test.serial_factor > 3 and any("serially correlated" in n for n in st.notes)
+    widened = [o.shapes[0] for o in v.operators if o.shapes[0].test.serial_factor > 2]
+    assert len(widened) >= 15 and any("serially correlated" in n for n in widened[0].notes)
     quiet = judge_campaign(_campaign(rng, 20, lambda j: [1.0] * 10, 10), ORDER, Plan.fixed(10))
-    assert quiet.operators[0].shapes[0].test.serial_factor == 1.0
+    assert sum(o.shapes[0].test.serial_factor > 1.0 for o in quiet.operators) <= 3
+
+
+def _ar_residuals(rng, rho, lam, shapes, n=10):
+    order = round_order("counterbalanced", range(1, n + 1))
+    orders = tuple(1 if order[r] == "AB" else -1 for r in range(1, n + 1))
+    x, state = rng.gauss(0, 1), []
+    for _r in range(n):
+        state.append(x)
+        x = rho * x + math.sqrt(1 - rho * rho) * rng.gauss(0, 1)
+    out = []
+    for _ in range(shapes):
+        y = [math.sqrt(lam) * s + math.sqrt(1 - lam) * rng.gauss(0, 1) for s in state]
+        means = {o: sum(v for v, oo in zip(y, orders) if oo == o) / orders.count(o) for o in (1, -1)}
+        out.append(Residuals(rounds=tuple(range(1, n + 1)), orders=orders,
+                             e=tuple(v - means[o] for v, o in zip(y, orders))))
+    return out
 
 
 def test_serial_fit_recovers_rho_and_its_moments_are_exact_at_zero():
     rng = random.Random(14)
+    evs = []
+    for _ in range(200):
+        series = _ar_residuals(rng, 0.6, 0.5, 8)
+        measured = shared([(s.rounds, s.e) for s in series])
+        evs.append(evidence(series, measured.r, measured.r2))
+    assert match_rho(evs) == pytest.approx(0.6, abs=0.12)
+    assert statistics.median(lam_at(e, 0.6) for e in evs) == pytest.approx(0.5, abs=0.15)
     order = round_order("counterbalanced", range(1, 11))
-    series = []
-    for _ in range(300):
-        x, e = rng.gauss(0, 1), []
-        for _r in range(10):
-            e.append(x)
-            x = 0.6 * x + math.sqrt(1 - 0.36) * rng.gauss(0, 1)
-        orders = tuple(1 if order[r] == "AB" else -1 for r in range(1, 11))
-        means = {o: sum(y for y, oo in zip(e, orders) if oo == o) / 5 for o in (1, -1)}
-        series.append(Residuals(cls=0, rounds=tuple(range(1, 11)), orders=orders,
-                                e=tuple(y - means[o] for y, o in zip(e, orders))))
-    assert Serial(series).rho(0) == pytest.approx(0.6, abs=0.1)
     m = moments(tuple(range(1, 11)), tuple(1 if order[r] == "AB" else -1 for r in range(1, 11)), 0.0)
     assert m.tr_ms == pytest.approx(8) and m.df == pytest.approx(8) and m.widen == pytest.approx(1)
+
+
+def test_one_operators_serial_state_is_found_in_its_own_rounds():
+    rng = random.Random(15)
+    found = 0
+    for _ in range(20):
+        series = _ar_residuals(rng, 0.9, 0.8, 10, n=20)
+        measured = shared([(s.rounds, s.e) for s in series])
+        fitted = models({"op": (evidence(series, measured.r, measured.r2), None)})["op"]
+        found += fitted.source == "operator" and fitted.rho > 0.5
+    assert found >= 15
 
 
 # --------------------------------------------------------------------------- adaptive stopping

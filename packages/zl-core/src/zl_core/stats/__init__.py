@@ -6,10 +6,13 @@ with :func:`adaptive_stop` reading one operator of it. docs/statistics.md explai
 every rule and shows the simulations (:mod:`zl_core.stats.simulate`) behind its figures.
 
 Modules, one job each: ``special`` (Student's t), ``validate`` (degenerate inputs),
-``shape_test`` (one look of one series), ``pooling`` (variances borrowed across
-operators), ``serial`` (serially correlated rounds), ``sequential`` (looks and error spending),
-``order`` (the order of each round's sides), ``fdr`` (campaign false-discovery control), ``records`` (plan and results),
-``judge`` (the one judgement), ``simulate`` (seeded synthetic campaigns).
+``shape_test`` (one look of one series), ``shared`` (how much of a process's noise an
+operator's shapes share), ``pooling`` (variances anchored on their own operator),
+``serial`` (serially correlated rounds), ``looks`` (every series at every look, its
+variance chosen), ``sequential`` (looks and error spending), ``order`` (the order of each
+round's sides), ``fdr`` (campaign false-discovery control), ``records`` (plan and
+results), ``judge`` (the one judgement), ``simulate``, ``simulate_campaigns`` and
+``simulate_noise`` (seeded synthetic campaigns).
 """
 
 from .judge import adaptive_stop, judge_campaign

@@ -19,8 +19,9 @@ from attrs import evolve as attrs_evolve
 from zl_core.errors import BadInputError
 
 from . import fdr
+from .looks import look_stats
 from .order import ORDERS
-from .pooling import Pool, Sample, noise_class
+from .pooling import noise_class
 from .records import CampaignVerdict, OperatorVerdict, Plan, ShapeVerdict
 from .sequential import (
     FASTER,
@@ -32,8 +33,7 @@ from .sequential import (
     SeriesTest,
     judge_series,
 )
-from .serial import Residuals, Serial, moments
-from .shape_test import Observation, fit, median, pct, sign_test_p, spread_pct
+from .shape_test import Observation, median, pct, sign_test_p, spread_pct
 from .validate import check_rounds, decimal_step, latency, log_ratio, tie_variance
 
 SHAPE_VERDICTS = (FASTER, SLOWER, NO_CHANGE, INCONCLUSIVE)
@@ -63,7 +63,7 @@ def judge_campaign(latencies: Latencies, round_order: Mapping[int, str], plan: P
         step = _resolution(op, shapes)
         series = [_observe(op, key, by_round, round_order, done, step) for key, by_round in shapes.items()]
         prepared.append((op, done, series, _mean_observations(series, done)))
-    looks = _look_stats(prepared, plan)
+    looks = look_stats(prepared, plan, mean_class=MEAN_CLASS)
 
     ops = []
     for i, (op, done, series, mean_obs) in enumerate(prepared):
@@ -204,54 +204,6 @@ def _mean_observations(series: list[_Series], done: int) -> tuple[list[Observati
 
 
 SeriesId = tuple[int, object]  # (operator index, shape index or MEAN_CLASS)
-
-
-def _look_stats(prepared: list, plan: Plan) -> dict[int, dict[SeriesId, LookStat]]:
-    """Every series at every look it reached, its variance pooled within its noise class
-    (other operators only) and widened where the class's rounds are serially correlated."""
-    out: dict[int, dict[SeriesId, LookStat]] = {}
-    for look in plan.looks:
-        fits: dict[SeriesId, tuple[str, object, object]] = {}
-        for i, (op, done, series, mean_obs) in enumerate(prepared):
-            if done < look:
-                continue
-            for j, s in enumerate(series):
-                fits[(i, j)] = (op, s.cls, fit([o for o in s.obs if o.round_no <= look]))
-            if mean_obs is not None:
-                fits[(i, MEAN_CLASS)] = (op, MEAN_CLASS, fit([o for o in mean_obs[0] if o.round_no <= look]))
-        if not fits:
-            continue
-        usable = {k: v for k, v in fits.items() if v[2].supported and v[2].df >= 1}
-        serial = Serial(Residuals(cls=cls, rounds=f.rounds, orders=f.orders, e=f.residuals)
-                        for op, cls, f in usable.values())
-        samples = {k: _sample(op, cls, f, serial.rho(cls)) for k, (op, cls, f) in usable.items()}
-        pool = Pool(sample for sample, _ in samples.values())
-        stats: dict[SeriesId, LookStat] = {}
-        for k, (op, cls, f) in fits.items():
-            if k not in usable:
-                stats[k] = LookStat(fit=f, var=math.nan, df=0, variance="none")
-                continue
-            sample, widen = samples[k]
-            pooled = pool.moderate(sample)
-            notes = [pooled.note] if pooled.note else []
-            if widen > 1.0:
-                notes.append(f"the rounds of its latency class are serially correlated (rho "
-                             f"{serial.rho(cls):.2f}): its interval is widened by x{math.sqrt(widen):.2f}")
-            stats[k] = LookStat(fit=f, var=max(pooled.var, f.tie_var), df=pooled.df,
-                                variance="pooled" if pooled.df > sample.df else "own",
-                                serial_factor=widen, notes=tuple(notes))
-        out[look] = stats
-    return out
-
-
-def _sample(op: str, cls: object, f, rho: float) -> tuple[Sample, float]:
-    """The series' spread as the pool sees it, and how much serial correlation widens its
-    estimate's variance: under AR(1) rounds the residuals understate sigma^2 and carry
-    fewer degrees of freedom (serial.moments)."""
-    if rho <= 0.0:
-        return Sample(op=op, cls=cls, s2=f.own_var, df=f.df), 1.0
-    m = moments(f.rounds, f.orders, rho)
-    return Sample(op=op, cls=cls, s2=max(f.sse / m.tr_ms, f.tie_var), df=m.df), max(1.0, m.widen)
 
 
 def _judge(looks: dict[int, dict[SeriesId, LookStat]], key: SeriesId, plan: Plan, done: int,

@@ -17,8 +17,10 @@ from .validate import check_confidence, check_rounds, check_threshold
 #: 1 (no key): each shape on its own rounds, 3 rounds at least, equal error shares
 #: over looks with intersected intervals. 2: variances pooled by latency class across
 #: operators, 2 rounds of each order at least (4 in all), serial correlation widens
-#: intervals, half the error budget at the last look. docs/statistics.md section 11.
-RULES = 2
+#: intervals, half the error budget at the last look. 3: variances anchored on their own
+#: operator, the campaign kept only where it decides more than the operator alone, serial
+#: correlation per operator as a state shared by its shapes. docs/statistics.md section 11.
+RULES = 3
 
 
 @attrs.frozen(kw_only=True)

@@ -43,7 +43,7 @@ MIN_LOOK_ROUNDS = 4
 #: Adaptive campaigns look after every second round from here on (order balanced).
 FIRST_ADAPTIVE_LOOK = 4
 
-CI_METHOD = "student-t on log(A/B), run order removed, variance pooled by latency class"
+CI_METHOD = "student-t on log(A/B), run order removed, variance anchored on its operator"
 
 
 def adaptive_looks(max_rounds: int) -> tuple[int, ...]:
@@ -86,7 +86,7 @@ class LookStat:
     fit: LookFit
     var: float  # variance of one round's log ratio, as modelled (log scale squared)
     df: float  # its degrees of freedom (own n - 2, or more where pooled)
-    variance: str  # "own" or "pooled"
+    variance: str  # "own", "operator" (pooled on its operator alone) or "campaign"
     serial_factor: float = 1.0  # how much serial correlation widens Var(estimate)
     notes: tuple[str, ...] = ()
 
@@ -113,7 +113,7 @@ class SeriesTest:
     order_penalty_pct: float | None  # + = the process that runs first is slower
     sd_pct: float  # spread of log(A/B) per round as modelled, x100
     own_sd_pct: float  # the series' own residual spread, x100
-    variance: str  # "own" or "pooled"
+    variance: str  # "own", "operator", "campaign" (see LookStat), or "none"
     serial_factor: float  # variance widening for serial correlation (1.0: none)
     tie_floored: bool  # the printed resolution, not the rounds, set the spread
     p_faster: float  # one-sided p against "effect <= +threshold", over the look's share

@@ -17,7 +17,13 @@ Every figure there comes from these functions, run small by the tests and large 
   operators), drawn at random among its rounds and sides, slower by that much on every
   shape (a disturbed cell);
 - ``ar_rho``: the side noise of each shape is a slowly varying state of its side,
-  AR(1) over the rounds with this correlation (the same standard deviation).
+  AR(1) over the rounds with this correlation (the same standard deviation);
+- ``state_pct`` / ``state_rho``: a slowly varying state of each side shared by every
+  shape of its process (how a card's state drifts), AR(1) over the rounds.
+
+:func:`operator_rounds` also takes each shape's own side noise (``side_pct``), a factor
+on side B's (``b_factor``) and the operator's latency (``base_ms``), for campaigns whose
+noise differs between operators and shapes (:mod:`.simulate_noise`).
 """
 
 from __future__ import annotations
@@ -50,6 +56,8 @@ class Noise:
     slow_cell_pct: float = 0.0
     slow_cell_ops: float = 1.0
     ar_rho: float = 0.0
+    state_pct: float = 0.0
+    state_rho: float = 0.0
 
 
 #: The models of the issue's "Done when", at 1% per-side noise.
@@ -72,8 +80,9 @@ def _draw(rng: random.Random, sd_pct: float, heavy: bool) -> float:
 
 
 def operator_rounds(rng: random.Random, effects: Sequence[float], rounds: int, noise: Noise,
-                    side_pct: Sequence[float] | None = None, *,
-                    scheme: str = COUNTERBALANCED) -> dict[str, dict[int, tuple[float, float]]]:
+                    side_pct: Sequence[float] | None = None, *, scheme: str = COUNTERBALANCED,
+                    b_factor: float = 1.0, base_ms: float = 1.0
+                    ) -> dict[str, dict[int, tuple[float, float]]]:
     """One operator's latencies: ``{shape: {round: (a, b)}}`` for rounds 1..rounds, each
     round's sides run in ``scheme``'s order."""
     shapes = {f"s{i}": {} for i in range(len(effects))}
@@ -82,6 +91,7 @@ def operator_rounds(rng: random.Random, effects: Sequence[float], rounds: int, n
     if noise.slow_cell_pct and rng.random() < noise.slow_cell_ops:
         slow = (rng.randint(1, rounds), rng.choice("AB"))
     state = {(side, i): None for side in "AB" for i in range(len(effects))}
+    shared = {"A": None, "B": None}
     for r in range(1, rounds + 1):
         common = _draw(rng, noise.round_pct, False)
         logs = {}
@@ -95,11 +105,14 @@ def operator_rounds(rng: random.Random, effects: Sequence[float], rounds: int, n
                 process += math.log1p(noise.first_pct / 100.0)
             if slow == (r, side):
                 process += math.log1p(noise.slow_cell_pct / 100.0)
+            if noise.state_pct:
+                process += _step(rng, shared, side, noise.state_pct, noise.state_rho)
             logs[side] = process
         for i, effect in enumerate(effects):
             sd = side_pct[i] if side_pct is not None else noise.side_pct
-            a = math.exp(logs["A"] + _side(rng, state, ("A", i), sd, noise))
-            b = math.exp(logs["B"] + _side(rng, state, ("B", i), sd, noise)) / (1.0 + effect / 100.0)
+            a = base_ms * math.exp(logs["A"] + _side(rng, state, ("A", i), sd, noise))
+            b = base_ms * math.exp(logs["B"] + _side(rng, state, ("B", i), sd * b_factor, noise)) / (
+                1.0 + effect / 100.0)
             shapes[f"s{i}"][r] = (a, b)
     return shapes
 
@@ -108,7 +121,11 @@ def _side(rng: random.Random, state: dict, key: tuple[str, int], sd: float, nois
     """One side's noise for one shape this round: independent, or the next step of its AR(1)."""
     if not noise.ar_rho:
         return _draw(rng, sd, noise.heavy_tails)
-    rho = noise.ar_rho
+    return _step(rng, state, key, sd, noise.ar_rho)
+
+
+def _step(rng: random.Random, state: dict, key: object, sd: float, rho: float) -> float:
+    """The next value of a stationary AR(1) state of standard deviation ``sd`` percent."""
     prev = state[key]
     x = _draw(rng, sd, False) if prev is None else rho * prev + math.sqrt(1 - rho * rho) * _draw(rng, sd, False)
     state[key] = x
