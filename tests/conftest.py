@@ -100,6 +100,12 @@ def private_device_locks(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("ZL_LOCK_DIR", str(tmp_path_factory.mktemp("locks")))
 
 
+@pytest.fixture(autouse=True)
+def private_digest_cache(tmp_path_factory, monkeypatch):
+    """Compiler digests are cached for the whole session in its own folder, never the user's."""
+    monkeypatch.setenv("ZL_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "zl-cache"))
+
+
 @pytest.fixture
 def lanes_host(monkeypatch, tmp_path):
     """A host with the real CUDA backend over a fake 4-GPU nvidia-smi and the sleepy suite

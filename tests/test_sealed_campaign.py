@@ -82,6 +82,13 @@ def test_a_builtin_manifest_is_frozen_then_screened(machine, tmp_path, capsys):
     assert meta["ops"] == ["mm:mm:float16", "add"]
     rows = {r["op"]: r["verdict"] for r in json.loads((campaign / "screen.json").read_text())["ops"]}
     assert rows == {"mm": "IR_CHANGED", "add": "NO_IR_DIFF"}
+    # The cells ran the build the matrix binds, and inherited what it binds (nothing here).
+    from zl_core.compiler_build import build_id
+
+    bound = build_id({m: b["digest"] for m, b in matrix["compiler"].items()})
+    for cell in ("mm/A", "mm/B", "add/A", "add/B"):
+        ident = json.loads((campaign / cell / "run_identity.json").read_text())
+        assert ident["compiler_build"] == bound and ident["compiler_env"] == "none"
     # Receipts: every cell and the campaign, bound to the frozen matrix; the campaign sealed.
     from zl_core.seal import receipts
 

@@ -10,6 +10,7 @@ import os
 
 from zl_core import Backend, TelemetryReading, hookimpl
 from zl_core.backend import TargetGrammar
+from zl_core.compiler_env import CompilerEnv
 from zl_core.vendor_tools import answers_for, classify_by_markers, run_tool
 
 from zl_backend_cuda.nvml import NvmlSampler
@@ -24,6 +25,10 @@ BACKEND = Backend(
     # FlagTree's default (NVIDIA+AMD) build compiles the RemoveLayoutConversions
     # enhancement in and reads this switch at compile time ("0"/"1").
     default_switch="FLAGTREE_RLC_ENHANCE",
+    # Its family: FlagTree's RLC switches and phase masks act on one pass together, and
+    # the seed harness scrubbed them with DISABLE_LLVM_OPT from every cell's inherited
+    # environment, so that neither side inherits a part of the switch from the shell.
+    compiler_env=CompilerEnv(families=(("FLAGTREE_*RLC*", "DISABLE_LLVM_OPT"),)),
     # Triton's "cuda" compiler backend takes the SM capability as a number; Hopper
     # (the lent H200) is the default compile-only target.
     compile_targets=TargetGrammar(kind="cuda", arch=r"\d{2,3}", warp_size=32, usage="cuda:<sm>",

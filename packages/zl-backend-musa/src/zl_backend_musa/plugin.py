@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from zl_core import Backend, hookimpl
+from zl_core.compiler_env import CompilerEnv
 from zl_core.vendor_tools import answers_for, classify_by_markers, run_tool
 
 BACKEND = Backend(
@@ -29,6 +30,9 @@ BACKEND = Backend(
     # for it the attempt is the damage, so it is never attempted.
     capture_deny=frozenset({"unique2"}),
     default_switch="FLAGTREE_MUSA_RLC_ENHANCE",
+    # Its family (FLAGTREE_MUSA_RLC_PHASE_MASK, ..._PROFITABILITY_POLICY, ...): the seed
+    # harness scrubbed FLAGTREE_*RLC* and DISABLE_LLVM_OPT from what its cells inherited.
+    compiler_env=CompilerEnv(families=(("FLAGTREE_*RLC*", "DISABLE_LLVM_OPT"),)),
     description="Moore Threads GPUs (MUSA)",
 )
 

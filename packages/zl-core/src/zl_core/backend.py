@@ -8,6 +8,8 @@ from typing import Any
 
 import attrs
 
+from zl_core.compiler_env import CompilerEnv
+
 
 def _tuple_of_str(value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
@@ -108,6 +110,13 @@ class Backend:
     #: The targets Triton compiles for on this backend without a device
     #: (``--compile-only --target``); None when it has none.
     compile_targets: TargetGrammar | None = None
+    #: The modules whose build is the cells' compiler on this backend (FlagTree's builds
+    #: install as ``triton`` too); each cell's identity digests their files
+    #: (``compiler_build``, :mod:`zl_core.compiler_build`).
+    compiler_modules: tuple[str, ...] = attrs.field(default=("triton",), converter=_tuple_of_str)
+    #: The vendor's own variables of the compiler, and the families of its switches (a
+    #: switch scrubs its whole family from what cells inherit): :mod:`zl_core.compiler_env`.
+    compiler_env: CompilerEnv = attrs.field(factory=CompilerEnv)
     #: One line for ``zl backends``.
     description: str = ""
 
@@ -144,6 +153,8 @@ class Backend:
             "visibility_env_keys": list(self.visibility_env_keys),
             "compile_targets": self.compile_targets.describe() if self.compile_targets else None,
             "compile_target_default": (self.compile_targets.default or None) if self.compile_targets else None,
+            "compiler_modules": list(self.compiler_modules),
+            "compiler_env": self.compiler_env.to_json(),
         }
 
 

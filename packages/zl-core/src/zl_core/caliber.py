@@ -30,6 +30,8 @@ CALIBER_FIELDS = (
     "replay_ms",
     "timing",
     "triton_version",
+    "compiler_build",
+    "compiler_env",
     "torch_version",
     "compile_only",
     "target",
@@ -39,7 +41,11 @@ CALIBER_FIELDS = (
 #: What a field means when an identity predates it.
 FIELD_DEFAULTS = {"concurrency": 1, "replay_ms": "rep/10",  # rep/10: ten replays shared rep
                   "timing": "full",  # before --timing every cell timed the reference too
-                  "start": "cold"}  # before --start every cell was a new interpreter
+                  "start": "cold",  # before --start every cell was a new interpreter
+                  # Before these were recorded, neither the build nor the inherited compiler
+                  # variables are known: such cells compare equal to each other (an old
+                  # campaign reports as it did) and to no recorded value.
+                  "compiler_build": "unrecorded", "compiler_env": "unrecorded"}
 #: Compared by rule rather than equality: one side records, the other replays it.
 AUTOTUNE_FIELD = "autotune_mode"
 ALL_FIELDS = (*CALIBER_FIELDS, AUTOTUNE_FIELD)

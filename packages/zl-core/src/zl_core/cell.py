@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import logging
 import os
-import platform
 import re
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
 import threading
 import time
@@ -26,7 +24,6 @@ from pathlib import Path
 import attrs
 
 from zl_core import (
-    bounded,
     caliber,
     cellguard,
     contract,
@@ -36,6 +33,18 @@ from zl_core import (
     phases,
     stamps,
     warmstart,
+)
+
+# What a cell starts with lives in cell_setup; these names are still taken from here.
+from zl_core.cell_setup import (  # noqa: F401
+    cell_environment,
+    compile_workers,
+    compiler_identity,
+    compiler_spec,
+    environment,
+    identify_device,
+    initial_identity,
+    zl_versions,
 )
 from zl_core.errors import PreflightError, UsageError
 from zl_core.host import PluginHost
@@ -55,8 +64,6 @@ STACKS_GRACE_S = 3.0
 POLL_S = 0.5
 KILL_GRACE_S = 5.0
 TRITON_CACHE = contract.TRITON_CACHE
-#: How long the vendor's tool gets to explain a device it could not identify.
-DEVICE_TOOL_CHECK_S = 15.0
 TUNER_CACHE = contract.TUNER_CACHE
 STACKS_FILE = contract.STACKS_FILE
 PROGRESS_FILE = contract.PROGRESS_FILE
@@ -86,18 +93,6 @@ def strip_ansi(text: str) -> str:
     return _ANSI_RE.sub("", text)
 
 
-def zl_versions() -> dict[str, str]:
-    """Versions of every installed zl distribution (provenance)."""
-    import importlib.metadata as md
-
-    found = {}
-    for dist in md.distributions():
-        name = (dist.metadata.get("Name") or "").lower()
-        if name == "zl-core" or name.startswith(("zl-backend-", "zl-flaggems", "zl-report")):
-            found[name] = dist.version
-    return dict(sorted(found.items()))
-
-
 def _now_iso() -> str:
     return stamps.utc_stamp()
 
@@ -110,127 +105,6 @@ def prepare_cell_dir(path: Path, *, fresh: bool = True) -> Path:
                          "or remove it")
     path.mkdir(parents=True, exist_ok=True)
     return path
-
-
-def compile_workers(asked: int) -> int:
-    """The compile pool's threads for a cell on this host: ``asked``, or with 0 (the
-    default) the cores this process may use, at most ``contract.COMPILE_WORKERS_CAP``.
-    Resolved where the cell runs, so a Dask worker's host counts its own cores."""
-    if asked > 0:
-        return asked
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    return max(1, min(contract.COMPILE_WORKERS_CAP, cores))
-
-
-def cell_environment(host: PluginHost, request: CellRequest, base: dict[str, str] | None = None,
-                     extra: dict[str, str] | None = None, unset: tuple[str, ...] = ()) -> dict[str, str]:
-    """The cell's environment: caller's env, the provider's ``extra``, side overrides,
-    visibility and the core's share of the ``ZL_*`` contract (:mod:`zl_core.contract`).
-
-    Contract variables inherited from the caller are dropped first, so each one
-    reaches the cell from its one writer (the core, or the provider's ``extra``).
-    """
-    env = dict(os.environ if base is None else base)
-    for key in (*contract.CORE_WRITES, *contract.PROVIDER_WRITES):
-        env.pop(key, None)
-    backend = request.backend
-    cell = str(Path(request.out_dir).resolve())
-    env.update({str(k): str(v) for k, v in (extra or {}).items()})
-    env.update({str(k): str(v) for k, v in request.env.items()})
-    for key in unset:
-        env.pop(key, None)
-    host.apply_visibility(backend, env, request.device)
-    env["TRITON_CACHE_DIR"] = str(Path(cell) / TRITON_CACHE)
-    env.update({
-        contract.CELL_DIR: cell,
-        contract.BACKEND: backend.name,
-        contract.OP: request.op.op,
-        contract.DTYPES: ",".join(request.op.dtypes),
-        contract.AUTOTUNE_MODE: request.autotune_mode,
-        contract.TIMER: request.timer,
-        contract.DIRECT_REPEAT: str(request.direct_repeat),
-        contract.REPLAY_MS: f"{request.replay_ms:g}",
-        contract.COMPILE_WORKERS: str(compile_workers(request.compile_workers)),
-        contract.SEED: env.get(contract.SEED, contract.DEFAULT_SEED),
-        "PYTHONUNBUFFERED": "1",
-    })
-    if request.sweep_shard:
-        env[contract.SWEEP_SHARD] = request.sweep_shard
-    if request.replay_from is not None:
-        env[contract.REPLAY_DIR] = str((Path(request.replay_from) / contract.AUTOTUNE_RECORDS_DIR).resolve())
-    if request.compile_only:
-        env[contract.COMPILE_ONLY] = "1"
-        env[contract.TARGET] = request.target or ""
-    return env
-
-
-def identify_device(host: PluginHost, request: CellRequest) -> dict[str, str]:
-    """What the vendor's tool says of the cell's device. An empty answer from a tool that
-    is on PATH but fails (a driver gone mid-campaign) refuses the cell: without the
-    device's identity its cells could not be compared, and the cell would run on a
-    device in trouble."""
-    found = host.device_identity(request.backend, request.device)
-    if found:
-        return found
-    stopped = host.stopped_answering(request.backend)
-    why = stopped or host.tool_problem(request.backend, min(DEVICE_TOOL_CHECK_S, bounded.plugin_timeout()))
-    if why:
-        raise PreflightError("vendor_tool", f"{why}; device {request.device}'s identity cannot "
-                             "be read, so its cells could not be compared; fix the driver or "
-                             "the tool (zl doctor) and run the operator again")
-    return found
-
-
-def initial_identity(host: PluginHost, request: CellRequest, provider: Provider,
-                     provider_identity: dict, device_identity: dict | None = None) -> dict:
-    backend = request.backend
-    identity = {
-        "schema": 1,
-        "op": request.op.op,
-        "op_file": request.op.op_file,
-        "dtypes": list(request.op.dtypes),
-        "side": request.side,
-        "backend": backend.name,
-        "device": request.device,
-        "device_name": None,
-        "timer": "none" if request.compile_only else request.timer,
-        "bench_level": request.level,
-        "shape_mode": ("upstream" if request.shapes == "upstream" else
-                       f"file:{Path(request.shape_file).name}" if request.shape_file else "provider"),
-        # The provider names a shared cache's location (provider_identity below).
-        "tuner_cache": "isolated" if request.isolate_tuner_cache else "shared",
-        "direct_repeat": request.direct_repeat,
-        "replay_ms": None if request.compile_only else request.replay_ms,
-        "timing": None if request.compile_only else request.timing,
-        "autotune_mode": request.autotune_mode,
-        "replay_source": str(Path(request.replay_from).resolve()) if request.replay_from else None,
-        "compile_only": request.compile_only,
-        "concurrency": request.concurrency,
-        "start": request.start,
-        "compile_workers": compile_workers(request.compile_workers),
-        "target": request.target if request.compile_only else None,
-        "triton_version": None,
-        "torch_version": None,
-        "env": dict(sorted(request.env.items())),
-        "python": request.python,
-        "python_version": platform.python_version(),
-        "zl_versions": zl_versions(),
-        "provider": provider.name,
-        "host": socket.gethostname(),
-        "started": _now_iso(),
-    }
-    if not request.compile_only:
-        # The vendor's tool names the device (device_name, and e.g. its uuid and driver);
-        # the cell adds torch's name for it only when no tool answered.
-        identity.update(host.device_identity(backend, request.device) if device_identity is None
-                        else device_identity)
-    else:
-        identity["device_name"] = f"none (compile-only {request.target})"
-    identity.update(provider_identity)
-    return identity
 
 
 def count_results(provider: Provider, cell_dir: Path) -> tuple[int, int, str]:
@@ -279,10 +153,13 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
         raise
     preflight_s = time.time() - start
     command = provider.cell_command(request, host)
-    env = cell_environment(host, request, extra=dict(command.env), unset=command.unset)
+    prepared = environment(host, request, extra=dict(command.env), unset=command.unset,
+                           compiler=compiler_spec(provider, request.backend))
+    env = prepared.env
     logger.debug("cell %s %s on %s:%s in %s: %s; side variables: %s", request.op.op, request.side or "-",
                  request.backend.name, request.device, command.cwd, shlex.join(command.argv), request.env)
-    identity = initial_identity(host, request, provider, dict(command.identity), device_identity)
+    identity = initial_identity(host, request, provider, dict(command.identity), device_identity,
+                                compiler_identity(request, command, prepared))
     zygote = None
     if request.start == "warm":
         zygote, note = warmstart.for_cell(provider.warm_plan(request), provider.name, request.python,

@@ -16,6 +16,7 @@ import attrs
 
 from zl_core import contract
 from zl_core.backend import Backend
+from zl_core.compiler_env import CompilerEnv
 from zl_core.opspec import OpSpec
 from zl_core.rows import CellRows, read_results
 
@@ -83,6 +84,10 @@ class CellRequest:
     replay_ms: float = contract.DEFAULT_REPLAY_MS  # device time of one graph replay
     isolate_tuner_cache: bool = True
     env: Mapping[str, str] = attrs.field(factory=dict)  # this side's overrides
+    #: Every variable the campaign's sides (and a control side) set: none of them, nor a
+    #: member of their switch families, is inherited from zl's environment
+    #: (:mod:`zl_core.compiler_env`); the keys of ``env`` always count.
+    switch_vars: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     timeout_s: float = contract.DEFAULT_TIMEOUT_S
     # Seconds without output or progress beat before the cell is ended as STALLED (0: never).
     stall_timeout_s: float = contract.DEFAULT_STALL_TIMEOUT_S
@@ -98,7 +103,7 @@ class CellRequest:
     #: the provider's warm modules ("warm", :mod:`zl_core.warmstart`).
     start: str = "cold"
     #: Threads compiling an autotune sweep's candidates before they are timed (1: none;
-    #: 0: :func:`zl_core.cell.compile_workers`, the host's cores up to a cap).
+    #: 0: :func:`zl_core.cell_setup.compile_workers`, the host's cores up to a cap).
     compile_workers: int = 0
     #: Devices to shard a recording cell's autotune sweep over (zl_core.sweep_shards);
     #: fewer than two: the cell sweeps itself, serially.
@@ -222,6 +227,14 @@ class Provider(abc.ABC):
         """Check the provider's checkout once, before any cell runs (a campaign's
         cells would each fail their preflight); raise PreflightError (exit 3) naming
         what is wrong. The default checks nothing."""
+
+    def compiler_env(self) -> CompilerEnv:
+        """The variables this provider's compiler and library read, and the families of its
+        compiler's switches (:mod:`zl_core.compiler_env`); the cell's backend adds its
+        vendor's. A cell records them as it got them, compares the inherited ones (the
+        caliber field ``compiler_env``) and inherits no member of the switch's families.
+        The default: none (a cell then records what its backend declares)."""
+        return CompilerEnv()
 
     def switch_report(self, *, python: str, names: Sequence[str], a_values: Mapping[str, str],
                       b_values: Mapping[str, str], target: str | None = None) -> SwitchReport | None:

@@ -20,7 +20,10 @@ from zl_core.campaigns.estimate import Estimate, estimate, history
 from zl_core.campaigns.executor import Executor
 from zl_core.campaigns.judging import MIN_LOOK_ROUNDS
 from zl_core.campaigns.screen_campaign import latest_screen, run_screen
+from zl_core.campaigns.settings import switch_vars
 from zl_core.campaigns.spec import CampaignSpec
+from zl_core.cell_setup import inherited_by_cells
+from zl_core.compiler_env import caliber_value
 from zl_core.errors import UsageError, ZlError
 from zl_core.host import PluginHost
 from zl_core.ir_verdict import IR_CHANGED, NO_IR_DIFF
@@ -91,6 +94,7 @@ def screen(host: PluginHost, options: ScreenOptions, *,
              f"{got.provider.name}, {len(ops)} operator(s)"
              + (f", IR-only for {got.measure.target}" if got.measure.compile_only else "")
              + (f"; resuming {resume.root}" if resume else ""))
+    _say_inherited("zl screen", got.provider, got.backend, sides)
     spec = CampaignSpec(provider=got.provider, backend=got.backend, device=got.device, sides=sides,
                         ops=ops, settings=cell_settings(got.measure, got.sources), runs_root=root,
                         resume=resume, recorded=place.recorded, skipped=skipped)
@@ -246,6 +250,8 @@ def ab(host: PluginHost, options: AbOptions, *,
                               target=got.measure.target,
                               switch_given=options.switch.switch or sides.switch,
                               force=options.switch.force)
+    _say_inherited("zl ab", got.provider, got.backend, sides,
+                   tuple(name for name, _ in options.control_env))
     plan = RoundsPlan(rounds=options.rounds, max_rounds=max(options.max_rounds, MIN_LOOK_ROUNDS),
                       allow_no_ir_diff=options.allow_no_ir_diff, threshold_pct=options.threshold_pct,
                       campaign_ops=len(ops) + len(controls))
@@ -261,6 +267,15 @@ def ab(host: PluginHost, options: AbOptions, *,
     return AbOutcome(campaign=campaign, runs=tuple(runs), screen=screen_path,
                      threshold_pct=options.threshold_pct,
                      failed=tuple(state.failed_ops(CampaignLayout(campaign))))
+
+
+def _say_inherited(command: str, provider, backend, sides: Sides, also_set: tuple[str, ...] = ()) -> None:
+    """Name the compiler's variables the cells will inherit from this environment: each
+    is recorded, and compared as caliber with any campaign the cells are set against."""
+    inherited = inherited_by_cells(provider, backend, switch_vars(sides, also_set))
+    if inherited:
+        log.info(f"{command}: the cells inherit {caliber_value(inherited)} from this environment "
+                 "(compiler_env: recorded, and compared as caliber; docs/caliber.md)")
 
 
 def _sides(backend, options: AbOptions, screen_meta: CampaignRecord | None) -> Sides:

@@ -61,6 +61,22 @@ def flags_beside_a_manifest() -> tuple[str, ...]:
     return tuple(dict.fromkeys(option_flag(name) for name in MAY_GIVE))
 
 
+def shown_compiler(matrix: dict) -> list[str]:
+    """The compiler build and the inherited compiler variables a matrix binds, one line each."""
+    from zl_core.compiler_build import build_id
+    from zl_core.compiler_env import caliber_value
+
+    bound = matrix.get("compiler") or {}
+    shown = build_id({m: b["digest"] for m, b in bound.items()})
+    lines = [f"compiler build {shown} (the cells' compiler_build)"]
+    for module, build in bound.items():
+        version = f" {build['version']}" if build.get("version") else ""
+        commit = f", commit {build['commit']}" if build.get("commit") else ""
+        lines.append(f"  {module}{version}: {build['path']}, {len(build['files'])} files{commit}")
+    lines.append(f"compiler variables the cells inherit: {caliber_value(matrix.get('compiler_env') or {})}")
+    return lines
+
+
 def shown_check(check: dict) -> str:
     """A frozen task's accuracy tests as the pytest arguments its check cells get, quoted."""
     return shlex.join(CheckSpec(file=check["file"], select=check["select"]).pytest_args())

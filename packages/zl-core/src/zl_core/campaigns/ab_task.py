@@ -78,7 +78,8 @@ class AbTask:
         return self.settings.pinned_request(op=self.op, backend=self.backend, sides=self.sides, side=side,
                                             device=lane.device,
                                             out_dir=layout.cell_dir(self.op.op, side, round_no),
-                                            record_cell=layout.cell_dir(self.op.op, "A", 1))
+                                            record_cell=layout.cell_dir(self.op.op, "A", 1),
+                                            also_set=tuple(name for name, _ in self.control_env))
 
 
 @attrs.frozen(kw_only=True)

@@ -58,7 +58,8 @@ class CellSettings:
 
     def request(self, *, op: OpSpec, backend: Backend, device: str | None, out_dir: Path,
                 env: dict[str, str], side: str, autotune_mode: str,
-                replay_from: Path | None, test_node: str | None = None) -> CellRequest:
+                replay_from: Path | None, test_node: str | None = None,
+                switch_vars: tuple[str, ...] = ()) -> CellRequest:
         if self.compile_only:
             # Compile-only cells compile every config; nothing is tuned to pin.
             autotune_mode, replay_from = "none", None
@@ -68,6 +69,7 @@ class CellSettings:
                            replay_from=replay_from, timer=self.timer, timing=self.timing,
                            direct_repeat=self.direct_repeat, replay_ms=self.replay_ms,
                            isolate_tuner_cache=self.isolate_tuner_cache, env=env,
+                           switch_vars=switch_vars,
                            timeout_s=self.timeout_of(op), stall_timeout_s=self.stall_timeout_s,
                            compile_only=self.compile_only,
                            target=self.target, side=side, concurrency=self.concurrency,
@@ -76,11 +78,19 @@ class CellSettings:
                            sweep_devices=self.sweep_devices if autotune_mode == "record" else ())
 
     def pinned_request(self, *, op: OpSpec, backend: Backend, sides: Sides, side: str,
-                       device: str | None, out_dir: Path, record_cell: Path) -> CellRequest:
+                       device: str | None, out_dir: Path, record_cell: Path,
+                       also_set: tuple[str, ...] = ()) -> CellRequest:
         """Side ``side``'s cell in ``out_dir`` with the autotune configs pinned to
         ``record_cell``: that cell records them, every other cell replays its record.
-        Screen and A/B tasks build every cell through this, on the lane's device."""
+        Screen and A/B tasks build every cell through this, on the lane's device.
+        ``also_set``: variables a further side sets (a control's), which no cell inherits."""
         recording = Path(out_dir) == Path(record_cell)
         return self.request(op=op, backend=backend, device=device, out_dir=out_dir, env=sides.env(side),
                             side=side, autotune_mode="record" if recording else "replay",
-                            replay_from=None if recording else record_cell)
+                            replay_from=None if recording else record_cell,
+                            switch_vars=switch_vars(sides, also_set))
+
+
+def switch_vars(sides: Sides, also_set: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """Every variable one of a campaign's sides sets: what its cells never inherit."""
+    return tuple(sorted({*sides.a_env, *sides.b_env, *also_set}))

@@ -17,11 +17,11 @@ from pathlib import Path
 import attrs
 
 from zl_core import warmstart
-from zl_core.cell import cell_environment
+from zl_core.cell import cell_environment, compiler_spec
 from zl_core.errors import PreflightError
 from zl_core.host import PluginHost
 
-from .settings import CellSettings
+from .settings import CellSettings, switch_vars
 from .spec import CampaignSpec
 
 
@@ -37,12 +37,14 @@ def settle_start(host: PluginHost, spec: CampaignSpec, say: Callable[[str], None
     for side in ("A", "B"):
         request = settings.request(op=op, backend=spec.backend, device=spec.device,
                                    out_dir=probe_root / side, env=sides.env(side), side=side,
-                                   autotune_mode="record", replay_from=None)
+                                   autotune_mode="record", replay_from=None,
+                                   switch_vars=switch_vars(sides, tuple(n for n, _ in spec.control_env)))
         try:
             command = provider.cell_command(request, host)
         except PreflightError:
             return settings  # every cell fails its own preflight, saying why
-        env = cell_environment(host, request, extra=dict(command.env), unset=command.unset)
+        env = cell_environment(host, request, extra=dict(command.env), unset=command.unset,
+                               compiler=compiler_spec(provider, request.backend))
         zygote, note = warmstart.for_cell(provider.warm_plan(request), provider.name, request.python,
                                           command.argv, env, request.env)
         if zygote is None:

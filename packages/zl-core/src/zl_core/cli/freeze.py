@@ -54,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"  zl {m['zl']['version']}, {len(m['zl']['files'])} files, sha256 {m['zl']['files_sha256'][:16]}")
     for module, origin in m["imports"].items():
         print(f"  {module} from {origin}")
+    for line in seal.shown_compiler(m):
+        print(f"  {line}")
     for task in m["tasks"]:
         dtypes = ",".join(task["dtypes"]) or "every dtype"
         note = f"  ({task['reason']})" if task["reason"] else ""

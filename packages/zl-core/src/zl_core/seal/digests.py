@@ -3,36 +3,18 @@ and each workload's benchmark files (what a provider says defines its measuremen
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+
+# One way to hash files, the compiler build's and the seal's alike (both used as digests.*).
+from zl_core.compiler_build import combined, file_sha256  # noqa: F401
 
 #: zl's own packages, where installed: the harness whose code a receipt names.
 ZL_PACKAGES = ("zl_core", "zl_flaggems", "zl_report", "zl_backend_cuda", "zl_backend_musa",
                "zl_backend_rocm", "zl_backend_ascend")
 #: Files of a package that are part of what runs (code, schemas, shape files, ini).
 SUFFIXES = (".py", ".json", ".yaml", ".yml", ".ini", ".txt")
-
-
-def file_sha256(path: Path) -> str | None:
-    """The file's SHA-256 in hex, None when it cannot be read."""
-    digest = hashlib.sha256()
-    try:
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-    except OSError:
-        return None  # None differs from every digest: the check names the file as changed
-    return digest.hexdigest()
-
-
-def combined(digests: Mapping[str, str | None]) -> str:
-    """One digest over named digests (sorted by name), so two sets compare at a glance."""
-    digest = hashlib.sha256()
-    for name in sorted(digests):
-        digest.update(f"{name}\0{digests[name] or '-'}\n".encode())
-    return digest.hexdigest()
 
 
 def zl_files(packages: Iterable[str] = ZL_PACKAGES) -> dict[str, str | None]:

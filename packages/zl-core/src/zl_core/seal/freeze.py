@@ -4,8 +4,9 @@ then frozen into an immutable task matrix bound to it by SHA-256.
 A frozen folder holds ``manifest.yaml`` (the manifest, byte for byte), ``matrix.json``
 (what will run: the resolved workloads with the digests of their benchmark files, the
 source commits, zl's own files, where the cells import Triton and the provider's library
-from) and ``seal.json`` (the digests of the other two). :mod:`.preconditions` checks a
-frozen folder against the machine before anything runs.
+from, the compiler build and the compiler variables the cells would inherit) and
+``seal.json`` (the digests of the other two). :mod:`.preconditions` checks a frozen folder
+against the machine before anything runs.
 """
 
 from __future__ import annotations
@@ -21,12 +22,13 @@ from pathlib import Path
 import attrs
 
 from zl_core import __version__, atomic
+from zl_core.backend import Backend
 from zl_core.errors import BadInputError, ZlError
 from zl_core.host import PluginHost
 from zl_core.provider import CheckSpec, OpInfo, Provider
 from zl_core.stamps import utc_stamp
 
-from . import digests
+from . import compiler, digests
 from .manifest import Manifest, ManifestError, SourceEntry, Workload, load_manifest
 
 MANIFEST_NAME, MATRIX_NAME, SEAL_NAME = "manifest.yaml", "matrix.json", "seal.json"
@@ -51,7 +53,7 @@ def plan(host: PluginHost, manifest_path: Path, *, python: str = sys.executable)
     manifest = load_manifest(manifest_path)
     problems: list[str] = []
     provider = _provider(host, manifest.suite, problems)
-    _backend(host, manifest.backend, problems)
+    backend = _backend(host, manifest.backend, problems)
     sources = _sources(provider, manifest.sources, problems) if provider else []
     tasks = _tasks(provider, manifest, problems) if provider else []
     imports = provider.frozen_imports(python=python, source=_default_path(manifest)) if provider else {}
@@ -59,6 +61,9 @@ def plan(host: PluginHost, manifest_path: Path, *, python: str = sys.executable)
         if origin is None:
             problems.append(f"import {module}: {python} cannot import it; freeze with the "
                             "interpreter the cells run (--python)")
+    bound_compiler, bound_env = (compiler.frozen(backend, provider, imports, python, switch_vars(manifest),
+                                                 os.environ, problems)
+                                 if provider and backend else ({}, {}))
     if not problems:  # only a tree that checks out can say what its tests collect
         _collect_checks(provider, manifest, tasks, python, problems)
     if problems:
@@ -69,6 +74,7 @@ def plan(host: PluginHost, manifest_path: Path, *, python: str = sys.executable)
         "frozen": utc_stamp(), "manifest_sha256": digests.file_sha256(manifest_path),
         "zl": {"version": __version__, "files_sha256": digests.combined(zl), "files": zl},
         "python": python, "imports": imports,
+        "compiler": bound_compiler, "compiler_env": bound_env,
         "suite": manifest.suite, "backend": manifest.backend, "device": manifest.device,
         "device_name": manifest.device_name, "compile_only": manifest.compile_only,
         "target": manifest.target,
@@ -141,11 +147,21 @@ def _provider(host: PluginHost, name: str, problems: list[str]) -> Provider | No
     return providers[name]
 
 
-def _backend(host: PluginHost, name: str, problems: list[str]) -> None:
+def _backend(host: PluginHost, name: str, problems: list[str]) -> Backend | None:
     try:
-        host.get_backend(name)
+        return host.get_backend(name)
     except ZlError as exc:
         problems.append(f"backend: {exc}")
+        return None
+
+
+def switch_vars(manifest_or_matrix: Manifest | dict) -> tuple[str, ...]:
+    """The variables the campaign's sides set (its switch, a control side's): the cells
+    inherit none of them, nor a member of their families."""
+    if isinstance(manifest_or_matrix, dict):
+        matrix = manifest_or_matrix
+        return (str(matrix["switch"]["name"]), *((matrix.get("control") or {}).get("env") or {}))
+    return (manifest_or_matrix.switch, *dict(manifest_or_matrix.control_env))
 
 
 def _default_path(manifest: Manifest) -> str | None:

@@ -1,11 +1,13 @@
 """What a frozen campaign checks before its first cell, each check named: the manifest
 and matrix are the frozen ones, zl's own files are unchanged, every source is at its
 frozen commit with its benchmark files unchanged, every target still exists, the cells'
-interpreter imports Triton and the provider's library from the frozen paths, and the
+interpreter imports Triton and the provider's library from the frozen paths, the compiler
+is the frozen build and the cells would inherit the frozen compiler variables, and the
 device is the one named and free."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -14,8 +16,8 @@ from zl_core.errors import SealBrokenError, ZlError
 from zl_core.host import PluginHost
 from zl_core.provider import OpInfo
 
-from . import digests
-from .freeze import MANIFEST_NAME, MATRIX_NAME, read, source_state
+from . import compiler, digests
+from .freeze import MANIFEST_NAME, MATRIX_NAME, read, source_state, switch_vars
 
 
 def check(host: PluginHost, frozen_dir: Path, *, python: str | None = None) -> dict:
@@ -30,9 +32,11 @@ def check(host: PluginHost, frozen_dir: Path, *, python: str | None = None) -> d
     if provider is None:
         problems.append(f"suite: {matrix.get('suite')!r} is not installed")
     else:
+        python = python or str(matrix.get("python") or sys.executable)
         _sources(provider, matrix, problems)
         _targets(provider, matrix, problems)
-        _imports(provider, matrix, python or str(matrix.get("python") or sys.executable), problems)
+        imports = _imports(provider, matrix, python, problems)
+        _compiler(host, provider, matrix, imports, python, problems)
     _device(host, matrix, problems)
     if problems:
         raise SealBrokenError(str(frozen_dir), problems)
@@ -93,13 +97,25 @@ def _targets(provider, matrix: dict, problems: list[str]) -> None:
                             f"{', ...' if len(changed) > 3 else ''}")
 
 
-def _imports(provider, matrix: dict, python: str, problems: list[str]) -> None:
+def _imports(provider, matrix: dict, python: str, problems: list[str]) -> dict[str, str | None]:
     default = (matrix.get("sources") or [{}])[0].get("path")
     now = provider.frozen_imports(python=python, source=default)
     for module, frozen in (matrix.get("imports") or {}).items():
         if now.get(module) != frozen:
             problems.append(f"import {module}: {python} imports it from {now.get(module) or 'nowhere'}, "
                             f"frozen from {frozen}")
+    return now
+
+
+def _compiler(host: PluginHost, provider, matrix: dict, imports: dict[str, str | None], python: str,
+              problems: list[str]) -> None:
+    try:
+        backend = host.get_backend(str(matrix.get("backend")))
+    except ZlError as exc:
+        problems.append(f"compiler: the {matrix.get('backend')} backend, whose compiler was frozen, "
+                        f"cannot be found ({exc})")
+        return
+    compiler.check(matrix, backend, provider, imports, python, switch_vars(matrix), os.environ, problems)
 
 
 def _device(host: PluginHost, matrix: dict, problems: list[str]) -> None:

@@ -26,7 +26,8 @@ CLASSES_FILE = "classes.json"  # seal.account writes it; a receipt binds it
 SCHEMA = 1
 #: Identity fields a cell receipt repeats: where and with what the cell ran.
 IDENTITY_FIELDS = ("provider", "source", "provider_commit", "source_package", "backend", "device",
-                   "device_name", "device_uuid", "driver_version", "triton_version", "torch_version",
+                   "device_name", "device_uuid", "driver_version", "triton_version", "compiler_build",
+                   "compiler_env", "torch_version",
                    "timer", "autotune_mode", "compile_only", "target", "side")
 #: Fields an identity may hold under the name a provider gave them first: the package a
 #: cell's source holds was "gems_package" (zl-flaggems' identities).

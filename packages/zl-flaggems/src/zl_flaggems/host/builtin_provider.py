@@ -18,12 +18,14 @@ import os
 from pathlib import Path
 
 from zl_core import contract
+from zl_core.compiler_env import CompilerEnv
 from zl_core.errors import PreflightError
 from zl_core.host import PluginHost
 from zl_core.provider import CellCommand, CellRequest, CheckSpec, OpInfo, Provider, WarmPlan
 
 from zl_flaggems.common import gems_env, plugin_order
 from zl_flaggems.host import preflight
+from zl_flaggems.host.compiler_vars import COMPILER_ENV
 from zl_flaggems.host.preflight import BENCH_DIR
 from zl_flaggems.host.table import PrintedTableRows
 
@@ -330,6 +332,10 @@ class BuiltinSuiteProvider(PrintedTableRows, Provider):
             "PYTEST_ADDOPTS": "",
         }
         return CellCommand(argv=tuple(argv), cwd=root, env=env, unset=unset, identity=identity)
+
+    def compiler_env(self) -> CompilerEnv:
+        """Triton's (or FlagTree's) variables and FlagGems' (:mod:`.compiler_vars`)."""
+        return COMPILER_ENV
 
     # -- switch check ------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from zl_core import contract
+from zl_core.compiler_env import CompilerEnv
 from zl_core.errors import PreflightError
 from zl_core.host import PluginHost
 from zl_core.provider import CellCommand, CellRequest, OpInfo, Provider, ShardMerge, WarmPlan
@@ -22,6 +23,7 @@ from zl_flaggems.common import gems_env, plugin_order
 from zl_flaggems.common.gems_env import GEMS_PACKAGE_ENV
 from zl_flaggems.host import preflight
 from zl_flaggems.host.checkout import PACKAGES, cell_pythonpath, gems_package, provider_commit
+from zl_flaggems.host.compiler_vars import COMPILER_ENV
 from zl_flaggems.host.preflight import BENCH_DIR
 from zl_flaggems.host.sealing import FlagGemsSealing
 from zl_flaggems.host.table import PrintedTableRows
@@ -323,6 +325,10 @@ class FlagGemsProvider(FlagGemsSealing, PrintedTableRows, Provider):
             identity["plan_notes"] = list(plan.notes)
         return CellCommand(argv=tuple(argv), cwd=root, env=self.cell_env(request, root),
                            unset=unset, identity=identity)
+
+    def compiler_env(self) -> CompilerEnv:
+        """Triton's (or FlagTree's) variables and FlagGems' (:mod:`.compiler_vars`)."""
+        return COMPILER_ENV
 
     # -- switch check ------------------------------------------------------------------
 
