@@ -6,7 +6,9 @@
 The same functions run small in tests/test_stats_simulations.py and
 tests/test_stats_campaigns.py. Output: Markdown tables, pasted into docs/statistics.md
 with the command that made them. ``--only campaign`` prints the campaign-scale tables
-alone (about a quarter of the time).
+alone, ``--only noise`` the tables of noise that differs between operators, shapes and
+sides, ``--only null`` the null campaigns of 100 operators, ``--only spending`` the
+spending shares.
 """
 
 from __future__ import annotations
@@ -349,11 +351,15 @@ def noise_tables(campaigns: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python benchmarks/stats_error_rates.py")
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of the full trial counts")
-    parser.add_argument("--only", choices=("campaign", "shape", "spending", "noise"),
+    parser.add_argument("--only", choices=("campaign", "shape", "spending", "noise", "null"),
                         help="print one part only")
     args = parser.parse_args()
     start = time.time()
     scale = args.scale
+    if args.only == "null":
+        campaign_table(max(10, int(200 * scale)))
+        print(f"({time.time() - start:.0f} s)")
+        return
     if args.only == "noise":
         noise_tables(max(10, int(200 * scale)))
         print(f"({time.time() - start:.0f} s)")
