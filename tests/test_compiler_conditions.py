@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from sealed_manifests import BUILTIN_HEAD
 from zl_core import compiler_build
 from zl_core.caliber import compare, read_identity
 from zl_core.cli import main
@@ -25,17 +26,7 @@ from zl_core.compiler_env import CellVars, CompilerEnv, scrub
 
 triton = pytest.importorskip("triton")
 
-BUILTIN = """\
-schema: 1
-campaign: builtin-ir-only
-claim: DISABLE_MMA_V3 changes the TTGIR of the built-in GEMM compiled for sm_90
-suite: builtin
-sources: []
-backend: cuda
-compile_only: true
-target: cuda:90
-switch: {name: DISABLE_MMA_V3, a: 0, b: 1}
-workloads:
+BUILTIN = BUILTIN_HEAD + """\
   - op: add
 """
 

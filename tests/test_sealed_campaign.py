@@ -18,20 +18,11 @@ from pathlib import Path
 
 import fake_flaggems
 import pytest
+from sealed_manifests import BUILTIN_HEAD
 from zl_core import devicelock
 from zl_core.cli import main
 
-BUILTIN = """\
-schema: 1
-campaign: builtin-ir-only
-claim: DISABLE_MMA_V3 changes the TTGIR of the built-in GEMM compiled for sm_90
-suite: builtin
-sources: []
-backend: cuda
-compile_only: true
-target: cuda:90
-switch: {name: DISABLE_MMA_V3, a: 0, b: 1}
-workloads:
+BUILTIN = BUILTIN_HEAD + """\
   - op: mm
     dtypes: [float16]
     reason: the tensor-core path the switch reaches
