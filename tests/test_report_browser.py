@@ -32,10 +32,11 @@ def page(tmp_path_factory):
         pytest.skip("no Chromium found (apt-get install -y chromium); the browser test needs one")
     root = tmp_path_factory.mktemp("browser")
     report = root / "report.html"
-    report.write_text(render(rounds_model(1000), "html"), encoding="utf-8")
+    model = rounds_model(1000)
+    report.write_text(render(model, "html"), encoding="utf-8")
     cdp = Cdp(browser, root / "profile")
     try:
-        yield cdp, cdp.open(report.as_uri(), WIDTH, HEIGHT)
+        yield cdp, cdp.open(report.as_uri(), WIDTH, HEIGHT), model
     finally:
         cdp.close()
 
@@ -49,20 +50,24 @@ VISIBLE = ("Array.prototype.filter.call(document.querySelector('table.ops').tBod
 
 
 def test_the_page_loads_without_console_errors(page):
-    cdp, session = page
+    cdp, session, _ = page
     assert evaluate(cdp, session, "document.querySelectorAll('table.ops tbody tr').length") == 1000
     assert cdp.errors(session) == []
     assert evaluate(cdp, session, "document.querySelectorAll('script[src],link[href],img[src]').length") == 0
 
 
 def test_typing_into_the_filter_changes_the_rows_shown(page):
-    cdp, session = page
+    cdp, session, model = page
+    # Every fifth synthetic operator is meant SLOWER; the real statistics judge them, and a
+    # chance drift shared by an operator's rounds can leave one INCONCLUSIVE.
+    slower = sum(o["verdict"] == "SLOWER" for o in model["summary"]["operators"])
+    assert 190 <= slower <= 210
     assert evaluate(cdp, session, VISIBLE) == 1000
     evaluate(cdp, session, "document.querySelector('.filter input').focus()")
     cdp.send("Input.insertText", session, text="SLOWER")
-    assert evaluate(cdp, session, VISIBLE) == 200  # every fifth synthetic operator is SLOWER
+    assert evaluate(cdp, session, VISIBLE) == slower
     assert evaluate(cdp, session, "document.querySelector('.filter span').textContent") == \
-        "200 of 1000 operators"
+        f"{slower} of 1000 operators"
     evaluate(cdp, session, "var i=document.querySelector('.filter input'); i.value='op0007';"
                            "i.dispatchEvent(new Event('input'))")
     assert evaluate(cdp, session, VISIBLE) == 1
@@ -72,7 +77,7 @@ def test_typing_into_the_filter_changes_the_rows_shown(page):
 
 
 def test_a_header_click_sorts_the_table(page):
-    cdp, session = page
+    cdp, session, _ = page
     first = "document.querySelector('table.ops').tBodies[0].rows[0].cells[0].textContent"
     assert evaluate(cdp, session, first) == "op0000"
     evaluate(cdp, session, "document.querySelector('table.ops thead th').click()")
@@ -81,7 +86,7 @@ def test_a_header_click_sorts_the_table(page):
 
 
 def test_a_screenshot_is_the_right_size_and_not_blank(page, tmp_path):
-    cdp, session = page
+    cdp, session, _ = page
     shot = base64.b64decode(cdp.send("Page.captureScreenshot", session, format="png")["data"])
     (tmp_path / "report.png").write_bytes(shot)
     width, height, colours = png_size_and_colours(shot)
