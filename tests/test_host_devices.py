@@ -11,6 +11,7 @@ import zl_backend_cuda.plugin
 import zl_backend_musa.plugin
 import zl_backend_rocm.plugin
 from zl_core import Backend, PluginHost, hookimpl
+from zl_core.errors import NoDeviceError
 
 VENDORS = {"cuda": zl_backend_cuda.plugin, "musa": zl_backend_musa.plugin,
            "rocm": zl_backend_rocm.plugin, "ascend": zl_backend_ascend.plugin}
@@ -104,10 +105,19 @@ def test_explicit_devices_win(monkeypatch):
 def test_visibility_variable_wins_over_the_vendor_tool_with_physical_ids(monkeypatch):
     monkeypatch.delenv("PROBE_VISIBLE", raising=False)
     monkeypatch.setenv("PROBE_ALT", "4,6,7")
-    host, backend = _probe_host()
+    host, backend = _probe_host(answer=tuple(str(i) for i in range(8)))
     # Devices are named as the user sees them: renumbering to 0,1,2 would make a cell
     # pinned to "0" run on physical device 0, outside the user's mask.
     assert host.enumerate_devices(backend) == ["4", "6", "7"]
+
+
+def test_a_mask_index_the_vendor_tool_does_not_list_is_refused(monkeypatch):
+    monkeypatch.delenv("PROBE_VISIBLE", raising=False)
+    monkeypatch.setenv("PROBE_ALT", "2,6")
+    host, backend = _probe_host()  # its tool lists 0..3
+    with pytest.raises(NoDeviceError, match="PROBE_ALT=2,6 names probeacc device 6, which this "
+                                            "machine does not have"):
+        host.enumerate_devices(backend)
 
 
 def test_vendor_tool_answers_when_nothing_is_pinned(monkeypatch):

@@ -19,6 +19,10 @@ BACKEND = Backend(
     name="cuda",
     aliases=("nvidia", "nv"),
     visibility_env_keys=("CUDA_VISIBLE_DEVICES",),
+    # CUDA reads an index, a GPU UUID as nvidia-smi prints it (or enough of its leading
+    # characters to be unique) and a MIG-<GPU UUID>/<GI>/<CI> or MIG-<UUID> device.
+    visible_id=r"\d+|GPU-[0-9A-Fa-f-]+|MIG-[0-9A-Za-z/-]+",
+    visible_id_forms="a device index (0, 1, ...), a GPU-... UUID or a MIG-... device",
     torch_namespace="cuda",
     vendor="nvidia",
     graph_capture=True,

@@ -90,6 +90,10 @@ class Backend:
     aliases: tuple[str, ...] = attrs.field(default=(), converter=_tuple_of_str)
     #: Environment variables that pin visible devices (``CUDA_VISIBLE_DEVICES``).
     visibility_env_keys: tuple[str, ...] = attrs.field(default=(), converter=_tuple_of_str)
+    #: What one entry of those variables may be, as the vendor's runtime reads it (a
+    #: regular expression, matched whole; :mod:`zl_core.visibility`), and in words.
+    visible_id: str = r"\d+"
+    visible_id_forms: str = "a device index (0, 1, ...)"
     #: Attribute of ``torch`` that holds the device API (``cuda``, ``musa``, ``npu``).
     torch_namespace: str = ""
     #: Module that must be imported for that attribute to exist (``torch_musa``).

@@ -7,8 +7,11 @@ cell of a dead orchestrator still keeps other cells off its device until it
 exits, and the kernel drops the lock the moment the last holder dies (no stale
 lock files to clean up).
 
-The lock directory is ``$ZL_LOCK_DIR``, else ``$XDG_RUNTIME_DIR/zl-locks``, else
-``/tmp/zl-locks-<uid>``.
+The lock directory is ``$ZL_LOCK_DIR``, else ``/tmp/zl-locks-<uid>``: one folder per user
+and host whatever the process's ``TMPDIR`` or ``XDG_RUNTIME_DIR`` (a batch job and a login
+shell of the same user see different ones, and two folders would let them time one device
+at once). Being in a folder every user can write to, it is used only when it is this
+user's own and nobody else can write into it.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import tempfile
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -36,14 +39,27 @@ _held: dict[tuple[str, str], DeviceLock] = {}
 _held_lock = threading.Lock()
 
 
+#: Where the default lock folder goes: the host's, never the process's temporary folder.
+SHARED_TMP = Path("/tmp")
+
+
 def lock_dir() -> Path:
     explicit = os.environ.get(LOCK_DIR_ENV)
     if explicit:
         return Path(explicit)
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime and os.path.isdir(runtime) and os.access(runtime, os.W_OK):
-        return Path(runtime) / "zl-locks"
-    return Path(tempfile.gettempdir()) / f"zl-locks-{os.getuid()}"
+    return SHARED_TMP / f"zl-locks-{os.getuid()}"
+
+
+def _check_owned(path: Path, where: str) -> None:
+    """The default folder sits in /tmp: another user could have made it (or a link in its
+    place) to hold or watch this user's device locks."""
+    info = path.lstat()
+    if stat.S_ISLNK(info.st_mode):
+        raise UsageError(f"{where} is a symbolic link; remove it, or set ${LOCK_DIR_ENV} to a folder "
+                         "of your own")
+    if info.st_uid != os.getuid() or info.st_mode & 0o022:
+        raise UsageError(f"{where} belongs to another user or others can write into it; remove it, "
+                         f"or set ${LOCK_DIR_ENV} to a folder of your own")
 
 
 def check_lock_dir() -> Path:
@@ -59,6 +75,8 @@ def check_lock_dir() -> Path:
     except OSError as exc:
         raise UsageError(f"{where} cannot be made: {exc.strerror or exc}; set ${LOCK_DIR_ENV} to a "
                          "folder this user can write") from None
+    if not os.environ.get(LOCK_DIR_ENV):
+        _check_owned(path, where)
     if not os.access(path, os.W_OK | os.X_OK):
         raise UsageError(f"{where} is not writable by this user; set ${LOCK_DIR_ENV} to one that is")
     return path

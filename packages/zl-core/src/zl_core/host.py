@@ -25,7 +25,7 @@ from typing import Any
 import attrs
 import pluggy
 
-from zl_core import bounded, hookspecs, interrupts
+from zl_core import bounded, hookspecs, interrupts, visibility
 from zl_core._markers import ENTRY_POINT_GROUP, PROJECT
 from zl_core.backend import TELEMETRY_COLUMNS, Backend, TelemetryReading
 from zl_core.errors import NoDeviceError, UnknownBackendError, UnknownProviderError, UsageError
@@ -335,21 +335,21 @@ class PluginHost:
         """
         if explicit:
             return self._named_devices(backend, [str(d).strip() for d in explicit if str(d).strip()])
-        mask = self.visibility_mask(backend)
+        mask = visibility.read_mask(backend)
         if mask is not None:
-            return mask
+            visibility.check_present(backend, mask, self.probe_devices(backend))
+            return list(mask.ids)
         answer = self.probe_devices(backend)
         if answer is not None:
             return answer
         return [str(i) for i in range(_torch_device_count(backend))]
 
     def visibility_mask(self, backend: Backend) -> list[str] | None:
-        """The physical ids the caller's visibility variable allows, or None when unset."""
-        for key in backend.visibility_env_keys:
-            value = os.environ.get(key)
-            if value is not None and value.strip():
-                return [v.strip() for v in value.split(",") if v.strip()]
-        return None
+        """The physical ids the caller's visibility variable allows, or None when unset;
+        a mask that hides everything or that the runtime cannot read is refused
+        (:mod:`zl_core.visibility`)."""
+        mask = visibility.read_mask(backend)
+        return None if mask is None else list(mask.ids)
 
     def _named_devices(self, backend: Backend, named: list[str]) -> list[str]:
         """The devices the user named, refused when the vendor's tool (asked with
