@@ -7,7 +7,7 @@ import logging
 
 import pytest
 from zl_core import app
-from zl_core.errors import UsageError
+from zl_core.errors import UnknownProviderError, UsageError
 
 
 def test_screen_then_ab_from_records_alone(fake_host, tmp_path, caplog):
@@ -58,16 +58,31 @@ class _Host:
         return {"checkouts": _Suite("checkouts", "CHECKOUTS_DIR"), "packaged": _Suite("packaged")}
 
 
-@pytest.mark.parametrize(("suite", "taken"), [("checkouts", ("main=/src/a", "more=/src/b")),
-                                              ("packaged", None), ("gone", None)])
-def test_ab_takes_the_screens_checkouts_where_its_suite_runs_from_them(suite, taken):
-    # Asked of the provider (Provider.source_env), whatever the suite is called.
-    from zl_core.app.commands import _where_from_screen
+def _screen_meta(suite: str):
     from zl_core.store.record import CampaignRecord
 
-    meta = CampaignRecord.from_json({"kind": "screen", "suite": suite, "sources": [
+    return CampaignRecord.from_json({"kind": "screen", "suite": suite, "sources": [
         {"name": "main", "path": "/src/a"}, {"name": "more", "path": "/src/b"}]})
+
+
+@pytest.mark.parametrize(("suite", "taken"), [("checkouts", ("main=/src/a", "more=/src/b")),
+                                              ("packaged", None)])
+def test_ab_takes_the_screens_suite_and_its_checkouts_where_it_runs_from_them(suite, taken):
+    # Asked of the provider (Provider.source_env), whatever the suite is called.
+    from zl_core.app.commands import _where_from_screen
+
+    meta = _screen_meta(suite)
     where = _where_from_screen(_Host(), app.Where(), meta)
+    assert where.suite == suite
     assert (None if where.source is None else (where.source, *where.more_sources)) == taken
     named = _where_from_screen(_Host(), app.Where(source="/mine"), meta)  # the user's own wins
-    assert (named.source, named.more_sources) == ("/mine", ())
+    assert (named.suite, named.source, named.more_sources) == (None, "/mine", ())
+
+
+def test_ab_refuses_a_screen_whose_suite_is_not_installed():
+    from zl_core.app.commands import _where_from_screen
+
+    with pytest.raises(UnknownProviderError, match="suite 'gone', which is not installed here "
+                                                   r"\(installed: checkouts, packaged\)"):
+        _where_from_screen(_Host(), app.Where(), _screen_meta("gone"))
+    assert _where_from_screen(_Host(), app.Where(suite="packaged"), _screen_meta("gone")).suite == "packaged"

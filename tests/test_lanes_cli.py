@@ -469,3 +469,28 @@ def test_sweep_devices_are_refused_beside_lanes_and_must_exist(zl, capsys):
     assert len(err) == 1 and "7" in err[0]
     assert zl([*screen_args("--ops", "abs", "--sweep-devices", "1")]) == 2
     assert "needs two devices or more" in capsys.readouterr().err
+
+
+def test_ab_takes_the_screens_suite(zl, tmp_path, capsys):
+    """Without --suite, zl ab times the screen's operators with the suite that screened them
+    (a plugin suite here), not the built-in one, whose cells would all fail."""
+    assert zl([*screen_args("--ops", "abs")]) == 0
+    assert zl(["ab", "--rounds", "4", "--aa", "--controls", "1", "--telemetry-interval", "0"]) == 0
+    [campaign] = campaigns(tmp_path, "aa")
+    assert json.loads((campaign / "campaign.json").read_text())["suite"] == "sleepy"
+    cells = [line.split("\t") for line in (campaign / "status.tsv").read_text().splitlines()[1:]]
+    assert len(cells) == 8 and {row[5] for row in cells} == {"0"}  # 4 rounds x 2 sides, every rc 0
+
+
+def test_ab_refuses_a_screen_whose_suite_is_gone(zl, tmp_path, capsys):
+    assert zl([*screen_args("--ops", "abs")]) == 0
+    [screen] = campaigns(tmp_path)
+    meta = json.loads((screen / "campaign.json").read_text())
+    meta["suite"] = "uninstalled"
+    (screen / "campaign.json").write_text(json.dumps(meta))
+    capsys.readouterr()
+    assert zl(["ab", "--rounds", "4", "--aa", "--controls", "1", "--telemetry-interval", "0"]) == 2
+    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert err[-1].startswith("zl ab: the screen's operators come from suite 'uninstalled', which is "
+                              "not installed here (installed: ")
+    assert campaigns(tmp_path, "aa") == []

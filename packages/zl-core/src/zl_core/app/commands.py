@@ -24,7 +24,7 @@ from zl_core.campaigns.settings import switch_vars
 from zl_core.campaigns.spec import CampaignSpec
 from zl_core.cell_setup import inherited_by_cells
 from zl_core.compiler_env import caliber_value
-from zl_core.errors import UsageError, ZlError
+from zl_core.errors import UnknownProviderError, UsageError, ZlError
 from zl_core.host import PluginHost
 from zl_core.ir_verdict import IR_CHANGED, NO_IR_DIFF
 from zl_core.opspec import OpSpec
@@ -192,13 +192,23 @@ def read_screen_input(screen: Path | None, root: Path) -> ScreenInput:
 
 
 def _where_from_screen(host: PluginHost, where: Where, meta: CampaignRecord) -> Where:
-    """The screen's checkouts, backend and device wherever the user named none anew (its
-    checkouts only where its suite runs from them: :attr:`Provider.source_env`)."""
-    suite = host.providers().get(meta.suite or "")
-    if where.source is None and where.suite is None and suite is not None and suite.source_env:
-        recorded = (Sources.from_json(meta.sources) or Sources()).items()
-        where = attrs.evolve(where, source=recorded[0] if recorded else meta.source,
-                             more_sources=recorded[1:])
+    """The screen's suite, checkouts, backend and device wherever the user named none anew
+    (its checkouts only where its suite runs from them: :attr:`Provider.source_env`). A
+    suite the screen ran that is no longer installed is refused by name (timing its
+    operators with another suite's benchmarks would fail every cell)."""
+    if where.source is None and where.suite is None and meta.suite:
+        providers = host.providers()
+        suite = providers.get(meta.suite)
+        if suite is None:
+            raise UnknownProviderError(
+                f"the screen's operators come from suite {meta.suite!r}, which is not installed "
+                f"here (installed: {', '.join(sorted(providers)) or 'none'}); install the package "
+                "that adds it, or name --ops and --suite")
+        where = attrs.evolve(where, suite=meta.suite)
+        if suite.source_env:
+            recorded = (Sources.from_json(meta.sources) or Sources()).items()
+            where = attrs.evolve(where, source=recorded[0] if recorded else meta.source,
+                                 more_sources=recorded[1:])
     if where.backend is None:
         where = attrs.evolve(where, backend=meta.backend)
     if where.device is None and meta.device is not None:
