@@ -247,3 +247,52 @@ def test_the_readmes_example_is_a_file_both_commands_take(project, monkeypatch):
     assert used.values["switch"] == "DISABLE_MMA_V3" and "rounds" not in used.values
     ab, _ = _config.apply(build_parser().parse_args(["ab", "--rounds", "8"]))
     assert ab.rounds == 8 and ab.a_env == [("TRITON_PRINT_AUTOTUNING", "1")] and ab.per_device == 1
+
+
+def test_outside_a_repository_only_the_current_folder_is_read(tmp_path):
+    (tmp_path / "zl.yaml").write_text("ops: [nosuch\n")  # a parent, and no repository: never read
+    (tmp_path / "work").mkdir()
+    proc = zl(tmp_path / "work", "screen", "--plan", "--backend", "cuda", "--compile-only", "--ops", "add")
+    assert proc.returncode == 0, proc.stderr
+    assert "configuration" not in proc.stderr
+    (tmp_path / "work" / "zl.yaml").write_text(IR_ONLY)
+    here = zl(tmp_path / "work", "screen", "--plan", "--ops", "add")
+    assert here.returncode == 0, here.stderr
+    assert f"configuration {tmp_path / 'work' / 'zl.yaml'}: backend, switch, compile-only" in here.stderr
+
+
+@pytest.mark.parametrize("who", ["folder", "file", "owner"])
+def test_a_file_another_user_could_have_written_is_refused_before_anything_runs(project, who):
+    """A file can name the interpreter cells run (python:): one in a folder every user can
+    write to (/tmp), writable by every user, or another user's is not read."""
+    folder = project / "shared"
+    folder.mkdir()
+    config = folder / "zl.yaml"
+    config.write_text(IR_ONLY + "python: /tmp/evil/python\n")
+    if who == "folder":
+        folder.chmod(0o1777)  # like /tmp: sticky, and every user can write
+        why = "it is in a folder every user can write to"
+    elif who == "file":
+        config.chmod(0o666)
+        why = "every user can write to it"
+    else:
+        if os.getuid() != 0:
+            pytest.skip("making a file another user owns needs root")
+        os.chown(config, 12345, 12345)
+        why = "it belongs to another user"
+    proc = zl(folder, "screen", "--ops", "add")
+    assert proc.returncode == 2
+    assert [ln for ln in proc.stderr.splitlines() if ln.strip()] == [
+        (f"zl screen: {config} is not read: {why}, so it need not be yours; move it into your project, "
+        "name it with --config PATH if you trust it, or ignore configuration files with --no-config")]
+    assert not (folder / "runs").exists() and not (project / "runs").exists()
+    named = zl(folder, "screen", "--plan", "--config", str(config), "--ops", "add")  # named: trusted
+    assert named.returncode == 0, named.stderr
+
+
+def test_the_interpreter_a_file_names_is_shown_before_it_runs(project):
+    (project / "zl.yaml").write_text(IR_ONLY + f"python: {sys.executable}\n")
+    proc = zl(project, "screen", "--plan", "--ops", "add")
+    assert proc.returncode == 0, proc.stderr
+    assert (f"zl screen: configuration {project / 'zl.yaml'}: backend, switch, python={sys.executable}, "
+            "compile-only") in proc.stderr

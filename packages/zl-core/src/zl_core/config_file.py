@@ -3,9 +3,12 @@
 Both hold the same structure: keys shared by the campaign commands at the top
 (``[tool.zl]``; a zl.yaml's top level) and one table per command (``[tool.zl.screen]``,
 ``[tool.zl.ab]``; ``screen:``, ``ab:``). :func:`discover` looks in a folder and then
-its parents, stopping at the first folder that holds a version-control root
-(``.git``, ``.hg``, ``.svn``) or at the filesystem's root; the nearest folder with a
-file that configures zl wins (a pyproject.toml without ``[tool.zl]`` does not). What
+its parents up to the first folder that holds a version-control root (``.git``,
+``.hg``, ``.svn``): the project; outside a repository, in the folder itself only. The
+nearest folder with a file that configures zl wins (a pyproject.toml without
+``[tool.zl]`` does not). A file can name the interpreter cells run, so one that another
+user could have written (another user's, or writable by every user, or in a folder every
+user can write to, such as /tmp) is refused rather than read. What
 the keys mean is the command line's business (:mod:`zl_core.cli._config`); this
 module only finds and reads the file.
 """
@@ -13,7 +16,9 @@ module only finds and reads the file.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import stat
 from pathlib import Path
 
 import attrs
@@ -57,16 +62,39 @@ def discover(start: Path) -> ConfigFile | None:
     """The configuration file nearest ``start`` (this folder, then its parents up to a
     version-control root), or None. Two in one folder are refused: which one was meant?"""
     start = Path(start).resolve()
-    for folder in (start, *start.parents):
+    for folder in _project_folders(start):
         found = [f for f in (_pyproject(folder / PYPROJECT), _zl_yaml(folder / YAML_NAME)) if f]
         if len(found) == 2:
             raise BadInputError(f"both {found[0].path} ([tool.zl]) and {found[1].path} configure zl; "
                                 f"keep one, name one with --config PATH, {IGNORE_HINT}")
         if found:
+            _check_trusted(found[0].path)
             return found[0]
-        if any((folder / marker).exists() for marker in VCS_ROOTS):
-            return None
     return None
+
+
+def _project_folders(start: Path) -> list[Path]:
+    """``start`` and its parents up to the repository root; ``start`` alone outside one."""
+    folders = []
+    for folder in (start, *start.parents):
+        folders.append(folder)
+        if any((folder / marker).exists() for marker in VCS_ROOTS):
+            return folders
+    return [start]
+
+
+def _check_trusted(path: Path) -> None:
+    """A file found by discovery is read only where no other user could have put it there."""
+    try:
+        own, folder = path.stat(), path.parent.stat()
+    except OSError as exc:
+        raise BadInputError(f"cannot read {path}: {exc.strerror}; {IGNORE_HINT}") from None
+    why = ("it is in a folder every user can write to" if folder.st_mode & stat.S_IWOTH
+           else "every user can write to it" if own.st_mode & stat.S_IWOTH
+           else "it belongs to another user" if own.st_uid not in (os.getuid(), 0) else "")
+    if why:
+        raise BadInputError(f"{path} is not read: {why}, so it need not be yours; move it into your "
+                            f"project, name it with --config PATH if you trust it, {IGNORE_HINT}")
 
 
 def load(path: Path) -> ConfigFile:

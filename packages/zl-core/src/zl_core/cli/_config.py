@@ -93,8 +93,9 @@ def apply(args: argparse.Namespace) -> tuple[argparse.Namespace, ConfigUse | Non
                      values={key: raw for dest, (key, _, raw) in from_file.items() if dest not in typed},
                      overridden=tuple(key for dest, (key, _, _) in from_file.items() if dest in typed))
     instead = f" (given on the command line instead: {', '.join(used.overridden)})" if used.overridden else ""
-    print(f"zl {command}: configuration {found.path}: {', '.join(used.values) or 'no key taken'}{instead}",
-          file=sys.stderr)
+    # The interpreter a file names is shown, not only its key: cells will run it.
+    taken = ", ".join(f"{key}={value}" if key == "python" else key for key, value in used.values.items())
+    print(f"zl {command}: configuration {found.path}: {taken or 'no key taken'}{instead}", file=sys.stderr)
     return args, used
 
 
