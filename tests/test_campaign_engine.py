@@ -9,6 +9,7 @@ import time
 import attrs
 import pytest
 from zl_core import caliber, hookimpl
+from zl_core.app.seal import finish_campaign
 from zl_core.campaigns.ab_campaign import run_ab
 from zl_core.campaigns.ab_task import RoundsPlan, side_order
 from zl_core.campaigns.screen_campaign import latest_screen, run_screen
@@ -183,6 +184,8 @@ def test_screen_verdicts_and_tables(fake_host, tmp_path):
     status = read_status(campaign)
     assert [(s.op, s.side) for s in status][:2] == [("gemm", "A"), ("gemm", "B")]
     assert any(s.op == "missing" and s.rc == "3" for s in status)
+    assert latest_screen(tmp_path) is None  # its cells ended; its finish has not run
+    finish_campaign(campaign)  # what zl screen does next (receipts, then complete)
     assert latest_screen(tmp_path) == campaign
     assert read_campaign(campaign).switch == "FAKE_SWITCH"
 

@@ -22,6 +22,7 @@ import attrs
 import pytest
 from test_campaign_engine import engine_parts, fake_spec, settings
 from zl_core import caliber, cellguard, warmstart
+from zl_core.app.seal import finish_campaign
 from zl_core.campaigns.screen_campaign import run_screen
 from zl_core.cell import EXIT_STALLED, run_cell
 from zl_core.cli import main
@@ -154,6 +155,7 @@ def test_a_campaign_mixing_cold_and_warm_cells_is_refused(fake_host, tmp_path, c
     assert any(m.startswith("warm start: each cell forks from an interpreter that imported json, decimal")
                for m in caplog.messages)
     assert caliber.read_identity(root / "gemm" / "B")["start"] == "warm"
+    finish_campaign(root)  # what zl screen does after the cells (receipts, then complete)
     assert main(["report", str(root)]) == 0
     caliber.merge_identity(root / "gemm" / "B", {"start": "cold"})  # as a cold rerun of B would leave it
     capsys.readouterr()

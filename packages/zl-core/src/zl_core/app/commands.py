@@ -39,6 +39,7 @@ from zl_core.switches import Sides, resolve_sides
 from . import lanes
 from .inputs import check_rounds, results_written_under
 from .options import AbOptions, ScreenOptions, Where
+from .reports import finished_ab_report
 from .resolve import cell_settings, resolve, resolve_devices, runs_root
 from .seal import check_frozen, finish_campaign
 from .skipped import read_dismiss, skipped_ops
@@ -61,6 +62,7 @@ class AbOutcome:
     screen: Path | None  # the screen the operators came from, if any
     threshold_pct: float
     failed: tuple[str, ...] = ()  # operators with a failed cell (error, timeout, preflight)
+    report: dict | None = None  # the report model kept as the campaign's report.json
 
 
 def screen(host: PluginHost, options: ScreenOptions, *,
@@ -100,7 +102,8 @@ def screen(host: PluginHost, options: ScreenOptions, *,
                         resume=resume, recorded=place.recorded, skipped=skipped)
     with results_written_under(root, "zl screen"):
         campaign, rows = run_screen(host, spec, executor=executor or place.executor)
-    finish_campaign(campaign)  # receipts; a frozen campaign is sealed
+        with state.finishing(campaign, "zl screen"):
+            finish_campaign(campaign)  # receipts, then complete; a frozen campaign is sealed
     return ScreenOutcome(campaign=campaign, rows=tuple(rows), compile_only=got.measure.compile_only,
                          failed=tuple(state.failed_ops(CampaignLayout(campaign))))
 
@@ -274,9 +277,11 @@ def ab(host: PluginHost, options: AbOptions, *,
                         control_env=options.control_env)
     with results_written_under(root, "zl ab"):
         campaign, runs = run_ab(host, spec, executor=executor or place.executor)
+        # report.json, receipts, then complete (a frozen campaign sealed)
+        model = finished_ab_report(campaign, options.threshold_pct)
     return AbOutcome(campaign=campaign, runs=tuple(runs), screen=screen_path,
                      threshold_pct=options.threshold_pct,
-                     failed=tuple(state.failed_ops(CampaignLayout(campaign))))
+                     failed=tuple(state.failed_ops(CampaignLayout(campaign))), report=model)
 
 
 def _say_inherited(command: str, provider, backend, sides: Sides, also_set: tuple[str, ...] = ()) -> None:

@@ -97,7 +97,8 @@ def verdict_gate(model: dict, campaign: Path | None, fail_on: Sequence[str]) -> 
 def finished_ab_report(campaign: Path, threshold_pct: float | None) -> dict:
     """The report model of an A/B campaign that just ran, kept as its ``report.json``
     beside the cells, then its receipts written (a frozen campaign is sealed)."""
-    model = campaign_report(campaign, threshold_pct=threshold_pct)
-    keep_report_json(campaign, model)
-    finish_campaign(campaign)
+    with state.finishing(campaign, "zl ab"):
+        model = campaign_report(campaign, threshold_pct=threshold_pct)
+        keep_report_json(campaign, model)
+        finish_campaign(campaign)
     return model

@@ -142,18 +142,24 @@ def frozen_options(kind: str, frozen_dir: Path, given):
 
 
 def finish_campaign(campaign: Path) -> Path | None:
-    """Once a campaign is complete: write its receipts and, when it ran a frozen matrix,
-    seal it (its files read-only). Returns the campaign receipt (None: not complete)."""
+    """The last steps of a campaign whose cells all ended (state ``finishing``): its
+    classes (a frozen A/B), its receipts, its seal when it ran a frozen matrix (its files
+    read-only), and last campaign.json marked complete. The receipt binds campaign.json
+    as it is then written, and that one rename is the finish's commit: a finish cut
+    before it leaves the campaign ``finishing``, and ``--resume`` writes it all again.
+    Returns the campaign receipt (None: the campaign was not finishing)."""
+    from zl_core.atomic import json_text, write_text_atomic
     from zl_core.campaigns import state
     from zl_core.campaigns.judging import RULES
     from zl_core.seal import receipts
+    from zl_core.stamps import utc_stamp
     from zl_core.status import latest_by_cell, read_status
     from zl_core.store.layout import CHECK_DIR, CampaignLayout
     from zl_core.store.record import read_campaign
 
     layout = CampaignLayout(Path(campaign))
     meta = read_campaign(layout.root)
-    if state.state_of(meta) != state.COMPLETE:
+    if state.state_of(meta) != state.FINISHING:
         return None
     cells = {(layout.root / row.cell) for row in latest_by_cell(read_status(layout.root)).values()
              if row.cell and (layout.root / row.cell).is_dir()}
@@ -168,10 +174,12 @@ def finish_campaign(campaign: Path) -> Path | None:
                   "matrix_sha256": sealed.get("matrix_sha256")}
     if frozen is not None and meta.is_rounds:
         write_classes(layout, matrix)
+    complete = json_text(attrs.evolve(meta, state=state.COMPLETE, state_changed=utc_stamp()).to_json())
     path = receipts.write(layout, cells, rules=RULES if meta.is_rounds else None,
-                          frozen=frozen)
+                          frozen=frozen, campaign_json=complete)
     if frozen is not None:
         receipts.seal(layout)
+    write_text_atomic(layout.campaign_file, complete, mode=0o444 if frozen is not None else None)
     return path
 
 
@@ -188,6 +196,21 @@ def _kept_model(layout) -> dict:
     except (OSError, ValueError):
         pass  # safe: the report is built again from the cells, which it only summarises
     return report.build(layout.root, allow_mismatch=True)
+
+
+def _refuse_unfinished(layout) -> None:
+    """A campaign whose finish was cut has receipts of its finish that may be half
+    written: it is completed by a resume, not read as sealed."""
+    from zl_core.campaigns import state
+    from zl_core.store.record import read_campaign
+
+    try:
+        meta = read_campaign(layout.root)
+    except UsageError:
+        return  # not a readable campaign: its receipt, or the lack of one, is named instead
+    if state.state_of(meta) != state.COMPLETE:
+        raise UsageError(f"{layout.root} is {state.state_of(meta)}, not sealed yet; "
+                         f"{state.finish_hint(layout.root, meta, 'zl ab')}")
 
 
 def write_classes(layout, matrix: dict) -> Path:
@@ -212,6 +235,7 @@ def reaccount_campaign(campaign: Path, out: Path, *, launch_floor: int | None = 
     from zl_core.store.layout import CampaignLayout, enclosing_campaign
 
     layout = CampaignLayout(Path(campaign))
+    _refuse_unfinished(layout)
     if not (layout.root / receipts.RECEIPT).is_file():
         raise UsageError(f"{layout.root} has no campaign receipt ({receipts.RECEIPT}); zl reaccount "
                          "reads sealed runs (zl ab --manifest)")

@@ -22,7 +22,7 @@ from .judging import recorded_round_order
 from .progress import Progress
 from .spec import CampaignSpec
 from .start_check import settle_start
-from .state import prepare_resume, tracked
+from .state import finishing, prepare_resume, tracked
 from .telemetry_sampler import TelemetrySampler
 
 log = logging.getLogger(__name__)
@@ -96,12 +96,13 @@ def run_ab(host: PluginHost, spec: CampaignSpec, *,
         progress.close()
     if sampler.note and sampler.note != start_note and sampler.samples == 0:
         log.info(sampler.note)  # the sampler ran but never produced a row: say why
-    flags = telemetry_flags(layout.root, device)
-    for run in runs:
-        if run.state == SWITCH_NO_IR_DIFF:
-            for side in ("A", "B"):
-                flags.setdefault((run.op.op, "1", side), []).append(SWITCH_NO_IR_DIFF)
-    marked = rewrite_flags(layout.root, flags)
-    if marked:
-        log.info(f"status.tsv: {marked} cell(s) flagged (throttle/drift or {SWITCH_NO_IR_DIFF})")
+    with finishing(layout.root, "zl ab"):
+        flags = telemetry_flags(layout.root, device)
+        for run in runs:
+            if run.state == SWITCH_NO_IR_DIFF:
+                for side in ("A", "B"):
+                    flags.setdefault((run.op.op, "1", side), []).append(SWITCH_NO_IR_DIFF)
+        marked = rewrite_flags(layout.root, flags)
+        if marked:
+            log.info(f"status.tsv: {marked} cell(s) flagged (throttle/drift or {SWITCH_NO_IR_DIFF})")
     return layout.root, runs

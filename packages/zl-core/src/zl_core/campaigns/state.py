@@ -35,6 +35,10 @@ from zl_core.store.layout import CampaignLayout, CellLayout, op_of_folder
 from zl_core.store.record import CampaignRecord, read_campaign
 
 RUNNING, INTERRUPTED, COMPLETE = "running", "interrupted", "complete"
+#: Every cell has ended; the campaign's tables, report, receipts and seal are being
+#: written. Only the last step of that finish marks it complete (app.seal.finish_campaign),
+#: so a finish cut short is resumed, never taken for a finished campaign.
+FINISHING = "finishing"
 ASIDE_DIR = ".aside"
 #: Options a resumed campaign may change: where its cells run, not what they measure.
 MAY_CHANGE = ("resume", "devices", "scheduler", "lock_timeout_s", "sweep_devices")
@@ -53,7 +57,8 @@ def mark(layout: CampaignLayout, state: str, **fields: object) -> CampaignRecord
 
 @contextlib.contextmanager
 def tracked(layout: CampaignLayout, command: str) -> Iterator[None]:
-    """``running`` for the duration of the block, then ``complete`` or ``interrupted``."""
+    """``running`` for the duration of the block, then ``finishing`` (its finish marks it
+    complete) or ``interrupted``."""
     mark(layout, RUNNING, pid=os.getpid(), host=socket.gethostname())
     try:
         yield
@@ -63,7 +68,19 @@ def tracked(layout: CampaignLayout, command: str) -> Iterator[None]:
     except BaseException as exc:
         mark(layout, INTERRUPTED, reason=f"{type(exc).__name__}: {exc}".strip())
         raise
-    mark(layout, COMPLETE)
+    mark(layout, FINISHING)
+
+
+@contextlib.contextmanager
+def finishing(campaign: Path, command: str) -> Iterator[None]:
+    """A step of a campaign's finish: a signal in it leaves the campaign ``finishing``
+    and says how to complete it (a resume writes the finish again, whole)."""
+    try:
+        yield
+    except interrupts.Interrupted as exc:
+        raise interrupts.Interrupted(exc.signum, f"its cells had ended and its results were being "
+                                                 f"written; complete them with: {command} --resume "
+                                                 f"{campaign}") from None
 
 
 def state_of(meta: CampaignRecord) -> str:
@@ -83,7 +100,7 @@ def _pid_alive(pid: object) -> bool:
 
 def is_live(meta: CampaignRecord) -> bool:
     """Whether a process on this host is running the campaign now (resume would be refused)."""
-    return (state_of(meta) == RUNNING and meta.host == socket.gethostname()
+    return (state_of(meta) in (RUNNING, FINISHING) and meta.host == socket.gethostname()
             and _pid_alive(meta.pid) and int(meta.pid) != os.getpid())
 
 
@@ -268,10 +285,15 @@ def check_complete(path: Path) -> None:
                 f"are missing or unfinished: {shown}. Its files changed after it ended, so no verdict "
                 "of it stands; run it again, or pass --allow-incomplete to report what is left")
         return
-    missing = missing_ops(layout, meta)
-    shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
     command = "zl screen" if meta.kind == record.SCREEN else "zl ab"
     hint = finish_hint(layout.root, meta, command)
+    if current == FINISHING:
+        raise IncompleteCampaignError(
+            f"campaign {layout.root}: every cell ended, but its results (report, receipts, seal) "
+            f"were not all written. {hint[0].upper()}{hint[1:]}, or pass --allow-incomplete to "
+            "report what is there")
+    missing = missing_ops(layout, meta)
+    shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
     raise IncompleteCampaignError(
         f"campaign {layout.root} is {current}; {len(missing)} operator(s) unfinished"
         + (f": {shown}" if missing else "") + f". {hint[0].upper()}{hint[1:]}, "
@@ -372,10 +394,23 @@ def kept_device(layout: CampaignLayout, op: str) -> str | None:
     return None
 
 
+def reopen(layout: CampaignLayout) -> int:
+    """Give the owner back write access to the files of a campaign whose finish was cut
+    after its seal (the resume writes the finish again, seal included); returns how many."""
+    count = 0
+    for path in layout.root.rglob("*"):
+        if path.is_file() and not path.is_symlink() and not path.stat().st_mode & 0o200:
+            path.chmod(path.stat().st_mode | 0o200)
+            count += 1
+    return count
+
+
 def prepare_resume(layout: CampaignLayout, ops: Iterable[str], say: Callable[[str], None]) -> dict[str, str]:
     """Ready a resumed campaign: half-written cells set aside, status rows of kept cells
     restored. Returns where each of ``ops`` with kept cells ran them (operator -> device):
     the executor runs it on that device where it has a lane there."""
+    if state_of(read_campaign(layout.root)) == FINISHING:
+        reopen(layout)
     aside = set_aside_unfinished(layout)
     restored = restore_status(layout, read_campaign(layout.root))
     say(f"resuming {layout.name}: {len(aside)} half-written cell(s) set aside "

@@ -84,6 +84,6 @@ def run(args: argparse.Namespace) -> int:
               + (f" - {r.reason}" if r.reason else ""))
     # The campaign's report, as 'zl report' prints it, and its JSON kept beside the cells.
     print()
-    # receipts (report.json included) are written; a frozen campaign is sealed
-    _common.show_report(app.finished_ab_report(done.campaign, done.threshold_pct), "ab")
+    # the campaign finished: report.json and receipts written, a frozen campaign sealed
+    _common.show_report(done.report, "ab")
     return _common.failed_exit(done.failed, "ab")

@@ -10,6 +10,7 @@ read-only, and :func:`check` tells a reader whether anything changed since.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -52,8 +53,10 @@ def cell_receipt(cell_dir: Path) -> dict:
 
 
 def write(layout: CampaignLayout, cells: list[Path], *, rules: int | None,
-          frozen: dict | None = None) -> Path:
-    """Write the receipt of every cell in ``cells`` and the campaign's; returns the latter."""
+          frozen: dict | None = None, campaign_json: str | None = None) -> Path:
+    """Write the receipt of every cell in ``cells`` and the campaign's; returns the latter.
+    ``campaign_json``: campaign.json's text as the finish will write it last (complete),
+    which the receipt binds instead of the file as it is now."""
     receipts = {}
     for cell in cells:
         path = write_json_atomic(Path(cell) / RECEIPT, cell_receipt(cell))
@@ -63,6 +66,8 @@ def write(layout: CampaignLayout, cells: list[Path], *, rules: int | None,
     tables = {p.name: digests.file_sha256(p) for p in
               (layout.campaign_file, layout.status_file, layout.screen_json, layout.screen_tsv,
                layout.report_json, layout.telemetry_file, layout.root / CLASSES_FILE) if p.is_file()}
+    if campaign_json is not None:
+        tables[layout.campaign_file.name] = hashlib.sha256(campaign_json.encode("utf-8")).hexdigest()
     receipt = {"schema": SCHEMA, "campaign": layout.name, "kind": meta.get("kind"),
                "written": utc_stamp(), "zl": {"version": __version__,
                                               "files_sha256": digests.combined(zl), "files": zl},
