@@ -100,7 +100,7 @@ def test_a_read_only_filesystem_is_named(tmp_path, monkeypatch):
     (["--ops", "nope"], "unknown operator 'nope' in the builtin suite"),
     (["--ops", "sofmax"], "close names: softmax"),
     (["--ops", "mm:mm:notadtype"], "operator mm has no dtype 'notadtype'"),
-    (["--ops", "mm:mm:float32"], "it takes float16, bfloat16"),
+    (["--ops", "mm:mm:float32"], "its benchmark runs float16, bfloat16"),
     (["--ops", "softmax:mm"], "is defined in softmax (spec softmax:softmax)"),
     (["--ops", "add", "--timeout", "nan"], "argument --timeout: expected a number, got 'nan'"),
     (["--ops", "add", "--timeout", "inf"], "argument --timeout: expected a number, got 'inf'"),

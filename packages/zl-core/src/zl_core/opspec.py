@@ -6,7 +6,9 @@ never carry shell syntax, path separators or pytest node syntax further down.
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Sequence
 
 import attrs
 
@@ -46,6 +48,39 @@ def check_dtypes(names, *, where: str = "") -> tuple[str, ...]:
         if len(d) > MAX_NAME or not _DTYPE.match(d):
             raise BadInputError(f"malformed dtype {d!r}{where}: use names like float16, bfloat16")
     return dtypes
+
+
+def dtype_problem(op: str, dtype: str, *, runs: Sequence[str], choices: Sequence[str],
+                  suite: str) -> str | None:
+    """Why ``dtype`` cannot filter operator ``op``, None when it can: ``runs`` are the
+    dtypes its benchmark runs, ``choices`` the ones the suite's command line accepts
+    (either empty where the suite does not say; then torch's names bound them)."""
+    selectable = [d for d in runs if not choices or d in choices]
+    if choices and dtype not in choices:
+        return (f"dtype {dtype!r} of {op} is not one the {suite} suite's benchmark command line "
+                f"accepts ({', '.join(choices)}){_near(dtype, selectable if runs else choices)}; "
+                + (_what_runs(runs, selectable) if runs else "name one of those"))
+    if runs and dtype not in runs:
+        return (f"operator {op} has no dtype {dtype!r}{_near(dtype, selectable)}: "
+                f"{_what_runs(runs, selectable)} (zl ops lists each operator's dtypes)")
+    if not runs and not choices and dtype not in TORCH_DTYPES:
+        return (f"operator {op} has no dtype {dtype!r}{_near(dtype, TORCH_DTYPES)}; it takes torch "
+                "dtype names (zl ops lists each operator's dtypes)")
+    return None
+
+
+def _what_runs(runs: Sequence[str], selectable: Sequence[str]) -> str:
+    said = f"its benchmark runs {', '.join(runs)}"
+    if not selectable:
+        return f"{said}, none of which its command line accepts; give it no dtype filter"
+    if list(selectable) != list(runs):
+        said += f", of which a dtype filter can name {', '.join(selectable)}"
+    return f"{said}; name {'it' if len(selectable) == 1 else 'some of them'}, or none to run them all"
+
+
+def _near(dtype: str, names) -> str:
+    close = difflib.get_close_matches(dtype, sorted(names), n=2, cutoff=0.6)
+    return f" (did you mean {' or '.join(close)}?)" if close else ""
 
 
 @attrs.frozen(kw_only=True)

@@ -33,6 +33,7 @@ class OpInfo:
 
     op: str
     op_file: str
+    #: The dtypes its benchmark runs when no filter is given; () where the provider cannot say.
     dtypes: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()  # e.g. ("gemm", "tensor-core"); informational
     #: Why the benchmark never runs (an unconditional skip mark), "" when it does.
@@ -186,6 +187,13 @@ class Provider(abc.ABC):
         ``host`` is the run's plugin host (the core passes it; None when a caller has
         none), for what the backends' plugins add to a cell.
         """
+
+    def dtype_choices(self, source: str | None) -> tuple[str, ...]:
+        """The dtypes a filter may name under ``source``, whatever the operator (the
+        vocabulary of the suite's own benchmark command line); () where the suite does not
+        restrict them. An operator's ``OpInfo.dtypes`` narrow them further: ``zl screen``,
+        ``zl ab`` and ``zl freeze`` refuse, before any cell, a dtype outside either."""
+        return ()
 
     def rejected_dtypes(self, cell_dir: Path) -> bool:
         """Whether the finished cell's benchmark refused the requested dtype filter.

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from zl_core.campaigns.judging import MIN_LOOK_ROUNDS
 from zl_core.errors import BadInputError, ResultsUnwritableError, UsageError
-from zl_core.opspec import TORCH_DTYPES, OpSpec
+from zl_core.opspec import OpSpec, dtype_problem
 from zl_core.provider import Provider
 
 #: Filesystems that hold no files of their own: a campaign there cannot be kept.
@@ -87,18 +87,16 @@ def check_ops_offered(provider: Provider, source: str | None, ops: Sequence[OpSp
     # Spelled as op specs spell them (a listing may say test_add.py for add).
     by_pair = {(o.op, _stem(o.op_file)): o for o in offered}
     names = sorted({o.op for o in offered})
+    choices = provider.dtype_choices(source) if any(op.dtypes for op in ops) else ()
     for op in ops:
         info = by_pair.get((op.function, _stem(op.op_file)))
         if info is None:
             raise BadInputError(_unknown(provider, op, offered, names, source_names))
-        allowed = info.dtypes or TORCH_DTYPES
-        bad = [d for d in op.dtypes if d not in allowed]
-        if bad:
-            listing = ", ".join(info.dtypes) if info.dtypes else "torch dtype names"
-            close = difflib.get_close_matches(bad[0], sorted(allowed), n=2, cutoff=0.6)
-            hint = f" (did you mean {' or '.join(close)}?)" if close else ""
-            raise BadInputError(f"operator {op.op} has no dtype {bad[0]!r}{hint}; it takes "
-                                f"{listing} (zl ops lists each operator's dtypes)")
+        for dtype in op.dtypes:
+            problem = dtype_problem(op.op, dtype, runs=info.dtypes, choices=choices,
+                                    suite=provider.name)
+            if problem:
+                raise BadInputError(problem)
 
 
 def _stem(op_file: str) -> str:

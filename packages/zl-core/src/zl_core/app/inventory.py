@@ -39,11 +39,13 @@ def backends_listing(host: PluginHost) -> dict[str, Any]:
 class SourceOps:
     """One checkout's operators: ``name`` is "" for the default (unprefixed) source,
     ``path`` None for a suite packaged with its provider; ``ops`` pairs each operator
-    as ``--ops`` names it with what the provider says of it."""
+    as ``--ops`` names it with what the provider says of it; ``dtype_choices`` are the
+    dtypes a filter may name there (() where the suite does not restrict them)."""
 
     name: str
     path: str | None
     ops: tuple[tuple[OpSpec, OpInfo], ...]
+    dtype_choices: tuple[str, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -62,5 +64,6 @@ def suite_ops(host: PluginHost, where: Where) -> OpsListing:
     listed = []
     for name, path in (sources.entries or (("", source),)):
         specs = every_op(provider, path, "" if sources.is_default(name) else name)
-        listed.append(SourceOps(name=name, path=path, ops=tuple(zip(specs, provider.list_ops(path)))))
+        listed.append(SourceOps(name=name, path=path, ops=tuple(zip(specs, provider.list_ops(path))),
+                                dtype_choices=tuple(provider.dtype_choices(path))))
     return OpsListing(suite=provider.name, sources=tuple(listed))

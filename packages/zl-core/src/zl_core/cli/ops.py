@@ -26,19 +26,23 @@ def add_parser(sub) -> None:
     p.add_argument("--json", action="store_true",
                    help="print a JSON list of {op, op_file, dtypes, kinds, function, source} "
                    "(source: the checkout's name, null for a suite packaged with its provider; "
-                   "skip: the reason of a skip-marked benchmark)")
+                   "skip: the reason of a skip-marked benchmark; dtype_choices: the dtypes a "
+                   "filter may name, where the suite's command line restricts them)")
     p.set_defaults(handler=run)
 
 
-def _cells(op: str, info) -> tuple[str, str, str, str]:
-    return (op, info.op_file, ",".join(info.dtypes) or "-", ",".join(info.kinds) or "-")
+def _cells(op: str, info, choices: tuple[str, ...]) -> tuple[str, str, str, str]:
+    # A dtype the command line cannot name runs only unfiltered: shown in parentheses.
+    dtypes = ",".join(d if not choices or d in choices else f"({d})" for d in info.dtypes)
+    return (op, info.op_file, dtypes or "-", ",".join(info.kinds) or "-")
 
 
 def run(args: argparse.Namespace) -> int:
     listing = suite_ops(plugin_host(), _common.where_from(args))
     if args.json:
         print(json.dumps([{**info.to_json(), "op": spec.op, "function": info.op,
-                           "source": source.name or None}
+                           "source": source.name or None,
+                           **({"dtype_choices": list(source.dtype_choices)} if source.dtype_choices else {})}
                           for source in listing.sources for spec, info in source.ops], indent=2))
         return 0
     for source in listing.sources:
@@ -47,7 +51,10 @@ def run(args: argparse.Namespace) -> int:
               f"({source.path or 'packaged with the provider'})")
         if not source.ops:
             continue
-        rows = [COLUMNS] + [_cells(spec.op, info) for spec, info in source.ops]
+        if source.dtype_choices:
+            print(f"dtypes a filter may name: {', '.join(source.dtype_choices)}; a dtype in "
+                  "parentheses runs only unfiltered, '-' marks dtypes not read from the benchmark file")
+        rows = [COLUMNS] + [_cells(spec.op, info, source.dtype_choices) for spec, info in source.ops]
         widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
         for row in rows:
             print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())

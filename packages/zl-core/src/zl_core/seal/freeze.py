@@ -25,6 +25,7 @@ from zl_core import __version__, atomic
 from zl_core.backend import Backend
 from zl_core.errors import BadInputError, ZlError
 from zl_core.host import PluginHost
+from zl_core.opspec import dtype_problem
 from zl_core.provider import CheckSpec, OpInfo, Provider
 from zl_core.stamps import utc_stamp
 
@@ -319,9 +320,10 @@ def _target(provider: Provider, work: Workload, source: str | None, where: str,
     info = found[0]
     if info.skip:
         problems.append(f"{where}: the benchmark is skip-marked ({info.skip}); it would measure nothing")
-    unknown = [d for d in work.dtypes if info.dtypes and d not in info.dtypes]
-    if unknown:
-        problems.append(f"{where}.dtypes: {', '.join(unknown)} not offered by {work.op} "
-                        f"(it offers {', '.join(info.dtypes)})")
+    choices = provider.dtype_choices(source) if work.dtypes else ()
+    for dtype in work.dtypes:
+        problem = dtype_problem(work.op, dtype, runs=info.dtypes, choices=choices, suite=provider.name)
+        if problem:
+            problems.append(f"{where}.dtypes: {problem}")
     return info
 

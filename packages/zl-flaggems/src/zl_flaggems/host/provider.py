@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,22 +17,18 @@ from zl_core.compiler_env import CompilerEnv
 from zl_core.errors import PreflightError
 from zl_core.host import PluginHost
 from zl_core.provider import CellCommand, CellRequest, OpInfo, Provider, ShardMerge, WarmPlan
+from zl_core.rows import LOG_NAME
 
 from zl_flaggems.common import gems_env, plugin_order
 from zl_flaggems.common.gems_env import GEMS_PACKAGE_ENV
-from zl_flaggems.host import preflight
+from zl_flaggems.host import bench_dtypes, preflight
 from zl_flaggems.host.checkout import PACKAGES, cell_pythonpath, gems_package, provider_commit
 from zl_flaggems.host.compiler_vars import COMPILER_ENV
+from zl_flaggems.host.inventory import Inventory, bench_functions, benchmark_files
 from zl_flaggems.host.preflight import BENCH_DIR
 from zl_flaggems.host.sealing import FlagGemsSealing
 from zl_flaggems.host.table import PrintedTableRows
 
-_TEST_DEF = re.compile(r"^def\s+test_([A-Za-z0-9_]+)\s*\(", re.MULTILINE)
-# A decorator block right above a module-level test function; an unconditional skip
-# mark in it (not skipif) means the benchmark never runs.
-_DECORATED_DEF = re.compile(r"((?:^@[^\n]*\n(?:[ \t)][^\n]*\n)*)+)def\s+test_([A-Za-z0-9_]+)\s*\(",
-                            re.MULTILINE)
-_SKIP_MARK = re.compile(r"@pytest\.mark\.skip\b(?!if)\s*(?:\((?:\s*reason\s*=\s*)?(['\"])(.*?)\1)?")
 # Runs inside the candidate interpreter: can it find what a cell imports? Finding, not
 # importing: importing torch + flag_gems costs seconds per campaign, which is most of
 # the harness's budget against a bare run (docs/validation); a broken install that is
@@ -53,34 +48,6 @@ print("ZL_PROBE " + json.dumps(out))
 _CORE_MODULES = ("torch", "triton")
 
 
-def _benchmark_files(root: Path) -> list[Path]:
-    bench = root / BENCH_DIR
-    return sorted(p for p in bench.glob("test_*.py") if p.is_file()) if bench.is_dir() else []
-
-
-def _skip_marks(path: Path) -> dict[str, str]:
-    """Test functions of one file under an unconditional ``pytest.mark.skip``, with its reason."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return {}
-    marks = {}
-    for block, name in _DECORATED_DEF.findall(text):
-        found = _SKIP_MARK.search(block)
-        if found:
-            marks[name] = found.group(2) or "skipped unconditionally by the benchmark"
-    return marks
-
-
-def _test_functions(path: Path) -> list[str]:
-    """Module-level ``def test_<name>`` functions of one file, by text (no import)."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return []
-    return _TEST_DEF.findall(text)
-
-
 class FlagGemsProvider(FlagGemsSealing, PrintedTableRows, Provider):
     """Cells from a FlagGems checkout (``--flaggems-dir`` / ``FLAGGEMS_DIR``)."""
 
@@ -94,20 +61,27 @@ class FlagGemsProvider(FlagGemsSealing, PrintedTableRows, Provider):
 
     def __init__(self) -> None:
         self._probe_cache: dict[tuple, dict] = {}
+        self._inventory = Inventory()
 
     # -- listing ---------------------------------------------------------------
 
     def list_ops(self, source: str | None) -> list[OpInfo]:
         root = self._root(source)
-        if root is None:
-            return []
-        ops: list[OpInfo] = []
-        for path in _benchmark_files(root):
-            op_file = path.stem[len("test_"):]
-            skips = _skip_marks(path)
-            for name in dict.fromkeys(_test_functions(path)):
-                ops.append(OpInfo(op=name, op_file=op_file, skip=skips.get(name, "")))
-        return sorted(ops, key=lambda o: (o.op, o.op_file))
+        return [] if root is None else self._inventory.ops(root)
+
+    def dtype_choices(self, source: str | None) -> tuple[str, ...]:
+        """``choices`` of ``--dtypes`` in the checkout's benchmark/conftest.py."""
+        root = self._root(source)
+        return () if root is None else self._inventory.dtype_choices(root)
+
+    def rejected_dtypes(self, cell_dir: Path) -> bool:
+        """The cell's run.log holds FlagGems' own refusal of a dtype filter
+        (``Benchmark.set_dtypes``: "Given dtype(s) ... can't be supported by this op")."""
+        try:
+            text = (Path(cell_dir) / LOG_NAME).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return False
+        return bool(bench_dtypes.rejected(text))
 
     # -- preflight -------------------------------------------------------------
 
@@ -175,7 +149,7 @@ class FlagGemsProvider(FlagGemsSealing, PrintedTableRows, Provider):
         def close_files() -> str:
             if request.test_node:
                 return ""
-            stems = [p.stem[len("test_"):] for p in _benchmark_files(root)]
+            stems = [p.stem[len("test_"):] for p in benchmark_files(root)]
             close = difflib.get_close_matches(request.op.op_file, stems, n=3, cutoff=0.6)
             return f"; close op files: {', '.join(close)} (spec op:op_file)" if close else ""
 
@@ -184,7 +158,7 @@ class FlagGemsProvider(FlagGemsSealing, PrintedTableRows, Provider):
     def _check_function(self, root: Path, path: Path, func: str, request: CellRequest) -> None:
         if not func:
             return
-        names = _test_functions(path)
+        names = bench_functions(path)
         if not func.startswith("test_"):
             return  # a class or an unusual node: pytest reports it precisely
         wanted = func[len("test_"):]
@@ -194,8 +168,8 @@ class FlagGemsProvider(FlagGemsSealing, PrintedTableRows, Provider):
         close = difflib.get_close_matches(wanted, names, n=3, cutoff=0.5)
         if close:
             hints.append("close names in this file: " + ", ".join(close))
-        elsewhere = [p.stem[len("test_"):] for p in _benchmark_files(root)
-                     if p != path and wanted in _test_functions(p)]
+        elsewhere = [p.stem[len("test_"):] for p in benchmark_files(root)
+                     if p != path and wanted in bench_functions(p)]
         if elsewhere:
             hints.append(f"test_{wanted} is defined in " + ", ".join(
                 f"test_{f}.py (spec {wanted}:{f})" for f in elsewhere[:3]))
