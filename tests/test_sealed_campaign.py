@@ -179,8 +179,11 @@ def _git(root: Path, *args: str) -> str:
 
 
 @pytest.fixture
-def checkout(tmp_path) -> Path:
+def checkout(tmp_path, monkeypatch) -> Path:
     root = fake_flaggems.build(tmp_path / "FlagGems")
+    # The cells' interpreter imports torch: the checkout's stand-in for it.
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(root / "stubs"), *filter(None, [os.environ.get("PYTHONPATH")])]))
     _git(root, "init", "-q")
     _git(root, "add", "-A")
     _git(root, "commit", "-q", "-m", "fake FlagGems")
@@ -283,6 +286,38 @@ def test_accuracy_tests_that_select_nothing_or_cannot_be_collected_are_refused_a
     assert "workloads[0] (fakemm).correctness: tests/test_fake.py -m fakemm: its tests cannot be collected (pytest exit 2" in err
     assert "no_such_module_zl" in err, err
 
+
+
+def test_freeze_imports_what_a_cell_imports(machine, tmp_path, capsys, checkout, monkeypatch):
+    """Looking modules up passes an interpreter without torch (it finds FlagGems all the
+    same); importing them, in a cell's order, does not."""
+    with_torch = os.environ["PYTHONPATH"]
+    frozen = freeze(tmp_path, flaggems_manifest(checkout), capsys)
+    imports = json.loads((frozen / "matrix.json").read_text())["imports"]
+    assert imports["torch"] == str(checkout / "stubs" / "torch" / "__init__.py")  # bound like the rest
+    assert list(imports) == ["torch", "triton", "flag_gems"]  # zl's plugins: named only if broken
+
+    monkeypatch.setenv("PYTHONPATH", with_torch.replace(str(checkout / "stubs"), str(tmp_path / "none")))
+    manifest = tmp_path / "frozen.yaml"
+    assert zl("freeze", manifest, "--dry-run") == 2
+    found = problems(capsys)
+    assert found == [(f"import torch: {sys.executable} cannot import it; freeze with the interpreter "
+                     "the cells run (--python)")], found
+    nvidia_smi(machine)
+    assert zl("screen", "--manifest", frozen) == 3  # and a frozen run whose torch is gone
+    assert any(p.startswith(f"import torch: {sys.executable} imports it from nowhere, frozen from")
+               for p in problems(capsys))
+
+    # A package that is there but cannot load (a vendor library missing).
+    monkeypatch.setenv("PYTHONPATH", with_torch)
+    package = checkout / "src" / "flag_gems" / "__init__.py"
+    package.write_text('raise ImportError("libcudart.so.12: cannot open shared object file")\n'
+                       + package.read_text())
+    _git(checkout, "commit", "-q", "-am", "a package that cannot load")
+    manifest.write_text(flaggems_manifest(checkout))
+    assert zl("freeze", manifest, "--dry-run") == 2
+    assert any(p.startswith(f"import flag_gems: {sys.executable} cannot import it")
+               for p in problems(capsys))
 
 
 def _collecting_in(root: Path) -> list[int]:

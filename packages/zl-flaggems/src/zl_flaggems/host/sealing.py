@@ -11,7 +11,7 @@ from pathlib import Path
 
 from zl_core import contract, interrupts
 from zl_core.errors import PreflightError, ZlError
-from zl_core.module_origins import origins
+from zl_core.module_origins import imported, origins
 from zl_core.provider import CellCommand, CellRequest, CheckSpec, OpInfo
 
 from zl_flaggems.common import plugin_order
@@ -27,6 +27,9 @@ ROOT_FILES = ("conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg")
 HARNESS_SUFFIXES = (".py", ".yaml", ".yml")
 #: Collecting imports torch and FlagGems in the cells' interpreter: seconds, not minutes.
 COLLECT_TIMEOUT_S = 300
+#: zl's plugins every benchmark cell loads, whatever its backend and options.
+CELL_PLUGINS = (plugin_order.PHASES, plugin_order.VENDOR, plugin_order.SEED, plugin_order.SHAPES,
+                plugin_order.COMPILE_POOL, plugin_order.FOREIGN, plugin_order.RESULTS)
 
 
 class FlagGemsSealing:
@@ -113,9 +116,15 @@ class FlagGemsSealing:
         return uncommitted_changes(root) if root is not None else []
 
     def frozen_imports(self, *, python: str, source: str | None) -> dict[str, str | None]:
+        """torch, Triton and FlagGems as a cell imports them: for real, in that order, with
+        the cell's import path, then zl's cell plugins (named only when one
+        fails). Looking them up would pass an interpreter without torch, which finds
+        FlagGems but cannot import it; the seconds this costs are spent once a campaign."""
         root = self._root(source)
         if root is None:
             return origins(python, ["triton"])
         path = cell_pythonpath(root, os.environ.get("PYTHONPATH", ""))
-        return origins(python, ["triton", self.gems_package_of(root)],
-                       env={**os.environ, "PYTHONPATH": path}, cwd=str(root))
+        bound = ["torch", "triton", self.gems_package_of(root)]
+        found = imported(python, [*bound, *CELL_PLUGINS], env={**os.environ, "PYTHONPATH": path},
+                         cwd=str(root), timeout_s=COLLECT_TIMEOUT_S)
+        return {m: o for m, o in found.items() if m in bound or o is None}
