@@ -130,6 +130,16 @@ def test_a_dtype_flaggems_would_refuse_is_refused_before_any_cell(checkout, tmp_
         assert not (tmp_path / "runs").exists()  # nothing written, no cell started
 
 
+def test_zl_run_refuses_them_too_before_its_cell(checkout, tmp_path, capsys):
+    out = tmp_path / "cell"
+    assert zl("run", "--flaggems-dir", checkout, "--backend", "fakegpu", "--op", "fakerand:fake_dtypes",
+              "--dtypes", "int64", "--out", out) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("zl run: dtype 'int64' of fakerand is not one the flaggems suite's "
+                          "benchmark command line accepts"), err
+    assert not out.exists()
+
+
 def test_zl_freeze_names_each_dtype_flaggems_would_refuse(checkout, tmp_path, capsys):
     subprocess.run(["git", "init", "-q"], cwd=checkout, check=True)
     subprocess.run(["git", "add", "-A"], cwd=checkout, check=True)

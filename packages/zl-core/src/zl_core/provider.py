@@ -192,7 +192,8 @@ class Provider(abc.ABC):
         """The dtypes a filter may name under ``source``, whatever the operator (the
         vocabulary of the suite's own benchmark command line); () where the suite does not
         restrict them. An operator's ``OpInfo.dtypes`` narrow them further: ``zl screen``,
-        ``zl ab`` and ``zl freeze`` refuse, before any cell, a dtype outside either."""
+        ``zl ab``, ``zl run`` and ``zl freeze`` refuse, before any cell, a dtype outside
+        either."""
         return ()
 
     def rejected_dtypes(self, cell_dir: Path) -> bool:

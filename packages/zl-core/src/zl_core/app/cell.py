@@ -16,6 +16,7 @@ from zl_core.sources import Sources
 from zl_core.stamps import folder_stamp
 from zl_core.store.layout import op_folder
 
+from .inputs import check_dtypes_offered
 from .options import Measurement, Where
 from .resolve import cell_settings, resolve, runs_root
 
@@ -69,6 +70,8 @@ def run_one_cell(host: PluginHost, options: CellOptions, *,
     got = resolve(host, options.where, options.measure, what=f"zl run --op {op.op}")
     op = _op(options, got.sources)  # a source prefix is known once the sources are
     provider, backend, device = got.provider, got.backend, got.device
+    if not options.test_node:  # a dtype the suite would refuse: exit 2, before the cell
+        check_dtypes_offered(provider, got.sources.path(op.source), op)
     if options.replay_from and options.no_record:
         raise UsageError("--replay-from and --no-record exclude each other")
     mode = "replay" if options.replay_from else ("uncontrolled" if options.no_record else "record")

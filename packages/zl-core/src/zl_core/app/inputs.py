@@ -99,6 +99,22 @@ def check_ops_offered(provider: Provider, source: str | None, ops: Sequence[OpSp
                 raise BadInputError(problem)
 
 
+def check_dtypes_offered(provider: Provider, source: str | None, op: OpSpec) -> None:
+    """``op``'s dtypes, where the suite lists ``op`` (an operator it does not list is left
+    to the cell's preflight, which names the files near it)."""
+    if not op.dtypes:
+        return
+    info = next((o for o in provider.list_ops(source)
+                 if (o.op, _stem(o.op_file)) == (op.function, _stem(op.op_file))), None)
+    if info is None:
+        return
+    choices = provider.dtype_choices(source)
+    for dtype in op.dtypes:
+        problem = dtype_problem(op.op, dtype, runs=info.dtypes, choices=choices, suite=provider.name)
+        if problem:
+            raise BadInputError(problem)
+
+
 def _stem(op_file: str) -> str:
     return op_file.removeprefix("test_").removesuffix(".py")
 
