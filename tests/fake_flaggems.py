@@ -600,7 +600,8 @@ def test_zafter():
 #: int64 outside the command line's choices), ``consts`` groups added up, a local list,
 #: a class's ``DEFAULT_DTYPES``, a helper of the file; and ways that depend on the run,
 #: which read as unknown: a parametrized ``[dtype]``, a call (``consts.FP8_DTYPES`` is
-#: ``[get_fp8_dtype()]``), a class with its own ``set_dtypes``. ``fakedevice`` runs
+#: ``[get_fp8_dtype()]``), a list appended to where the device allows, a class with its
+#: own ``set_dtypes``. ``fakedevice`` runs
 #: float32 only and refuses a filter in FlagGems' words.
 DTYPE_FILES: dict[str, str] = {}
 DTYPE_FILES["benchmark/test_fake_dtypes.py"] = '''
@@ -617,6 +618,12 @@ def _float32_bench(name):
 
 def _device_dtypes():
     return [torch.float32]
+
+
+# As FlagGems' test_igammac.py: float64 where the device has it.
+_FP64_DTYPES = [torch.float32]
+if getattr(base, "SUPPORT_FP64", False):
+    _FP64_DTYPES.append(torch.float64)
 
 
 class OwnDefault(base.GenericBenchmark):
@@ -672,6 +679,12 @@ def test_fakeown():
 @pytest.mark.fakehelper
 def test_fakehelper():
     _float32_bench("fakehelper").run()
+
+
+@pytest.mark.fakefp64
+def test_fakefp64():
+    base.GenericBenchmark(op_name="fakefp64", torch_op=base.op_cost(0.02), gems_op=base.op_cost(0.01),
+                          input_fn=base.unary_input, dtypes=_FP64_DTYPES).run()
 
 
 @pytest.mark.fakedevice

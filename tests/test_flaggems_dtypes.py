@@ -94,8 +94,10 @@ def test_zl_ops_shows_each_operators_dtypes_and_the_command_lines(checkout, caps
     assert dtypes["fakehelper"] == ["float32"]  # built by a helper of the file
     assert dtypes["fakeadd"] == ["float16", "float32"]  # the base class's DEFAULT_DTYPES
     assert dtypes["fakerng"] == ["float16"]
-    # What depends on the run is not guessed: a parameter, a call, a class's own filter.
+    # What depends on the run is not guessed: a parameter, a call, a class's own filter, a
+    # list appended to under a condition.
     assert dtypes["fakeparam"] == dtypes["fakedevice"] == dtypes["fakeown"] == []
+    assert dtypes["fakefp64"] == []
     assert all(o["dtype_choices"] == CHOICES for o in listed.values())
 
     assert zl("ops", "--flaggems-dir", checkout) == 0

@@ -21,7 +21,7 @@ import ast
 import re
 from pathlib import Path
 
-from zl_flaggems.host.dtype_source import BenchFolder, Dtypes, SourceModule, canonical
+from zl_flaggems.host.dtype_source import MUTATORS, BenchFolder, Dtypes, SourceModule, canonical
 
 #: What ``Benchmark.set_dtypes`` raises for a dtype the benchmark does not run
 #: (FlagGems' own wording, benchmark/base.py: ``Given dtype(s) 'torch.float64'can't be
@@ -130,6 +130,12 @@ def _local_names(func: ast.FunctionDef) -> dict[str, ast.expr | None]:
     for arg in (*params.posonlyargs, *params.args, *params.kwonlyargs, params.vararg, params.kwarg):
         if arg is not None:
             names[arg.arg] = None
+    for node in ast.walk(func):  # changed in place: ``dtypes.append(torch.float64)``
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.attr in MUTATORS):
+            names[node.func.value.id] = None
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(dict.fromkeys(node.names))
     return names
 
 

@@ -23,6 +23,8 @@ TORCH_ALIASES = {
 }
 #: How deep names may refer to names before the reader gives up (a cycle reads unknown).
 MAX_DEPTH = 12
+#: List methods that change a module's list in place.
+MUTATORS = ("append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse")
 
 Dtypes = tuple[str, ...]
 
@@ -46,6 +48,7 @@ class SourceModule:
         self.functions: dict[str, ast.FunctionDef] = {}
         for node in tree.body:
             self._top_level(node)
+        self.unsettled = _unsettled_names(tree)
 
     def _top_level(self, node: ast.stmt) -> None:
         if isinstance(node, ast.Assign):
@@ -163,6 +166,8 @@ class SourceModule:
         return None
 
     def named_value(self, name: str, depth: int) -> Dtypes | str | None:
+        if name in self.unsettled:
+            return None
         if name in self.assigns:
             return self._value(self.assigns[name], depth + 1, {})
         bound = self.imports.get(name)
@@ -171,6 +176,45 @@ class SourceModule:
             if other is not None:
                 return other.named_value(bound[1], depth + 1)
         return None
+
+
+def _unsettled_names(tree: ast.Module) -> set[str]:
+    """Module names whose value is not the one top-level assignment says: bound more than
+    once or under a condition (``if fp64: X = [...]``), changed in place
+    (``X.append(torch.float64)`` where the device supports it) or declared ``global``."""
+    names: set[str] = set()
+    stores: dict[str, int] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            stores[node.name] = stores.get(node.name, 0) + 1
+            continue
+        for inner in _module_scope(node):
+            if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store):
+                stores[inner.id] = stores.get(inner.id, 0) + 1
+                if not isinstance(node, (ast.Assign, ast.AnnAssign)):
+                    names.add(inner.id)  # bound by a loop, a with, a branch
+    names.update(name for name, count in stores.items() if count > 1)
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.attr in MUTATORS):
+            names.add(node.func.value.id)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.value.id for t in targets
+                         if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name))
+        elif isinstance(node, ast.Global):
+            names.update(node.names)
+    return names
+
+
+def _module_scope(node: ast.AST):
+    """``node`` and what it holds, functions' and classes' own bodies left out."""
+    yield node
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            yield from _module_scope(child)
 
 
 class BenchFolder:
