@@ -23,6 +23,7 @@ from .progress import Progress
 from .spec import CampaignSpec
 from .start_check import settle_start
 from .state import finishing, prepare_resume, tracked
+from .summary import write_summary
 from .telemetry_sampler import TelemetrySampler
 
 log = logging.getLogger(__name__)
@@ -105,4 +106,5 @@ def run_ab(host: PluginHost, spec: CampaignSpec, *,
         marked = rewrite_flags(layout.root, flags)
         if marked:
             log.info(f"status.tsv: {marked} cell(s) flagged (throttle/drift or {SWITCH_NO_IR_DIFF})")
+        write_summary(layout.root, host)  # after the flags: its cell_flags column copies them
     return layout.root, runs

@@ -26,6 +26,7 @@ from .state import (
     prepare_resume,
     tracked,
 )
+from .summary import write_summary
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +71,7 @@ def run_screen(host: PluginHost, spec: CampaignSpec, *, executor: Executor | Non
                 rows.append(result.row)
                 rows.sort(key=lambda row: order[row["op"]])
                 write_screen_tables(layout, rows)
+            write_summary(layout.root, host)
     finally:
         progress.close()
     return layout.root, rows

@@ -65,7 +65,8 @@ def write(layout: CampaignLayout, cells: list[Path], *, rules: int | None,
     zl = digests.zl_files()
     tables = {p.name: digests.file_sha256(p) for p in
               (layout.campaign_file, layout.status_file, layout.screen_json, layout.screen_tsv,
-               layout.report_json, layout.telemetry_file, layout.root / CLASSES_FILE) if p.is_file()}
+               layout.report_json, layout.summary_csv, layout.telemetry_file, layout.root / CLASSES_FILE)
+              if p.is_file()}
     if campaign_json is not None:
         tables[layout.campaign_file.name] = hashlib.sha256(campaign_json.encode("utf-8")).hexdigest()
     receipt = {"schema": SCHEMA, "campaign": layout.name, "kind": meta.get("kind"),

@@ -4,6 +4,7 @@
 
     <runs root>/<kind>_<switch>_<stamp>/      a campaign
         campaign.json  status.tsv  telemetry.tsv  screen.tsv  screen.json  report.json
+        summary.csv                           every measured row, written at the end
         <op>/A  <op>/B                        a screen's pair (round 0)
         <op>/r01/A  <op>/r01/B  <op>/r02/...  an A/B campaign's rounds
 
@@ -36,6 +37,7 @@ TELEMETRY_TSV_COLUMNS = ("timestamp", *TELEMETRY_COLUMNS)
 SCREEN_TSV = "screen.tsv"
 SCREEN_JSON = "screen.json"
 REPORT_JSON = "report.json"
+SUMMARY_CSV = "summary.csv"
 SIDES = ("A", "B")
 _ROUND_DIR = re.compile(r"^r(\d+)$")
 
@@ -169,6 +171,10 @@ class CampaignLayout:
     @property
     def report_json(self) -> Path:
         return self.root / REPORT_JSON
+
+    @property
+    def summary_csv(self) -> Path:
+        return self.root / SUMMARY_CSV
 
     def op_dir(self, op: str) -> Path:
         return self.root / op_folder(op)
