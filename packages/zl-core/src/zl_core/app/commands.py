@@ -39,6 +39,7 @@ from zl_core.switches import Sides, resolve_sides
 from . import lanes
 from .inputs import check_rounds, results_written_under
 from .options import AbOptions, ScreenOptions, Where
+from .replay_root import check_replay_root
 from .reports import finished_ab_report
 from .resolve import cell_settings, resolve, resolve_devices, runs_root
 from .seal import check_frozen, finish_campaign
@@ -84,6 +85,8 @@ def screen(host: PluginHost, options: ScreenOptions, *,
     ops = list(got.ops)
     dismissed = read_dismiss(options.dismiss) if options.dismiss else {}
     skipped = skipped_ops(got.provider, got.sources, ops, dismissed)
+    replayed = check_replay_root(got.measure, options.lanes, got.backend,
+                                 [op for op in ops if op.op not in skipped])
     check_campaign_switch(got.provider, sides, backend=got.backend, python=got.measure.python,
                           target=got.measure.target, switch_given=choice.switch,
                           force=choice.force)
@@ -96,6 +99,7 @@ def screen(host: PluginHost, options: ScreenOptions, *,
              f"{got.provider.name}, {len(ops)} operator(s)"
              + (f", IR-only for {got.measure.target}" if got.measure.compile_only else "")
              + (f"; resuming {resume.root}" if resume else ""))
+    _say_replayed("zl screen", replayed)
     _say_inherited("zl screen", got.provider, got.backend, sides)
     spec = CampaignSpec(provider=got.provider, backend=got.backend, device=got.device, sides=sides,
                         ops=ops, settings=cell_settings(got.measure, got.sources), runs_root=root,
@@ -258,6 +262,8 @@ def ab(host: PluginHost, options: AbOptions, *,
                              threshold_pct=options.threshold_pct)
         log.info(f"zl ab: using screen {from_screen.path}: {', '.join(o.op for o in ops) or '(none)'}")
     sides = _sides(got.backend, options, source.meta if source else None)
+    replayed = check_replay_root(got.measure, options.lanes, got.backend, [*ops, *controls])
+    _say_replayed("zl ab", replayed)
     if not options.aa:
         check_campaign_switch(got.provider, sides, backend=got.backend, python=got.measure.python,
                               target=got.measure.target,
@@ -282,6 +288,12 @@ def ab(host: PluginHost, options: AbOptions, *,
     return AbOutcome(campaign=campaign, runs=tuple(runs), screen=screen_path,
                      threshold_pct=options.threshold_pct,
                      failed=tuple(state.failed_ops(CampaignLayout(campaign))), report=model)
+
+
+def _say_replayed(command: str, screen: Path | None) -> None:
+    if screen is not None:
+        log.info(f"{command}: every cell replays the autotune configs side A of screen {screen} "
+                 "recorded for its operator (--replay-root); no cell records")
 
 
 def _say_inherited(command: str, provider, backend, sides: Sides, also_set: tuple[str, ...] = ()) -> None:

@@ -26,7 +26,7 @@ from .resolve import Resolved, check_op_specs, resolve, resolve_devices, runs_ro
 
 O = TypeVar("O")
 _NESTED = {"where": Where, "measure": Measurement, "switch": SwitchChoice, "lanes": Lanes}
-_PATHS = ("runs_root", "screen", "shape_file", "resume", "dismiss", "frozen")
+_PATHS = ("runs_root", "screen", "shape_file", "resume", "dismiss", "frozen", "replay_root")
 _PAIRS = ("a_env", "b_env", "op_timeouts", "control_env", "checks")
 
 
@@ -78,6 +78,8 @@ def recorded_options(options: O, got: Resolved) -> O:
                            target=got.measure.target)
     if measure.shape_file is not None:
         measure = attrs.evolve(measure, shape_file=Path(measure.shape_file).resolve())
+    if measure.replay_root is not None:
+        measure = attrs.evolve(measure, replay_root=Path(measure.replay_root).expanduser().resolve())
     if getattr(options, "dismiss", None) is not None:
         options = attrs.evolve(options, dismiss=Path(options.dismiss).resolve())
     return attrs.evolve(options, where=where, measure=measure, runs_root=runs_root(options.runs_root),

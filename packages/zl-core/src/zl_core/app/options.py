@@ -51,6 +51,9 @@ class Measurement:
     target: str | None = None  # compile-only target
     #: ``(op, seconds)``: operators with their own cell timeout (a sealed campaign's workloads).
     op_timeouts: tuple[tuple[str, float], ...] = attrs.field(default=(), converter=tuple)
+    #: An earlier screen whose side-A records every cell replays (``--replay-root``);
+    #: None: the campaign records its own (app.replay_root checks it).
+    replay_root: Path | None = None
 
 
 @attrs.frozen(kw_only=True)

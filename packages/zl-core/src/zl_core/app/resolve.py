@@ -320,7 +320,9 @@ def cell_settings(measure: Measurement, sources: Sources | str | None) -> CellSe
                         compile_workers=measure.compile_workers,
                         sweep_devices=tuple(d for d in measure.sweep_devices.split(",") if d),
                         compile_only=measure.compile_only,
-                        target=measure.target, op_timeouts=measure.op_timeouts)
+                        target=measure.target, op_timeouts=measure.op_timeouts,
+                        replay_root=(Path(measure.replay_root).expanduser().resolve()
+                                     if measure.replay_root is not None else None))
 
 
 def resolve_devices(host: PluginHost, backend: Backend, spec: str, *, what: str) -> list[str]:

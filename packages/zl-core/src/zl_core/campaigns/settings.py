@@ -11,6 +11,7 @@ from zl_core.backend import Backend
 from zl_core.opspec import OpSpec
 from zl_core.provider import CellRequest
 from zl_core.sources import Sources
+from zl_core.store.layout import CampaignLayout
 from zl_core.switches import Sides
 
 
@@ -44,6 +45,9 @@ class CellSettings:
     #: ``(op, seconds)``: operators whose cells have their own timeout (a sealed
     #: campaign's per-workload ``timeout_s``); the rest have ``timeout_s``.
     op_timeouts: tuple[tuple[str, float], ...] = attrs.field(default=(), converter=tuple)
+    #: An earlier screen whose ``<op>/A`` record every cell replays (``--replay-root``): no
+    #: cell of the campaign records. None: the campaign's own record cell records.
+    replay_root: Path | None = None
 
     def timeout_of(self, op: OpSpec) -> float:
         return dict(self.op_timeouts).get(op.op, self.timeout_s)
@@ -82,8 +86,11 @@ class CellSettings:
                        also_set: tuple[str, ...] = ()) -> CellRequest:
         """Side ``side``'s cell in ``out_dir`` with the autotune configs pinned to
         ``record_cell``: that cell records them, every other cell replays its record.
+        With a :attr:`replay_root`, every cell replays that screen's ``<op>/A`` instead.
         Screen and A/B tasks build every cell through this, on the lane's device.
         ``also_set``: variables a further side sets (a control's), which no cell inherits."""
+        if self.replay_root is not None:
+            record_cell = CampaignLayout(self.replay_root).cell_dir(op.op, "A")
         recording = Path(out_dir) == Path(record_cell)
         return self.request(op=op, backend=backend, device=device, out_dir=out_dir, env=sides.env(side),
                             side=side, autotune_mode="record" if recording else "replay",

@@ -182,6 +182,10 @@ def add_campaign_args(p: argparse.ArgumentParser, *, default_timeout: float,
                      default_timing=default_timing, default_start=default_start,
                      compile_only=compile_only)
     p.add_argument("--runs-root", type=Path, help="where campaigns go (default: $ZL_RUNS_ROOT or ./runs)")
+    p.add_argument("--replay-root", type=Path, default=None, metavar="SCREEN",
+                   help="an earlier screen campaign: every cell replays the autotune configs its "
+                   "side A recorded for the operator, and no cell records (each operator needs "
+                   "a finished, recording side A there)")
     g = p.add_argument_group("lanes, hosts and resuming")
     g.add_argument("--devices", metavar="all|0,1,...",
                    help="run operators on these devices at once, one lane each (physical ids)")
@@ -236,7 +240,8 @@ def measurement_from(args: argparse.Namespace) -> Measurement:
                        shared_tuner_cache=args.shared_tuner_cache, timeout_s=args.timeout,
                        stall_timeout_s=args.stall_timeout, start=args.start,
                        lock_timeout_s=args.lock_timeout, compile_workers=args.compile_workers,
-                       sweep_devices=args.sweep_devices, compile_only=args.compile_only, target=args.target)
+                       sweep_devices=args.sweep_devices, compile_only=args.compile_only, target=args.target,
+                       replay_root=getattr(args, "replay_root", None))  # zl run has --replay-from
 
 
 def switch_from(args: argparse.Namespace) -> SwitchChoice:
