@@ -83,10 +83,18 @@ class CellOutcome:
     preflight: str = ""  # the failed check's line, when the cell never started
     stalled: bool = False  # no output or progress for the stall window; rc is EXIT_STALLED
     rows_error: str = ""  # the provider could not read the cell's rows: the cell failed
+    #: Why its tests skipped at run time (pytest.skip in the benchmark, skipif, xfail).
+    skips: tuple[str, ...] = attrs.field(default=(), converter=tuple)
 
     @property
     def ok(self) -> bool:
         return self.rc == 0 and not self.timed_out and not self.rows_error
+
+    @property
+    def skipped(self) -> bool:
+        """The cell ran, measured nothing, and its tests skipped at run time: the
+        benchmark declined this device or build, which is no failure and no verdict."""
+        return self.ok and self.success_rows == 0 and self.failed_rows == 0 and bool(self.skips)
 
 
 def strip_ansi(text: str) -> str:
@@ -107,18 +115,19 @@ def prepare_cell_dir(path: Path, *, fresh: bool = True) -> Path:
     return path
 
 
-def count_results(provider: Provider, cell_dir: Path) -> tuple[int, int, str]:
-    """(success, failed, problem) rows of the cell, as its provider reads them; ``problem``
-    names what the provider raised instead (a provider bug or an unreadable result must
-    fail the cell with its reason, never read as a cell that measured nothing)."""
+def count_results(provider: Provider, cell_dir: Path) -> tuple[int, int, str, tuple[str, ...]]:
+    """(success, failed, problem, skips) of the cell, as its provider reads them: its rows,
+    what the provider raised instead (a provider bug or an unreadable result must fail the
+    cell with its reason, never read as a cell that measured nothing), and why its tests
+    skipped at run time."""
     try:
-        rows = provider.read_rows(cell_dir).rows
+        read = provider.read_rows(cell_dir)
     except Exception as exc:  # noqa: BLE001 - recorded in the identity and the log, the cell fails
         text = " ".join(str(exc).split())[:300]
         return 0, 0, f"suite {provider.name} could not read the cell's rows: {type(exc).__name__}" + (
-            f": {text}" if text else "")
-    ok = sum(1 for r in rows if r.status == "SUCCESS")
-    return ok, len(rows) - ok, ""
+            f": {text}" if text else ""), ()
+    ok = sum(1 for r in read.rows if r.status == "SUCCESS")
+    return ok, len(read.rows) - ok, "", read.skips
 
 
 def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
@@ -216,7 +225,7 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
     stacks = cell / STACKS_FILE
     if not stalled and stacks.is_file() and stacks.stat().st_size == 0:
         stacks.unlink()  # armed, never asked: no file says "stacks" without any
-    success, failed, rows_error = count_results(provider, cell)
+    success, failed, rows_error, skips = count_results(provider, cell)
     if rows_error:
         with open(log_path, "a", encoding="utf-8") as log:
             log.write(f"zl: {rows_error}\n")
@@ -232,13 +241,14 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
         **({"interrupted": signal.Signals(signum).name} if signum else {"finished": _now_iso()}),
         "markers": markers, "success_rows": success, "failed_rows": failed,
         **({"rows_error": rows_error} if rows_error else {}),
+        **({"skips": list(skips)} if skips else {}),
     })
     if signum is not None:  # killed by the campaign's interruption: no outcome to report
         raise interrupts.Interrupted(signum)
     return CellOutcome(cell_dir=cell, rc=rc, timed_out=timed_out, stalled=stalled,
                        elapsed_s=round(end - start, 3),  # as recorded: a kept cell reads the same
                        start=start, end=end, markers=markers, success_rows=success,
-                       failed_rows=failed, rows_error=rows_error)
+                       failed_rows=failed, rows_error=rows_error, skips=skips)
 
 
 def _say(log, *listeners: Callable[[str], None] | None) -> Callable[[str], None]:

@@ -22,7 +22,8 @@ TIMEOUT = "TIMEOUT"
 #: A cell made no progress (no output, no compile, no timing call) for its stall window.
 STALLED = "STALLED"
 FAILED = "FAILED"
-#: Never run: dismissed by the user (--dismiss) or skipped unconditionally by the benchmark.
+#: Never run (dismissed by the user with --dismiss, or skipped unconditionally by the
+#: benchmark), or run and skipped by the benchmark itself at run time (its reason in the notes).
 SKIPPED = "SKIPPED"
 VERDICTS = (IR_CHANGED, NO_IR_DIFF, NO_TRITON, NO_ROWS, TIMEOUT, STALLED, FAILED, SKIPPED)
 #: An A/B operator stopped after round 1 because the switch left its TTGIR identical.
@@ -56,6 +57,10 @@ def screen_verdict(a: SideResult, b: SideResult, *, compile_only: bool) -> tuple
             return TIMEOUT, notes + [f"{label} timed out after {side.outcome.elapsed_s:.0f}s"]
         if side.outcome is not None and side.outcome.rows_error:
             return FAILED, notes + [f"{label}: {side.outcome.rows_error}"]
+    skipped = [f"{label} skipped at run time: {'; '.join(dict.fromkeys(side.outcome.skips))}"
+               for label, side in (("A", a), ("B", b)) if side.outcome is not None and side.outcome.skipped]
+    if skipped:  # the benchmark declined to run here: no rows to judge, and no failure
+        return SKIPPED, notes + skipped
     if b.outcome is not None and b.outcome.markers.get(contract.AUTOTUNE_REPLAY_FALLBACK):
         notes.append(f"B fell back to tuning for {b.outcome.markers[contract.AUTOTUNE_REPLAY_FALLBACK]} "
                      "key(s): configs not fully pinned")

@@ -93,6 +93,9 @@ class CellRows:
     identity: dict | None
     markers: dict[str, int]
     notes: tuple[str, ...] = ()
+    #: Why each test of the cell that skipped at run time skipped (``pytest.skip`` in the
+    #: benchmark, a ``skipif`` decided at setup, an ``xfail``), as the cell recorded it.
+    skips: tuple[str, ...] = ()
 
 
 def bare_dtype(text: str | None) -> str:
@@ -103,14 +106,35 @@ def bare_dtype(text: str | None) -> str:
 # --------------------------------------------------------------------------- results.json
 
 
-def parse_results_json(path: Path) -> tuple[list[Row], dict[str, int]]:
-    """Rows and marker counts of one results.json; corrupt content raises BadInputError."""
-    path = Path(path)
+def _load_results(path: Path) -> object:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise BadInputError(f"corrupt results file {path}: {_one_line(exc)}; "
                             f"re-run the cell or delete it to fall back to {LOG_NAME}") from None
+
+
+#: How pytest starts a skip's message; the reason follows it.
+_SKIP_PREFIX = "Skipped: "
+
+
+def parse_skips(data: object) -> tuple[str, ...]:
+    """The reasons of the tests a results.json records as skipped (its ``tests``: ``node``,
+    ``outcome``, ``message``, written by the provider's cell plugin); () when it has none."""
+    tests = data.get("tests") if isinstance(data, dict) else None
+    if not isinstance(tests, list):
+        return ()
+    return tuple(str(t.get("message") or "no reason given").removeprefix(_SKIP_PREFIX)
+                 for t in tests if isinstance(t, dict) and t.get("outcome") == "skipped")
+
+
+def parse_results_json(path: Path) -> tuple[list[Row], dict[str, int]]:
+    """Rows and marker counts of one results.json; corrupt content raises BadInputError."""
+    path = Path(path)
+    return _rows_and_markers(_load_results(path), path)
+
+
+def _rows_and_markers(data: object, path: Path) -> tuple[list[Row], dict[str, int]]:
     if not isinstance(data, dict) or not isinstance(data.get("rows", []), list):
         raise BadInputError(f"corrupt results file {path}: expected an object with a 'rows' list")
     default_op = str(data.get("op") or "")
@@ -165,9 +189,10 @@ def read_results(cell_dir: Path) -> CellRows:
         identity = None  # the caliber check reports it; rows do not depend on it
     results = cell_dir / RESULTS_NAME
     if results.is_file():
-        rows, markers = parse_results_json(results)
+        data = _load_results(results)
+        rows, markers = _rows_and_markers(data, results)
         return CellRows(cell_dir=cell_dir, rows=tuple(rows), source=RESULTS_NAME,
-                        identity=identity, markers=markers)
+                        identity=identity, markers=markers, skips=parse_skips(data))
     return CellRows(cell_dir=cell_dir, rows=(), source=None, identity=identity, markers={},
                     notes=(f"{cell_dir}: neither {RESULTS_NAME} nor {LOG_NAME}",))
 

@@ -15,7 +15,7 @@ import attrs
 from zl_core import stats
 from zl_core.backend import Backend
 from zl_core.cell_rows import read_rows
-from zl_core.ir_verdict import SWITCH_NO_IR_DIFF, SideResult, switch_no_ir_diff
+from zl_core.ir_verdict import SKIPPED, SWITCH_NO_IR_DIFF, SideResult, switch_no_ir_diff
 from zl_core.opspec import OpSpec
 from zl_core.pairing import pair_rows
 from zl_core.provider import CellRequest, CheckSpec
@@ -84,7 +84,8 @@ class AbTask:
 
 @attrs.frozen(kw_only=True)
 class OpRun:
-    """How one operator's rounds ended: done, SWITCH_NO_IR_DIFF or failed."""
+    """How one operator's rounds ended: done, SWITCH_NO_IR_DIFF, SKIPPED (the benchmark
+    skipped at run time) or failed."""
 
     op: OpSpec
     control: bool
@@ -139,6 +140,12 @@ def _run_rounds(task: AbTask, lane: Lane, runtime: TaskRuntime) -> OpRun:
         for side in side_order(plan.round_order, round_no):
             results[side] = run_side(runtime, task.suite, task.request(lane, side, round_no),
                                      round_no=round_no, switch_value=task.sides.value(side))
+            skipped = results[side].outcome
+            if skipped is not None and skipped.skipped:  # declined here: no round to pair
+                reason = (f"round {round_no} side {side} skipped at run time: "
+                          + "; ".join(dict.fromkeys(skipped.skips)))
+                runtime.sink.line(f"{op.op}: {SKIPPED}, {reason}; no report for this operator")
+                return attrs.evolve(run, rounds_done=round_no, state=SKIPPED, reason=reason)
         run = attrs.evolve(run, rounds_done=round_no)
         bad = [s for s, r in results.items() if r.outcome is None or not r.outcome.ok]
         if bad:

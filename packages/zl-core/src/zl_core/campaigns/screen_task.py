@@ -58,6 +58,9 @@ def _run_pair(task: ScreenTask, lane: Lane, runtime: TaskRuntime) -> ScreenResul
     if a.preflight or (a.outcome is not None and a.outcome.timed_out):
         b = SideResult(outcome=None, ir=EMPTY_IR, preflight="not run: side A did not complete")
         runtime.sink.cell_skipped(op=op.op, round_no=0, side="B", why="side A did not complete")
+    elif a.outcome is not None and a.outcome.skipped:  # the benchmark declined this device
+        b = SideResult(outcome=None, ir=EMPTY_IR)
+        runtime.sink.cell_skipped(op=op.op, round_no=0, side="B", why="side A skipped at run time")
     else:
         b = run_side(runtime, task.suite, task.request(lane, "B"), round_no=0,
                      switch_value=sides.value("B"))

@@ -163,13 +163,15 @@ def kept_outcome(cell_dir: Path) -> CellOutcome | None:
     identity = caliber.read_identity(cell_dir) or {}
     end = CellLayout(cell_dir).identity.stat().st_mtime
     elapsed = float(identity.get("elapsed_s") or 0.0)
+    skips = identity.get("skips")
     return CellOutcome(cell_dir=Path(cell_dir), rc=int(identity.get("rc", 0)),
                        timed_out=bool(identity.get("timed_out")),
                        stalled=bool(identity.get("stalled")), elapsed_s=elapsed,
                        start=end - elapsed, end=end, markers=dict(identity.get("markers") or {}),
                        success_rows=int(identity.get("success_rows") or 0),
                        failed_rows=int(identity.get("failed_rows") or 0),
-                       rows_error=str(identity.get("rows_error") or ""))
+                       rows_error=str(identity.get("rows_error") or ""),
+                       skips=tuple(str(s) for s in skips) if isinstance(skips, list) else ())
 
 
 def _cell_dirs(root: Path) -> Iterator[Path]:

@@ -1,14 +1,17 @@
 """Which cells of an A/B campaign an operator's report may use, and why not when not.
 
 An operator gets a report when every cell of its complete rounds finished cleanly
-and it was not stopped as SWITCH_NO_IR_DIFF; otherwise the reason is carried.
+and it was not stopped as SWITCH_NO_IR_DIFF or by a benchmark that skipped at run
+time; otherwise the reason is carried.
 """
 
 from __future__ import annotations
 
 import attrs
 
-from zl_core.ir_verdict import SWITCH_NO_IR_DIFF, switch_no_ir_diff
+from zl_core import caliber
+from zl_core.errors import BadInputError
+from zl_core.ir_verdict import SKIPPED, SWITCH_NO_IR_DIFF, switch_no_ir_diff
 from zl_core.store.layout import SIDES, CampaignLayout, round_name
 from zl_core.store.record import CampaignRecord
 from zl_core.store.status_table import CellKey, StatusRow
@@ -23,7 +26,7 @@ class OpCells:
     control: bool
     rounds: tuple[int, ...]  # complete rounds (both sides present), ascending
     problem: str  # non-empty: this op gets no report, and why
-    skipped: str  # non-empty: SWITCH_NO_IR_DIFF (or similar) skip, and why
+    skipped: str  # non-empty: SWITCH_NO_IR_DIFF, or SKIPPED at run time, and why
     notes: tuple[str, ...]
 
 
@@ -54,12 +57,14 @@ def op_cells(layout: CampaignLayout, meta: CampaignRecord, op: str, control: boo
     problem = skipped = ""
     if failures:
         problem = "a cell failed: " + "; ".join(failures)
+    elif declined := _runtime_skip(layout, op, status):
+        skipped = declined  # the engine stopped the operator at that cell
     elif not found:
         problem = "no cells (never ran)"
     elif partial:
         problem = (f"round(s) {', '.join(round_name(r) for r in partial)} incomplete "
                    "(one side missing: campaign interrupted?)")
-    if not problem:
+    if not problem and not skipped:
         skipped = _no_ir_diff(layout, meta, op, control, complete, status)
     if not problem and not skipped:
         planned = meta.rounds
@@ -69,6 +74,24 @@ def op_cells(layout: CampaignLayout, meta: CampaignRecord, op: str, control: boo
             problem = f"{len(complete)} complete round(s); a verdict needs at least 2"
     return OpCells(op=op, control=control, rounds=complete, problem=problem, skipped=skipped,
                    notes=tuple(notes))
+
+
+def _runtime_skip(layout: CampaignLayout, op: str, status: dict[CellKey, StatusRow]) -> str:
+    """Why the op's benchmark skipped at run time (a cell that ran cleanly, measured no
+    row and recorded its tests' skips), or ""."""
+    for (s_op, rnd, side), row in sorted(status.items()):
+        if s_op != op or row.rc.strip() != "0" or not row.cell:
+            continue
+        if row.success_rows.strip() not in ("", "0") or row.failed_rows.strip() not in ("", "0"):
+            continue
+        try:
+            skips = (caliber.read_identity(layout.root / row.cell) or {}).get("skips") or ()
+        except BadInputError:
+            continue  # the caliber check names a damaged identity
+        if skips and isinstance(skips, list):
+            return (f"{SKIPPED}: {round_name(rnd)}/{side} skipped at run time: "
+                    + "; ".join(dict.fromkeys(str(s) for s in skips)))
+    return ""
 
 
 def _no_ir_diff(layout: CampaignLayout, meta: CampaignRecord, op: str, control: bool,
