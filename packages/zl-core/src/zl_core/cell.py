@@ -101,6 +101,21 @@ def strip_ansi(text: str) -> str:
     return _ANSI_RE.sub("", text)
 
 
+def marker_fields(cell_dir: Path, marker: str) -> str:
+    """What the first ``marker`` line of a cell's run.log says after the marker's name
+    (``active=x loaded=y``); "" when the log has no such line or cannot be read."""
+    found = re.compile(rf"(?:^|\s){re.escape(marker)}(?:\s+(.*))?$")
+    try:
+        with open(Path(cell_dir) / LOG_NAME, encoding="utf-8", errors="replace") as log:
+            for line in log:
+                match = found.search(line.rstrip("\n"))
+                if match:
+                    return (match.group(1) or "").strip()
+    except OSError:
+        pass  # safe: the caller still names the marker, from its count
+    return ""
+
+
 def _now_iso() -> str:
     return stamps.utc_stamp()
 

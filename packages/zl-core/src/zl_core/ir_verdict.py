@@ -8,10 +8,13 @@ fingerprint at all, which is never "equal". Both rules read fingerprints through
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
+
 import attrs
 
 from zl_core import contract
-from zl_core.cell import CellOutcome
+from zl_core.cell import CellOutcome, marker_fields
 from zl_core.ttgir_layout import IrSummary
 
 IR_CHANGED = "IR_CHANGED"
@@ -43,9 +46,23 @@ class SideResult:
         return self.outcome.success_rows if self.outcome else 0
 
 
+def foreign_note(label: str, cell_dir: Path, markers: Mapping[str, object]) -> str:
+    """The note for a cell whose benchmark imported another vendor's implementation
+    (its ``markers`` count ``FOREIGN_VENDOR_MODULE``; what the marker's line says is read
+    from its run.log), or "" for one that did not."""
+    if not markers.get(contract.FOREIGN_VENDOR_MODULE):
+        return ""
+    said = marker_fields(cell_dir, contract.FOREIGN_VENDOR_MODULE)
+    return (f"{label}: {contract.FOREIGN_VENDOR_MODULE}{' ' + said if said else ''} (the benchmark "
+            "imported another vendor's implementation: is it what this device runs?)")
+
+
 def screen_verdict(a: SideResult, b: SideResult, *, compile_only: bool) -> tuple[str, list[str]]:
     """The verdict for one operator and the notes that explain it."""
-    notes: list[str] = []
+    # Said whatever the verdict: the code judged may not be this vendor's.
+    notes: list[str] = [foreign_note(label, side.outcome.cell_dir, side.outcome.markers)
+                        for label, side in (("A", a), ("B", b)) if side.outcome is not None]
+    notes = [n for n in notes if n]
     for label, side in (("A", a), ("B", b)):
         if side.preflight:
             notes.append(f"{label}: {side.preflight}")

@@ -11,7 +11,7 @@ import attrs
 
 from zl_core import caliber
 from zl_core.errors import BadInputError
-from zl_core.ir_verdict import SKIPPED, SWITCH_NO_IR_DIFF, switch_no_ir_diff
+from zl_core.ir_verdict import SKIPPED, SWITCH_NO_IR_DIFF, foreign_note, switch_no_ir_diff
 from zl_core.store.layout import SIDES, CampaignLayout, round_name
 from zl_core.store.record import CampaignRecord
 from zl_core.store.status_table import CellKey, StatusRow
@@ -39,10 +39,12 @@ def op_cells(layout: CampaignLayout, meta: CampaignRecord, op: str, control: boo
     found = layout.rounds_on_disk(op)
     failures = []
     notes = []
+    foreign = ""
     for (s_op, rnd, side), row in sorted(status.items()):
         if s_op != op:
             continue
         where = f"{round_name(rnd)}/{side}"
+        foreign = foreign or _foreign(layout, where, row)
         if _true(row.stalled):
             failures.append(f"{where} stalled (rc={row.rc}; stacks in {where}/stacks.txt)")
         elif _true(row.timed_out):
@@ -52,6 +54,8 @@ def op_cells(layout: CampaignLayout, meta: CampaignRecord, op: str, control: boo
         replay = row.replay_fallback.strip()
         if replay not in ("", "0"):
             notes.append(f"{where}: {replay} autotune replay fallback(s): configs not fully pinned")
+    if foreign:  # once per operator: every round imports the same modules
+        notes.insert(0, foreign)
     complete = tuple(sorted(r for r, sides in found.items() if sides == set(SIDES)))
     partial = sorted(r for r, sides in found.items() if sides != set(SIDES))
     problem = skipped = ""
@@ -74,6 +78,18 @@ def op_cells(layout: CampaignLayout, meta: CampaignRecord, op: str, control: boo
             problem = f"{len(complete)} complete round(s); a verdict needs at least 2"
     return OpCells(op=op, control=control, rounds=complete, problem=problem, skipped=skipped,
                    notes=tuple(notes))
+
+
+def _foreign(layout: CampaignLayout, where: str, row: StatusRow) -> str:
+    """The FOREIGN_VENDOR_MODULE note of one cell, from the markers its identity counted."""
+    try:
+        identity = caliber.read_identity(layout.root / row.cell) if row.cell else None
+    except BadInputError:
+        return ""  # the caliber check names a damaged identity
+    markers = (identity or {}).get("markers")
+    if not isinstance(markers, dict):
+        return ""
+    return foreign_note(where, layout.root / row.cell, markers)
 
 
 def _runtime_skip(layout: CampaignLayout, op: str, status: dict[CellKey, StatusRow]) -> str:
