@@ -16,7 +16,9 @@ on purpose, because they are not stale:
 * ``test_grid_sample.py`` builds inputs through a helper whose device defaults to the
   literal ``"cuda"``: unskipped, every case fails in ``aten::empty``.
 
-Loaded by the MUSA backend's ``zl_compat_plugins`` hook, before zl's own plugins; it
+Loaded by the MUSA backend's ``zl_compat_plugins`` hook, before zl's own plugins, in
+benchmark cells and in a sealed campaign's accuracy-test cells alike (a guard is matched
+by file name: FlagGems' tests/test_top_k_per_row_decode.py carries the benchmark's); it
 imports nothing but the standard library until pytest calls it.
 """
 

@@ -24,7 +24,8 @@ TIMING = f"{PACKAGE}.timing"
 FOREIGN = f"{PACKAGE}.foreign"
 RESULTS = f"{PACKAGE}.results"
 
-#: A check cell's plugins: those that change no test. The phases plugin makes it watchable
+#: A check cell's own plugins: those that change no test (the backend's compat plugins go
+#: between them: :func:`check_modules`). The phases plugin makes it watchable
 #: like a benchmark cell: pytest -q's dots end no line, so a test that autotunes for
 #: minutes is silent; its beats (each test, kernel compiled, autotune candidate) keep that
 #: from reading as stalled, its armed stacks say where a stuck one is (without it the
@@ -67,16 +68,33 @@ def resolve_timer(requested: str | None, backend: Any) -> tuple[str, str | None]
     return ("graph" if can_capture else "direct"), None
 
 
+def _compat(backend: Any, host: Any, notes: list[str]) -> list[str]:
+    """The backend's compat plugins, as the run's plugin host lists them ([] without one)."""
+    if host is None or backend is None:
+        return []
+    try:
+        return list(host.compat_plugins(backend))
+    except Exception as exc:  # noqa: BLE001 - a broken vendor hook is reported, not fatal
+        notes.append(f"compat plugins of backend={getattr(backend, 'name', '?')} unavailable: {exc}")
+        return []
+
+
+def check_modules(backend: Any, host: Any = None) -> PluginPlan:
+    """The ``-p`` modules of an accuracy-test cell: :data:`CHECK_PLUGINS` with the backend's
+    compat plugins after the phases plugin, as in a benchmark cell. A compat plugin lifts
+    a stale skip guard wherever the suite's tests carry it, so a check is not skipped where
+    its benchmark ran (FlagGems' tests/test_top_k_per_row_decode.py carries the same
+    guard as its benchmark)."""
+    notes: list[str] = []
+    modules = [PHASES, *_compat(backend, host, notes), *CHECK_PLUGINS[1:]]
+    return PluginPlan(modules=tuple(dict.fromkeys(modules)), timer="none", notes=tuple(notes))
+
+
 def plan(backend: Any, *, host: Any = None, autotune_mode: str = "uncontrolled",
          timer: str = "auto", ttgir: bool = True) -> PluginPlan:
     """The ``-p`` modules for one cell of ``backend``, in load order."""
     notes: list[str] = []
-    modules: list[str] = [PHASES]
-    if host is not None and backend is not None:
-        try:
-            modules.extend(host.compat_plugins(backend))
-        except Exception as exc:  # noqa: BLE001 - a broken vendor hook is reported, not fatal
-            notes.append(f"compat plugins of backend={getattr(backend, 'name', '?')} unavailable: {exc}")
+    modules: list[str] = [PHASES, *_compat(backend, host, notes)]
     modules += [VENDOR, SEED, SHAPES]
     if (autotune_mode or "uncontrolled") in ("record", "replay"):
         modules.append(AUTOTUNE)

@@ -269,7 +269,7 @@ class FlagGemsProvider(FlagGemsSealing, PrintedTableRows, Provider):
                                  "or set FLAGGEMS_DIR")
         root = root.resolve()
         if request.check is not None:
-            return self.check_command(request, root)
+            return self.check_command(request, root, host)
         plan = self._plan(request, host)
         argv = [request.python, "-m", "pytest", "-p", "no:cacheprovider", "-s",
                 *plugin_order.pytest_args(plan.modules),

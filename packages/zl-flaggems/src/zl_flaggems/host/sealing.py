@@ -8,6 +8,7 @@ import os
 import shlex
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from zl_core import contract, interrupts
 from zl_core.errors import PreflightError, ZlError
@@ -82,19 +83,21 @@ class FlagGemsSealing:
                           f"(pytest exit {proc.returncode}: {why[:200]})")
         return [line.strip() for line in proc.stdout.splitlines() if "::" in line]
 
-    def check_command(self, request: CellRequest, root: Path) -> CellCommand:
+    def check_command(self, request: CellRequest, root: Path, host: Any = None) -> CellCommand:
         """pytest on the accuracy tests, in the side's environment (its switch value,
         the checkout's package), writing JUnit XML for the core.
 
-        Only zl's plugins that change no test go in (``plugin_order.CHECK_PLUGINS`` says why)."""
+        Only zl's plugins that change no test go in (``plugin_order.CHECK_PLUGINS`` says why),
+        with the backend's compat plugins that ``host`` lists (``plugin_order.check_modules``)."""
         check = request.check
+        plugins = plugin_order.check_modules(request.backend, host).modules
         argv = (request.python, "-m", "pytest", "-p", "no:cacheprovider",
-                *plugin_order.pytest_args(plugin_order.CHECK_PLUGINS), "-q",
+                *plugin_order.pytest_args(plugins), "-q",
                 *check.pytest_args(),
                 f"--junitxml={Path(request.out_dir) / contract.ACCURACY_REPORT}")
         identity = {"provider": self.name, "provider_commit": provider_commit(root),
                     "source": str(root), "gems_package": self.gems_package_of(root),
-                    "check": check.to_json(), "plugins": list(plugin_order.CHECK_PLUGINS)}
+                    "check": check.to_json(), "plugins": list(plugins)}
         return CellCommand(argv=argv, cwd=root, env=self.cell_env(request, root), identity=identity)
 
     def workload_files(self, op: OpInfo, source: str | None) -> list[Path]:
