@@ -18,7 +18,6 @@ from pathlib import Path
 
 from zl_core.atomic import write_text_atomic
 from zl_core.cell_rows import read_cell
-from zl_core.errors import ZlError
 from zl_core.host import PluginHost
 from zl_core.rows import Row
 from zl_core.status import latest_by_cell, read_status
@@ -58,8 +57,9 @@ def _line(cell: StatusRow, backend: str, row: Row) -> dict[str, str]:
 def summary_lines(campaign: Path, host: PluginHost | None = None) -> list[dict[str, str]]:
     """The lines of ``campaign``'s summary, as column -> text.
 
-    A cell whose rows cannot be read (a corrupt results.json) adds none and is named in
-    a warning; the campaign's failure accounting already counts it."""
+    A cell whose rows cannot be read (a corrupt results.json, a provider that raises)
+    adds none and is named in a warning; the campaign's failure accounting already
+    counts it."""
     layout = CampaignLayout(Path(campaign))
     meta = read_campaign(layout.root)
     order = {planned_op(str(spec), meta): i for i, spec in enumerate(meta.ops or ())}
@@ -72,8 +72,9 @@ def summary_lines(campaign: Path, host: PluginHost | None = None) -> list[dict[s
             continue
         try:
             rows = read_cell(cell_dir, host).rows
-        except ZlError as exc:
-            log.warning("summary.csv: %s left out: %s", cell.cell, exc)
+        except Exception as exc:  # noqa: BLE001 - a corrupt file or a provider's bug: the cell
+            # already failed for it (cell.count_results); the table goes on without its rows
+            log.warning("summary.csv: %s left out: %s", cell.cell, " ".join(str(exc).split()))
             continue
         lines += [_line(cell, meta.backend or "", row) for row in rows]
     return lines
