@@ -98,6 +98,13 @@ class IncompleteCampaignError(ZlError):
     exit_code = EXIT_FAILED
 
 
+class CanaryFailedError(ZlError):
+    """Raised when a canary operator of a long or frozen campaign failed: the rest of the
+    plan is not run (``zl_core.campaigns.canary``)."""
+
+    exit_code = EXIT_FAILED
+
+
 class DeviceBusyError(ZlError):
     """Raised when a device's lock stayed held by another process past ``--lock-timeout``."""
 

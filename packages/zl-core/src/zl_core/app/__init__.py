@@ -6,6 +6,7 @@ interpreter; tests call the functions directly. Nothing here parses arguments or
 decides an exit code.
 """
 
+from zl_core.campaigns.canary import CHOICES as CANARY_CHOICES  # --canary's values
 from zl_core.host import plugin_host  # the one host a command builds and hands to every function
 from zl_core.phases import LABELS as PHASE_LABELS  # how a plan names the phase a cell spends most in
 from zl_core.ttgir_layout import LAUNCH_FLOOR  # the launches that make a kernel variant count in a screen
@@ -15,6 +16,7 @@ from .options import AbOptions, ConfigUse, Lanes, Measurement, ScreenOptions, Sw
 from .reports import campaign_report, finished_ab_report, keep_report_json
 
 __all__ = [
+    "CANARY_CHOICES",
     "LAUNCH_FLOOR",
     "PHASE_LABELS",
     "AbOptions",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import attrs
 
-from zl_core.campaigns import state
+from zl_core.campaigns import canary, state
 from zl_core.campaigns.ab_campaign import run_ab
 from zl_core.campaigns.ab_task import OpRun, RoundsPlan
 from zl_core.campaigns.estimate import Estimate, estimate, history
@@ -103,7 +103,8 @@ def screen(host: PluginHost, options: ScreenOptions, *,
     _say_inherited("zl screen", got.provider, got.backend, sides)
     spec = CampaignSpec(provider=got.provider, backend=got.backend, device=got.device, sides=sides,
                         ops=ops, settings=cell_settings(got.measure, got.sources), runs_root=root,
-                        resume=resume, recorded=place.recorded, skipped=skipped)
+                        resume=resume, recorded=place.recorded, skipped=skipped,
+                        canary=canary.choice_for(options.lanes.canary, frozen=options.frozen is not None))
     with results_written_under(root, "zl screen"):
         campaign, rows = run_screen(host, spec, executor=executor or place.executor)
         with state.finishing(campaign, "zl screen"):
@@ -280,7 +281,8 @@ def ab(host: PluginHost, options: AbOptions, *,
                         telemetry_interval=options.telemetry_interval, resume=resume,
                         recorded=place.recorded,
                         checks={op: CheckSpec(file=file, select=select) for op, file, select in options.checks},
-                        control_env=options.control_env)
+                        control_env=options.control_env,
+                        canary=canary.choice_for(options.lanes.canary, frozen=options.frozen is not None))
     with results_written_under(root, "zl ab"):
         campaign, runs = run_ab(host, spec, executor=executor or place.executor)
         # report.json, receipts, then complete (a frozen campaign sealed)

@@ -80,6 +80,8 @@ class Lanes:
     scheduler: str | None = None  # tcp://HOST:8786: the lanes of zl workers (Dask)
     resume: Path | None = None  # a campaign folder to continue with its own options
     per_device: int = 1  # lanes per device: cells a screen runs on one device at once
+    #: Canary operators first (zl_core.campaigns.canary): auto (long or frozen), on, off.
+    canary: str = "auto"
 
 
 @attrs.frozen(kw_only=True)

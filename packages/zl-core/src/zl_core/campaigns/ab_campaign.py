@@ -15,6 +15,7 @@ from zl_core.status import rewrite_flags, telemetry_flags
 from zl_core.store import record
 from zl_core.store.layout import CampaignLayout
 
+from . import canary
 from .ab_task import AbTask, OpRun, planned_cells, run_ab_task
 from .executor import CampaignSink, Executor, SerialExecutor, TaskRuntime
 from .executors import concurrency
@@ -89,9 +90,19 @@ def run_ab(host: PluginHost, spec: CampaignSpec, *,
     start_note = sampler.note
     if start_note:
         progress.line(start_note)
+    first, rest = (canary.split(tasks, lanes)
+                   if canary.wanted(spec.canary, tasks=len(tasks), lanes=lanes,
+                                    resumed=spec.resume is not None) else ([], tasks))
+    if first:
+        progress.line(f"canary: {', '.join(t.op.op for t in first)} first, one per lane; a failure "
+                      f"stops the campaign before its other {len(rest)} operator(s)")
+    runs: list[OpRun] = []
     try:
         with tracked(layout, "zl ab"):
-            runs = list(executor.run(run_ab_task, tasks, runtime, kept_on=kept_on))
+            for batch in (first, rest):
+                runs += executor.run(run_ab_task, batch, runtime, kept_on=kept_on) if batch else ()
+                if batch is first and first:
+                    canary.check(layout, [t.op.op for t in first], rest=len(rest), command="zl ab")
     finally:
         sampler.stop()
         progress.close()

@@ -15,6 +15,7 @@ from zl_core.store import record
 from zl_core.store.layout import CampaignLayout
 from zl_core.store.screen_table import COLUMNS
 
+from . import canary
 from .executor import CampaignSink, Executor, SerialExecutor, TaskRuntime
 from .executors import concurrency
 from .progress import Progress
@@ -65,12 +66,22 @@ def run_screen(host: PluginHost, spec: CampaignSpec, *, executor: Executor | Non
     order = {op.op: i for i, op in enumerate(spec.ops)}
     rows: list[dict] = [skipped_row(op, skipped[op.op]) for op in spec.ops if op.op in skipped]
     write_screen_tables(layout, rows)
+    lanes = concurrency(executor)
+    first, rest = (canary.split(tasks, lanes)
+                   if canary.wanted(spec.canary, tasks=len(tasks), lanes=lanes,
+                                    resumed=spec.resume is not None) else ([], tasks))
+    if first:
+        progress.line(f"canary: {', '.join(t.op.op for t in first)} first, one per lane; a failure "
+                      f"stops the campaign before its other {len(rest)} operator(s)")
     try:
         with tracked(layout, "zl screen"):
-            for result in executor.run(run_screen_task, tasks, runtime, kept_on=kept_on):
-                rows.append(result.row)
-                rows.sort(key=lambda row: order[row["op"]])
-                write_screen_tables(layout, rows)
+            for batch in (first, rest):
+                for result in executor.run(run_screen_task, batch, runtime, kept_on=kept_on) if batch else ():
+                    rows.append(result.row)
+                    rows.sort(key=lambda row: order[row["op"]])
+                    write_screen_tables(layout, rows)
+                if batch is first and first:
+                    canary.check(layout, [t.op.op for t in first], rest=len(rest), command="zl screen")
             write_summary(layout.root, host)
     finally:
         progress.close()

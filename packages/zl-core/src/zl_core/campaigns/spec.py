@@ -56,6 +56,9 @@ class CampaignSpec:
     #: The control side: side B's environment plus these variables (the switch on, every
     #: phase it gates off); its round-1 cell's TTGIR must equal side A's. () for none.
     control_env: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=tuple)
+    #: Canary operators first (campaigns.canary): ``auto`` for a long campaign, ``on``
+    #: (the application's answer for a frozen one), ``off``.
+    canary: str = "off"
 
     @property
     def kind(self) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from zl_core import console, contract
+from zl_core.app import CANARY_CHOICES
 from zl_core.app.options import Lanes, Measurement, SwitchChoice, Where
 from zl_core.app.reports import render
 from zl_core.app.resolve import BACKEND_ENV
@@ -191,6 +192,10 @@ def add_campaign_args(p: argparse.ArgumentParser, *, default_timeout: float,
                    help="run operators on these devices at once, one lane each (physical ids)")
     g.add_argument("--scheduler", metavar="tcp://HOST:8786",
                    help="run operators on the lanes of 'zl worker' processes (pip install 'zl-core[dask]')")
+    g.add_argument("--canary", choices=CANARY_CHOICES, default="auto",
+                   help="run the plan's first operator of each lane before the rest; if one "
+                   "fails, stop before the rest is spent (exit 6). auto: for a frozen campaign, "
+                   "or one of more than 4 operators per lane (default auto)")
     g.add_argument("--resume", type=Path, metavar="CAMPAIGN",
                    help="continue an interrupted campaign with its own arguments "
                    "(only --devices/--scheduler may change)")
@@ -212,7 +217,7 @@ def add_manifest_arg(p: argparse.ArgumentParser) -> None:
 
 def lanes_from(args: argparse.Namespace) -> Lanes:
     return Lanes(devices=args.devices, scheduler=args.scheduler, resume=args.resume,
-                 per_device=getattr(args, "per_device", 1))
+                 per_device=getattr(args, "per_device", 1), canary=args.canary)
 
 
 def failed_exit(failed: tuple[str, ...] | list[str], command: str) -> int:

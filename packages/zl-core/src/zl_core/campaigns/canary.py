@@ -1,0 +1,58 @@
+"""Canary operators: a long or frozen campaign runs one operator per lane first, and a
+failed one stops the campaign before the rest of its plan is spent.
+
+A broken interpreter, checkout or device fails every operator alike; found on the first
+operator of each lane, it costs minutes, not the hours of a whole inventory (the seed's
+sealed campaigns required a passing canary selection before the full one). The canaries
+are the plan's own first operators, so nothing they measure is thrown away.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypeVar
+
+from zl_core.errors import CanaryFailedError
+from zl_core.store.layout import CampaignLayout
+
+from .state import failed_ops
+
+T = TypeVar("T")
+
+#: ``--canary`` values: auto (long or frozen campaigns), on, off.
+CHOICES = ("auto", "on", "off")
+#: A campaign is long when it plans more than this many operators per lane.
+LONG_PER_LANE = 4
+
+
+def wanted(choice: str, *, tasks: int, lanes: int, resumed: bool) -> bool:
+    """Whether the campaign runs canaries first: ``on`` (a frozen campaign's ``auto`` is
+    ``on``: :func:`choice_for`), or ``auto`` for a long campaign; never when resumed (its
+    canaries ran when it started) or when the whole plan is one operator per lane (the
+    canaries would be the campaign)."""
+    if choice == "off" or resumed or tasks <= lanes:
+        return False
+    return choice == "on" or tasks > LONG_PER_LANE * lanes
+
+
+def choice_for(choice: str, *, frozen: bool) -> str:
+    """``--canary`` as the engine takes it: ``auto`` means ``on`` for a frozen campaign."""
+    return "on" if frozen and choice == "auto" else choice
+
+
+def split(tasks: Sequence[T], lanes: int) -> tuple[list[T], list[T]]:
+    """(the canaries: the plan's first operator for each lane, the rest)."""
+    count = max(1, lanes)
+    return list(tasks[:count]), list(tasks[count:])
+
+
+def check(layout: CampaignLayout, canaries: Sequence[str], *, rest: int, command: str) -> None:
+    """Raise CanaryFailedError (exit 6) when a canary operator failed (an error, a timeout,
+    a preflight), naming it, the operators left unrun and the ways on."""
+    failed = [op for op in failed_ops(layout) if op in set(canaries)]
+    if not failed:
+        return
+    raise CanaryFailedError(
+        f"{command}: canary operator(s) {', '.join(failed)} failed (see {failed[0]}/.../run.log), "
+        f"so the other {rest} operator(s) were not run; fix the cause and start the campaign "
+        f"again, or run the rest as it is with: {command} --resume {layout.root}")
