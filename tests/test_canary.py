@@ -23,9 +23,10 @@ def test_a_failed_canary_stops_the_campaign_before_the_rest(failing, tmp_path, c
     out, err = capsys.readouterr()
     assert rc == 6 and "Traceback" not in out + err
     campaign = _campaign(tmp_path)
-    assert ("zl screen: canary operator(s) crash failed (see crash/.../run.log), so the other 1 "
+    (line,) = [ln for ln in err.splitlines() if "canary operator(s)" in ln]
+    assert line == ("zl screen: canary operator(s) crash failed (see crash/.../run.log), so the other 1 "
             "operator(s) were not run; fix the cause and start the campaign again, or run the "
-            f"rest as it is with: zl screen --resume {campaign}") in err
+            f"rest as it is with: zl screen --resume {campaign}")
     assert (campaign / "crash" / "A").is_dir() and not (campaign / "fine").exists()
     meta = json.loads((campaign / "campaign.json").read_text())
     assert meta["state"] == "interrupted"  # resumable: the rest can still be run

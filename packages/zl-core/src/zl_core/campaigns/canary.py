@@ -53,6 +53,6 @@ def check(layout: CampaignLayout, canaries: Sequence[str], *, rest: int, command
     if not failed:
         return
     raise CanaryFailedError(
-        f"{command}: canary operator(s) {', '.join(failed)} failed (see {failed[0]}/.../run.log), "
+        f"canary operator(s) {', '.join(failed)} failed (see {failed[0]}/.../run.log), "
         f"so the other {rest} operator(s) were not run; fix the cause and start the campaign "
         f"again, or run the rest as it is with: {command} --resume {layout.root}")
