@@ -110,6 +110,26 @@ def zl_device_identity(backend: Backend, device: str | None) -> dict[str, str] |
     return {"device_name": name, "device_uuid": uuid, "driver_version": driver}
 
 
+#: nvidia-smi's list of compute processes, every GPU's, each named by its GPU's UUID.
+APPS_QUERY = "--query-compute-apps=gpu_uuid,pid,process_name,used_memory"
+
+
+@hookimpl
+@answers_for(BACKEND)
+def zl_device_processes(backend: Backend, device: str | None) -> list[dict[str, str]] | None:
+    # The list names GPUs by UUID only: the device's UUID picks its rows.
+    uuid = (zl_device_identity(backend, device) or {}).get("device_uuid")
+    out = run_tool([SMI, APPS_QUERY, "--format=csv,noheader,nounits"], TOOL_TIMEOUT_S) if uuid else None
+    if out is None:
+        return None
+    found = []
+    for line in out.splitlines():
+        fields = [f.strip() for f in line.split(",")]
+        if len(fields) == 4 and fields[0] == uuid and fields[1].isdigit():
+            found.append({"pid": fields[1], "name": fields[2], "used_mib": _clean(fields[3])})
+    return found
+
+
 @hookimpl
 @answers_for(BACKEND)
 def zl_classify_capture_error(backend: Backend, exc: BaseException) -> str | None:

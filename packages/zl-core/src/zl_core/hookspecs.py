@@ -24,6 +24,7 @@ __all__ = [
     "zl_classify_capture_error",
     "zl_compat_plugins",
     "zl_device_identity",
+    "zl_device_processes",
     "zl_enumerate_devices",
     "zl_parse_telemetry",
     "zl_providers",
@@ -72,6 +73,22 @@ def zl_device_identity(backend: Backend, device: str | None) -> Mapping[str, str
     :param backend: the backend asked about; answer None for any other.
     :param device: the device index, or None for the first visible one.
     :return: a mapping with at least ``device_name``, or None when unknown.
+
+    Stops at first non-None result.
+    """
+
+
+@hookspec(firstresult=True)
+def zl_device_processes(backend: Backend, device: str | None) -> Sequence[Mapping[str, str]] | None:
+    """List the processes using a device now, as the vendor's tool sees them.
+
+    Implemented by: the vendor package of ``backend``.
+
+    :param backend: the backend asked about; answer None for any other.
+    :param device: the device index, or None for the first visible one.
+    :return: one mapping per process with ``pid`` and ``name`` (``used_mib`` where the
+        tool gives it), an empty list for a device no process uses, or None when the
+        tool cannot tell.
 
     Stops at first non-None result.
     """

@@ -19,7 +19,7 @@ import inspect
 import logging
 import os
 import shutil
-from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any
 
 import attrs
@@ -379,6 +379,12 @@ class PluginHost:
                              backend=backend, device=device)
         return answer or {}
 
+    def device_processes(self, backend: Backend, device: str | None = None) -> list[dict[str, str]] | None:
+        """The processes using ``device`` (``pid``, ``name``, maybe ``used_mib``); None
+        when no plugin of the backend can tell."""
+        return self._first("zl_device_processes", _str_dicts, "a list of mappings",
+                           backend=backend, device=device)
+
     def apply_visibility(self, backend: Backend, env: MutableMapping[str, str],
                          device: str | None) -> MutableMapping[str, str]:
         """Pin ``device`` for ``backend`` in ``env`` and clear every other vendor's keys."""
@@ -484,6 +490,17 @@ def _str_list(answer: Any) -> list[str]:
 
 def _str_dict(answer: Any) -> dict[str, str]:
     return {str(k): str(v) for k, v in dict(answer).items()}
+
+
+def _str_dicts(answer: Any) -> list[dict[str, str]] | None:
+    if answer is None:
+        return None
+    if isinstance(answer, (str, bytes, Mapping)) or not isinstance(answer, Iterable):
+        raise TypeError(type(answer).__name__)
+    found = [_str_dict(a) for a in answer]
+    if any("pid" not in a for a in found):
+        raise TypeError("a process without its pid")
+    return found
 
 
 def _torch_device_count(backend: Backend) -> int:

@@ -12,12 +12,14 @@ from zl_core.phases import LABELS as PHASE_LABELS  # how a plan names the phase 
 from zl_core.ttgir_layout import LAUNCH_FLOOR  # the launches that make a kernel variant count in a screen
 
 from .commands import AbOutcome, ScreenOutcome, ScreenPlan, ab, screen, screen_plan
+from .device_users import CHOICES as OTHER_PROCESS_CHOICES  # --other-processes' values
 from .options import AbOptions, ConfigUse, Lanes, Measurement, ScreenOptions, SwitchChoice, Where
 from .reports import campaign_report, finished_ab_report, keep_report_json
 
 __all__ = [
     "CANARY_CHOICES",
     "LAUNCH_FLOOR",
+    "OTHER_PROCESS_CHOICES",
     "PHASE_LABELS",
     "AbOptions",
     "AbOutcome",

@@ -37,6 +37,7 @@ from zl_core.switch_check import check_campaign_switch
 from zl_core.switches import Sides, resolve_sides
 
 from . import lanes
+from .device_users import other_processes
 from .inputs import check_rounds, results_written_under
 from .options import AbOptions, ScreenOptions, Where
 from .replay_root import check_replay_root
@@ -101,9 +102,10 @@ def screen(host: PluginHost, options: ScreenOptions, *,
              + (f"; resuming {resume.root}" if resume else ""))
     _say_replayed("zl screen", replayed)
     _say_inherited("zl screen", got.provider, got.backend, sides)
+    recorded = _with_device_users(host, got, place, options.lanes, "zl screen", resumed=resume is not None)
     spec = CampaignSpec(provider=got.provider, backend=got.backend, device=got.device, sides=sides,
                         ops=ops, settings=cell_settings(got.measure, got.sources), runs_root=root,
-                        resume=resume, recorded=place.recorded, skipped=skipped,
+                        resume=resume, recorded=recorded, skipped=skipped,
                         canary=canary.choice_for(options.lanes.canary, frozen=options.frozen is not None))
     with results_written_under(root, "zl screen"):
         campaign, rows = run_screen(host, spec, executor=executor or place.executor)
@@ -272,6 +274,7 @@ def ab(host: PluginHost, options: AbOptions, *,
                               force=options.switch.force)
     _say_inherited("zl ab", got.provider, got.backend, sides,
                    tuple(name for name, _ in options.control_env))
+    recorded = _with_device_users(host, got, place, options.lanes, "zl ab", resumed=resume is not None)
     plan = RoundsPlan(rounds=options.rounds, max_rounds=max(options.max_rounds, MIN_LOOK_ROUNDS),
                       allow_no_ir_diff=options.allow_no_ir_diff, threshold_pct=options.threshold_pct,
                       campaign_ops=len(ops) + len(controls))
@@ -279,7 +282,7 @@ def ab(host: PluginHost, options: AbOptions, *,
                         ops=ops, controls=controls, settings=cell_settings(got.measure, got.sources),
                         plan=plan, aa=options.aa, screen=screen_path, runs_root=root,
                         telemetry_interval=options.telemetry_interval, resume=resume,
-                        recorded=place.recorded,
+                        recorded=recorded,
                         checks={op: CheckSpec(file=file, select=select) for op, file, select in options.checks},
                         control_env=options.control_env,
                         canary=canary.choice_for(options.lanes.canary, frozen=options.frozen is not None))
@@ -290,6 +293,19 @@ def ab(host: PluginHost, options: AbOptions, *,
     return AbOutcome(campaign=campaign, runs=tuple(runs), screen=screen_path,
                      threshold_pct=options.threshold_pct,
                      failed=tuple(state.failed_ops(CampaignLayout(campaign))), report=model)
+
+
+def _with_device_users(host: PluginHost, got, place, lanes_asked, command: str, *,
+                       resumed: bool) -> dict:
+    """campaign.json's recorded fields, with the other processes found on the campaign's
+    devices (``device_processes``) when ``--other-processes record`` let it run beside them.
+    Compile-only cells use no device; a scheduler's devices are its workers'."""
+    if got.measure.compile_only or lanes_asked.scheduler:
+        return place.recorded
+    devices = place.devices or [got.device]
+    found = other_processes(host, got.backend, devices, choice=lanes_asked.other_processes,
+                            command=command)
+    return {**place.recorded, "device_processes": found} if found and not resumed else place.recorded
 
 
 def _say_replayed(command: str, screen: Path | None) -> None:

@@ -82,6 +82,8 @@ class Lanes:
     per_device: int = 1  # lanes per device: cells a screen runs on one device at once
     #: Canary operators first (zl_core.campaigns.canary): auto (long or frozen), on, off.
     canary: str = "auto"
+    #: What another process on a device does to the campaign (app.device_users): refuse, record.
+    other_processes: str = "refuse"
 
 
 @attrs.frozen(kw_only=True)

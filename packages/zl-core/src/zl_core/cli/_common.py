@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from zl_core import console, contract
-from zl_core.app import CANARY_CHOICES
+from zl_core.app import CANARY_CHOICES, OTHER_PROCESS_CHOICES
 from zl_core.app.options import Lanes, Measurement, SwitchChoice, Where
 from zl_core.app.reports import render
 from zl_core.app.resolve import BACKEND_ENV
@@ -196,6 +196,10 @@ def add_campaign_args(p: argparse.ArgumentParser, *, default_timeout: float,
                    help="run the plan's first operator of each lane before the rest; if one "
                    "fails, stop before the rest is spent (exit 6). auto: for a frozen campaign, "
                    "or one of more than 4 operators per lane (default auto)")
+    g.add_argument("--other-processes", choices=OTHER_PROCESS_CHOICES, default="refuse",
+                   help="another process on a device (as its vendor's tool lists them): refuse "
+                   "to start, naming it (exit 7), or record it in campaign.json as a condition "
+                   "and run (default refuse)")
     g.add_argument("--resume", type=Path, metavar="CAMPAIGN",
                    help="continue an interrupted campaign with its own arguments "
                    "(only --devices/--scheduler may change)")
@@ -217,7 +221,8 @@ def add_manifest_arg(p: argparse.ArgumentParser) -> None:
 
 def lanes_from(args: argparse.Namespace) -> Lanes:
     return Lanes(devices=args.devices, scheduler=args.scheduler, resume=args.resume,
-                 per_device=getattr(args, "per_device", 1), canary=args.canary)
+                 per_device=getattr(args, "per_device", 1), canary=args.canary,
+                 other_processes=args.other_processes)
 
 
 def failed_exit(failed: tuple[str, ...] | list[str], command: str) -> int:

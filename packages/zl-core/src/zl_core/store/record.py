@@ -68,6 +68,8 @@ _FIELDS = {
     "round_order": (lambda v: isinstance(v, str), "a round order"),
     # Optional: campaigns written before configuration files existed have none.
     "config": (_config, "the configuration file used: path, sha256, values, overridden"),
+    "device_processes": (lambda v: v is None or isinstance(v, dict),
+                         "the processes found on its devices, by device"),
 }
 
 
@@ -114,6 +116,9 @@ class CampaignRecord:
     devices: list[str] | None = None
     scheduler: str | None = None
     config: Mapping[str, object] | None = None
+    #: Other processes found on the campaign's devices when it started, device -> list of
+    #: {pid, name, used_mib}, kept as a condition of its measurements (--other-processes record).
+    device_processes: Mapping[str, object] | None = None
     created: str | None = None
     # Its state, rewritten as it runs (campaigns.state.mark).
     pid: int | None = None
