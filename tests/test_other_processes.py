@@ -31,6 +31,12 @@ def test_recorded_it_runs_and_campaign_json_keeps_it(zl, tmp_path, capsys, monke
     [campaign] = campaigns(tmp_path)
     meta = json.loads((campaign / "campaign.json").read_text())
     assert meta["device_processes"] == {"1": [{"pid": "4242", "name": "python3", "used_mib": "1024"}]}
+    # The report says it first, as a condition of every number in it.
+    assert zl(["report", str(campaign), "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert notes[0] == ("ran beside other processes on its devices (--other-processes record): "
+                        "device 1: pid 4242 python3 (1024 MiB); their work shared the device with "
+                        "the cells")
 
 
 def test_idle_devices_pass_and_record_nothing(zl, tmp_path, capsys, monkeypatch):  # noqa: F811
@@ -38,6 +44,9 @@ def test_idle_devices_pass_and_record_nothing(zl, tmp_path, capsys, monkeypatch)
     assert zl([*screen_args("--ops", "abs", "--devices", "0,1")]) == 0
     [campaign] = campaigns(tmp_path)
     assert "device_processes" not in json.loads((campaign / "campaign.json").read_text())
+    capsys.readouterr()
+    assert zl(["report", str(campaign), "--json"]) == 0
+    assert not any("beside other processes" in n for n in json.loads(capsys.readouterr().out)["notes"])
 
 
 def test_the_cuda_backend_lists_one_devices_processes_by_its_uuid(lanes_host, monkeypatch):

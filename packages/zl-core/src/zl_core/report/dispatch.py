@@ -31,9 +31,29 @@ def build(path: Path, *, allow_mismatch: bool = False, threshold_pct: float | No
     meta = read_campaign(path)
     kind = meta.kind
     if kind == SCREEN:
-        return build_screen(path, meta=meta, allow_mismatch=allow_mismatch,
-                            threshold_pct=threshold_pct)
-    if kind in ROUNDS_KINDS:
-        return build_rounds(path, meta=meta, allow_mismatch=allow_mismatch,
-                            threshold_pct=threshold_pct)
-    raise BadInputError(f"{path / CAMPAIGN_NAME}: unknown kind {kind!r}; expected screen, ab or aa")
+        model = build_screen(path, meta=meta, allow_mismatch=allow_mismatch,
+                             threshold_pct=threshold_pct)
+    elif kind in ROUNDS_KINDS:
+        model = build_rounds(path, meta=meta, allow_mismatch=allow_mismatch,
+                             threshold_pct=threshold_pct)
+    else:
+        raise BadInputError(f"{path / CAMPAIGN_NAME}: unknown kind {kind!r}; expected screen, ab or aa")
+    beside = _beside(meta.device_processes)
+    if beside:  # a condition of every number below: said first
+        model["notes"].insert(0, beside)
+    return model
+
+
+def _beside(found: object) -> str:
+    """The note of a campaign that ran beside other processes (``--other-processes
+    record``: campaign.json's ``device_processes``), "" for one that did not."""
+    if not isinstance(found, dict) or not found:
+        return ""
+    said = "; ".join(
+        f"device {device}: " + ", ".join(
+            f"pid {p.get('pid')} {p.get('name') or '?'}" + (f" ({p['used_mib']} MiB)" if p.get("used_mib") else "")
+            for p in processes if isinstance(p, dict))
+        for device, processes in found.items() if isinstance(processes, list))
+    return (f"ran beside other processes on its devices (--other-processes record): {said}; "
+            "their work shared the device with the cells")
+
