@@ -96,6 +96,14 @@ def test_a_builtin_manifest_is_frozen_then_screened(machine, tmp_path, capsys):
     ttgir.chmod(0o644)
     ttgir.write_text(ttgir.read_text() + "// edited\n")
     assert receipts.check(campaign) == [f"mm/B: edited {ttgir.relative_to(campaign / 'mm' / 'B').as_posix()}"]
+    # Reported, a sealed campaign is checked against its receipt: the edit is named.
+    capsys.readouterr()
+    assert zl("report", campaign) == 6
+    assert [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()] == [
+        (f"zl report: sealed campaign {campaign} changed since its receipt was written (mm/B: edited "
+        f"{ttgir.relative_to(campaign / 'mm' / 'B').as_posix()}), so no verdict of it stands as sealed; "
+        "report a copy from its archive, or pass --allow-incomplete to report its files as they are now")]
+    assert zl("report", campaign, "--allow-incomplete") == 0
     # A frozen folder is never replaced.
     assert zl("freeze", tmp_path / "frozen.yaml", "--out", frozen) == 2
     assert "never overwritten" in capsys.readouterr().err

@@ -71,7 +71,31 @@ def report_model(path: Path | None, pair: Sequence[Path] | None = None, *, allow
         raise UsageError("nothing to report: give a campaign folder, or --ab A_DIR B_DIR")
     if not allow_incomplete:
         state.check_complete(path)
+        check_sealed(path)
     return report.build(path, allow_mismatch=allow_mismatch, threshold_pct=threshold_pct)
+
+
+def check_sealed(path: Path) -> None:
+    """A sealed campaign (one that ran a frozen matrix) is reported only as it was sealed:
+    whatever changed since its receipt is named, and the report refused (exit 6)."""
+    import json
+
+    from zl_core.errors import IncompleteCampaignError
+    from zl_core.seal import receipts
+
+    try:
+        receipt = json.loads((Path(path) / receipts.RECEIPT).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return  # no receipt (not finished, or never sealed): check_complete has spoken
+    if not (isinstance(receipt, dict) and receipt.get("frozen")):
+        return
+    changed = receipts.check(Path(path))
+    if changed:
+        shown = "; ".join(changed[:3]) + (f"; and {len(changed) - 3} more" if len(changed) > 3 else "")
+        raise IncompleteCampaignError(
+            f"sealed campaign {path} changed since its receipt was written ({shown}), so no verdict "
+            "of it stands as sealed; report a copy from its archive, or pass --allow-incomplete to "
+            "report its files as they are now")
 
 
 def verdict_gate(model: dict, campaign: Path | None, fail_on: Sequence[str]) -> None:

@@ -44,7 +44,8 @@ def add_parser(sub) -> None:
                    "(repeatable; any = faster, slower or inconclusive; failed = an operator "
                    "whose cell errored, timed out or failed preflight)")
     p.add_argument("--allow-incomplete", action="store_true",
-                   help="report an interrupted or unfinished campaign (default: refuse, exit 6)")
+                   help="report an interrupted or unfinished campaign, or a sealed one whose "
+                   "files changed since its receipt (default: refuse, exit 6)")
     p.set_defaults(handler=run)
 
 
