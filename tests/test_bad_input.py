@@ -264,7 +264,7 @@ def test_a_round_count_past_any_campaign_is_refused_before_anything_runs(install
 
 @pytest.mark.parametrize("content, needle", [
     (b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe", "is not UTF-8 text (byte 0)"),
-    (b"abs " + b"x" * (1 << 20), "is over 1024 KiB"),
+    (b"abs " + b"x" * (1 << 20), "is over 1 MiB"),
 ])
 def test_a_dismiss_file_that_is_no_list_gets_one_line(installed, tmp_path, capsys, content, needle):
     dismiss = tmp_path / "dismiss.txt"

@@ -24,6 +24,7 @@ from pathlib import Path
 import attrs
 
 from zl_core.errors import BadInputError
+from zl_core.small_files import kind_of, read_small
 
 PYPROJECT = "pyproject.toml"
 YAML_NAME = "zl.yaml"
@@ -100,6 +101,9 @@ def _check_trusted(path: Path) -> None:
 def load(path: Path) -> ConfigFile:
     """The file named by ``--config``: a ``.toml`` file's ``[tool.zl]`` or a ``.yaml`` file."""
     path = Path(path).expanduser().resolve()
+    if path.exists() and not path.is_file():
+        raise BadInputError(f"--config {path}: it is {kind_of(path.stat().st_mode)}, not a file; name "
+                            "a configuration file, or drop --config")
     if not path.is_file():
         raise BadInputError(f"--config {path}: no such file; check the path, or drop --config")
     if path.suffix == ".toml":
@@ -114,12 +118,12 @@ def load(path: Path) -> ConfigFile:
                         f".yaml file (like {YAML_NAME})")
 
 
+#: A configuration file holds a few options; anything larger is another file.
+MAX_CONFIG_BYTES = 1 << 20
+
+
 def _read(path: Path) -> tuple[bytes, str]:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise BadInputError(f"cannot read {path}: {exc.strerror}; fix its permissions, "
-                            f"{IGNORE_HINT}") from None
+    data = read_small(path, MAX_CONFIG_BYTES, hint=IGNORE_HINT)
     return data, hashlib.sha256(data).hexdigest()
 
 

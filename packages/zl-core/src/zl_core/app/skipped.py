@@ -9,6 +9,7 @@ from pathlib import Path
 from zl_core.errors import BadInputError
 from zl_core.opspec import OpSpec
 from zl_core.provider import Provider
+from zl_core.small_files import read_small
 from zl_core.sources import Sources
 
 #: A dismiss list names operators; anything this big is another file.
@@ -17,13 +18,10 @@ MAX_DISMISS_BYTES = 1 << 20
 
 def read_dismiss(path: Path) -> dict[str, str]:
     """``op  reason...`` per line (``#`` comments, blank lines ignored); a reason is required."""
+    raw = read_small(path, MAX_DISMISS_BYTES, what="--dismiss",
+                     hint="it lists operators, one 'op  reason' a line")
     try:
-        if Path(path).stat().st_size > MAX_DISMISS_BYTES:
-            raise BadInputError(f"--dismiss {path} is over {MAX_DISMISS_BYTES // 1024} KiB; it lists "
-                                "operators, one 'op  reason' a line")
-        text = Path(path).read_bytes().decode("utf-8")
-    except OSError as exc:
-        raise BadInputError(f"cannot read --dismiss {path}: {exc.strerror}") from None
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise BadInputError(f"--dismiss {path} is not UTF-8 text (byte {exc.start}); it lists "
                             "operators, one 'op  reason' a line") from None

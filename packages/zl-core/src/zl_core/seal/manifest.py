@@ -16,6 +16,7 @@ import attrs
 
 from zl_core.contract import TIMINGS
 from zl_core.errors import BadInputError
+from zl_core.small_files import read_small
 
 SCHEMA = 1
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -100,14 +101,8 @@ def load_manifest(path: Path) -> Manifest:
     import yaml
 
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise BadInputError(f"cannot read manifest {path}: {exc.strerror}; give the "
-                            "path of a manifest YAML file") from None
-    if len(raw) > MAX_MANIFEST_BYTES:
-        raise BadInputError(f"manifest {path} is over {MAX_MANIFEST_BYTES} bytes; a manifest "
-                            "lists workloads, not data")
+    raw = read_small(path, MAX_MANIFEST_BYTES, what="manifest",
+                     hint="give the path of a manifest YAML file (it lists workloads, not data)")
     try:
         data = yaml.safe_load(raw.decode("utf-8"))
     except (UnicodeDecodeError, yaml.YAMLError) as exc:

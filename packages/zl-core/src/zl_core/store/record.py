@@ -21,6 +21,7 @@ import attrs
 
 from zl_core.atomic import write_json_atomic
 from zl_core.errors import BadInputError
+from zl_core.small_files import read_small
 from zl_core.stamps import utc_stamp
 
 from .layout import CAMPAIGN_FILE, CampaignLayout
@@ -195,13 +196,16 @@ def write_campaign(layout: CampaignLayout, **fields: object) -> CampaignRecord:
     return written
 
 
+#: campaign.json records a campaign's options and plan: far smaller than this.
+MAX_CAMPAIGN_BYTES = 16 << 20
+
+
 def read_campaign(path: Path) -> CampaignRecord:
     """A campaign folder's ``campaign.json``; a one-line error when it is missing or corrupt."""
     file = Path(path) / CAMPAIGN_FILE
+    raw = read_small(file, MAX_CAMPAIGN_BYTES, hint=f"is {path} a campaign folder?")
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise BadInputError(f"cannot read {file}: {exc.strerror}; is {path} a campaign folder?") from None
-    except ValueError as exc:
+        data = json.loads(raw.decode("utf-8"))
+    except ValueError as exc:  # UnicodeDecodeError too
         raise BadInputError(f"corrupt {file}: {exc}") from None
     return CampaignRecord.from_json(data, file=file)
