@@ -254,9 +254,16 @@ def test_a_disk_that_fills_mid_screen_ends_on_one_line_not_0(failing, tmp_path, 
 @pytest.mark.parametrize("argv, needle", [
     (["ab", "--rounds", "100000000000000000000"], "expected a number from 1 to 1000"),
     (["ab", "--rounds", "auto", "--max-rounds", "5000"], "expected a number from 1 to 1000"),
+    # numbers past any real setting: a sleep the platform cannot represent, a fork bomb
+    (["ab", "--telemetry-interval", "1e308"], "expected at most 3600 seconds, got 1e+308"),
+    (["screen", "--per-device", "1000000"], "expected at most 64 cells per device, got 1000000"),
+    (["screen", "--timeout", "1e12"], "expected at most 604800 seconds (a week), got 1e+12"),
+    (["ab", "--lock-timeout", "1e308"], "expected at most 604800 seconds (a week), got 1e+308"),
+    (["screen", "--replay-ms", "1e9"], "expected at most 60000 ms, got 1e+09"),
+    (["screen", "--direct-repeat", "99999999"], "expected at most 10000 calls, got 99999999"),
 ])
-def test_a_round_count_past_any_campaign_is_refused_before_anything_runs(installed, tmp_path,
-                                                                         capsys, argv, needle):
+def test_a_number_past_any_campaign_is_refused_before_anything_runs(installed, tmp_path,
+                                                                    capsys, argv, needle):
     assert zl(*argv, "--runs-root", str(tmp_path / "runs")) == 2
     assert needle in one_line(capsys)
     assert not (tmp_path / "runs").exists()

@@ -50,6 +50,32 @@ def positive_int(text: str) -> int:
 #: More rounds than this is a typo, not a campaign (1,000 rounds of one operator's two
 #: cells at 20 s each is 11 hours).
 MAX_ROUNDS = 1000
+#: Bounds past which a number is a typo, not a setting (an interval of 1e308 s is a
+#: sleep the platform cannot even represent; a million cells per device a fork bomb).
+MAX_SECONDS = 7 * 24 * 3600.0  # a timeout or a wait: a week
+MAX_INTERVAL_S = 3600.0  # a telemetry interval: an hour
+MAX_REPLAY_MS = 60_000.0  # device time of one graph replay: a minute
+MAX_PER_DEVICE = 64  # cells measuring at once on one device
+MAX_REPEAT = 10_000  # direct-timed calls per measurement
+
+
+def _upto(kind: Callable[[str], float], limit: float, unit: str) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        value = kind(text)
+        if value > limit:
+            shown = value if isinstance(value, int) else f"{value:g}"
+            raise argparse.ArgumentTypeError(f"expected at most {limit:g} {unit}, got {shown}")
+        return value
+    return parse
+
+
+seconds = _upto(lambda t: positive_float(t), MAX_SECONDS, "seconds (a week)")
+seconds_or_zero = _upto(lambda t: non_negative_float(t), MAX_SECONDS, "seconds (a week)")
+interval = _upto(lambda t: positive_float(t), MAX_INTERVAL_S, "seconds")
+interval_or_zero = _upto(lambda t: non_negative_float(t), MAX_INTERVAL_S, "seconds")
+replay_ms = _upto(lambda t: positive_float(t), MAX_REPLAY_MS, "ms")
+per_device = _upto(lambda t: positive_int(t), MAX_PER_DEVICE, "cells per device")
+repeat = _upto(lambda t: positive_int(t), MAX_REPEAT, "calls")
 
 
 def round_count(text: str) -> int:
@@ -126,9 +152,9 @@ def add_measure_args(p: argparse.ArgumentParser, *, default_timeout: float,
                    help="the benchmark level the suite's benchmarks run at (default core)")
     g.add_argument("--timer", choices=("auto", "graph", "direct"), default="auto",
                    help="auto: graph capture where the backend supports it")
-    g.add_argument("--direct-repeat", type=positive_int, default=1, metavar="N",
+    g.add_argument("--direct-repeat", type=repeat, default=1, metavar="N",
                    help="median of N direct-timed calls")
-    g.add_argument("--replay-ms", type=positive_float, default=default_replay_ms,
+    g.add_argument("--replay-ms", type=replay_ms, default=default_replay_ms,
                    metavar="MS", help="device time of one of the ten graph replays per "
                    f"measurement (default {default_replay_ms:g}; see docs/statistics.md)")
     g.add_argument("--timing", choices=contract.TIMINGS, default=default_timing,
@@ -136,14 +162,14 @@ def add_measure_args(p: argparse.ArgumentParser, *, default_timeout: float,
                    f"operator: the operator alone, what verdicts read (default {default_timing})")
     g.add_argument("--shared-tuner-cache", action="store_true",
                    help="let the tuner read and write the user's persistent cache (default: isolated)")
-    g.add_argument("--timeout", type=positive_float, default=default_timeout, metavar="SECONDS",
+    g.add_argument("--timeout", type=seconds, default=default_timeout, metavar="SECONDS",
                    help=f"per-cell timeout (default {default_timeout:g})")
-    g.add_argument("--stall-timeout", type=non_negative_float,
+    g.add_argument("--stall-timeout", type=seconds_or_zero,
                    default=contract.DEFAULT_STALL_TIMEOUT_S, metavar="SECONDS",
                    help="end a cell as STALLED after this long without output or progress, "
                    "with its Python stacks in stacks.txt "
                    f"(default {contract.DEFAULT_STALL_TIMEOUT_S:g}; 0: never)")
-    g.add_argument("--lock-timeout", type=non_negative_float,
+    g.add_argument("--lock-timeout", type=seconds_or_zero,
                    default=contract.DEFAULT_LOCK_TIMEOUT_S, metavar="SECONDS",
                    help="how long a cell waits for a device another zl process holds, saying so "
                    f"every minute, before the command ends with exit 7 (default "

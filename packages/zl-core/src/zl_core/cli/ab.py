@@ -48,13 +48,13 @@ def add_parser(sub) -> None:
                    "one is a false positive (the report counts them)")
     p.add_argument("--threshold", type=_common.positive_float, default=1.0, metavar="PCT",
                    help="practical effect threshold in percent (default 1)")
-    p.add_argument("--telemetry-interval", type=_common.non_negative_float, default=1.0, metavar="S",
+    p.add_argument("--telemetry-interval", type=_common.interval_or_zero, default=1.0, metavar="S",
                    help="telemetry sampling interval in seconds; 0 turns it off (default 1)")
     # Rounds time cells on a device: --compile-only is taken only to be refused.
     _common.add_campaign_args(p, default_timeout=contract.DEFAULT_TIMEOUT_S,
                               default_start=contract.CAMPAIGN_START, compile_only=False)
     # Screens only; taken here so that zl ab can say why it refuses it.
-    p.add_argument("--per-device", type=_common.positive_int, default=1, help=argparse.SUPPRESS)
+    p.add_argument("--per-device", type=_common.per_device, default=1, help=argparse.SUPPRESS)
     _common.add_manifest_arg(p)
     p.set_defaults(handler=run)
     _config.add_config_args(p, "ab")

@@ -32,7 +32,7 @@ def add_parser(sub) -> None:
     _common.add_campaign_args(p, default_timeout=contract.DEFAULT_TIMEOUT_S, default_replay_ms=contract.SCREEN_REPLAY_MS,
                               default_timing=contract.SCREEN_TIMING,
                               default_start=contract.CAMPAIGN_START)
-    p.add_argument("--per-device", type=_common.positive_int, default=1, metavar="N",
+    p.add_argument("--per-device", type=_common.per_device, default=1, metavar="N",
                    help="cells run at once on each device: their imports, compilation and IR dump "
                    "overlap; their latency deltas are then indicative only (recorded as "
                    "concurrency; default 1; A/B rounds always run one)")

@@ -27,7 +27,7 @@ def add_parser(sub) -> None:
     p.add_argument("--device", help="device to sample (default: the one device the backend's "
                                     "visibility variable names; every device when it names "
                                     "none or several)")
-    p.add_argument("--interval", type=_common.positive_float, default=DEFAULT_INTERVAL_S,
+    p.add_argument("--interval", type=_common.interval, default=DEFAULT_INTERVAL_S,
                    metavar="SECONDS", help=f"seconds between samples (default {DEFAULT_INTERVAL_S:g})")
     p.add_argument("--once", action="store_true", help="take one sample and exit")
     p.set_defaults(handler=run)
