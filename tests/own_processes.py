@@ -4,16 +4,17 @@ machine happens to run: another job's `sleep 600` must not fail a test."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 
 def holding(token: str | Path) -> list[int]:
     """Pids of live processes (this user's, whose /proc entries can be read) whose
-    environment or command line contains ``token``."""
+    environment or command line contains ``token``; the test's own process aside."""
     needle = str(token).encode()
     found = []
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
             if (entry / "stat").read_text().split(") ", 1)[-1].startswith("Z"):
