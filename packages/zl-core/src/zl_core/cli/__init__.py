@@ -17,7 +17,7 @@ import sys
 
 from zl_core import console
 from zl_core.app.session import VERSION, Interrupted, command_session, problems_said
-from zl_core.cli import _logs
+from zl_core.cli import _crash, _logs
 from zl_core.errors import EXIT_FAILED, EXIT_USAGE, ZlError
 
 COMMANDS = ("backends", "doctor", "telemetry", "ops", "run", "screen", "ab", "report", "worker", "diff",
@@ -95,6 +95,9 @@ def _run(args: argparse.Namespace) -> int:
         print(f"zl {args.command}: cannot go on: {exc.strerror or exc}{where}; free space or fix "
               "that folder, then continue with --resume <campaign> (cells finished so far are kept)", file=sys.stderr)
         return EXIT_FAILED
+    except Exception as exc:  # noqa: BLE001 - the last guard: one line, the traceback kept
+        print(_crash.one_line(args, exc), file=sys.stderr)
+        return _crash.EXIT_INTERNAL
 
 
 if __name__ == "__main__":  # pragma: no cover

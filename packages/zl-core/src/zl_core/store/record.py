@@ -208,4 +208,6 @@ def read_campaign(path: Path) -> CampaignRecord:
         data = json.loads(raw.decode("utf-8"))
     except ValueError as exc:  # UnicodeDecodeError too
         raise BadInputError(f"corrupt {file}: {exc}") from None
+    except RecursionError:  # nested deeper than any campaign.json zl writes
+        raise BadInputError(f"corrupt {file}: nested too deeply to be a campaign record") from None
     return CampaignRecord.from_json(data, file=file)
