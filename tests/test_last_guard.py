@@ -53,3 +53,28 @@ def test_a_campaign_json_nested_past_any_record_is_corrupt_not_a_crash(tmp_path)
     assert [ln for ln in done.stderr.splitlines() if ln.strip()] == [
         f"zl screen: corrupt {campaign / 'campaign.json'}: nested too deeply to be a campaign record"]
     assert (campaign / "campaign.json").stat().st_size == 200_000  # read, never rewritten
+
+
+def _zl(tmp_path, *argv: str, **env: str) -> subprocess.CompletedProcess:
+    environ = {k: v for k, v in os.environ.items() if k != "ZL_RUNS_ROOT"}
+    environ.update(env)
+    return subprocess.run([sys.executable, "-m", "zl_core", *argv], capture_output=True, text=True,
+                          env=environ, cwd=tmp_path, timeout=120, check=False)
+
+
+def test_a_runs_root_through_a_loop_of_links_is_refused_in_one_line(tmp_path):
+    (tmp_path / "one").symlink_to(tmp_path / "two")
+    (tmp_path / "two").symlink_to(tmp_path / "one")
+    done = _zl(tmp_path, "screen", "--compile-only", "--backend", "cuda", "--switch", "DISABLE_MMA_V3",
+               "--ops", "add", "--runs-root", str(tmp_path / "one" / "runs"))
+    assert done.returncode == 2
+    (line,) = [ln for ln in done.stderr.splitlines() if ln.strip()]
+    assert line.startswith(f"zl screen: runs root {tmp_path / 'one' / 'runs'} cannot be resolved (")
+    assert line.endswith("a symbolic link on its way leads in a loop: fix the links, or pass --runs-root elsewhere")
+
+
+def test_a_path_the_terminal_cannot_encode_is_printed_escaped(tmp_path):
+    folder = tmp_path / "ünï"
+    done = _zl(tmp_path, "report", str(folder), PYTHONIOENCODING="ascii")
+    assert done.returncode == 2 and "Traceback" not in done.stderr and "internal error" not in done.stderr
+    assert str(tmp_path / "\\xfcn\\xef") in done.stderr

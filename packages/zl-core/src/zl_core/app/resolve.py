@@ -247,7 +247,13 @@ def check_compile_only(measure: Measurement, provider: Provider, host: PluginHos
 
 def runs_root(value: Path | None) -> Path:
     """The runs root, refused (one line, exit 2) where no campaign can be written."""
-    return check_runs_root(Path(value or os.environ.get(RUNS_ROOT_ENV) or "runs").expanduser().resolve())
+    given = Path(value or os.environ.get(RUNS_ROOT_ENV) or "runs").expanduser()
+    try:
+        resolved = given.resolve()
+    except (RuntimeError, OSError) as exc:  # a loop of symbolic links (RuntimeError up to 3.12)
+        raise UsageError(f"runs root {given} cannot be resolved ({exc}); a symbolic link on its way "
+                         "leads in a loop: fix the links, or pass --runs-root elsewhere") from None
+    return check_runs_root(resolved)
 
 
 def check_op_specs(specs: tuple[str, ...] | list[str], *, several_sources: bool = False) -> None:

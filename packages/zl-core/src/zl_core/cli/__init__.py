@@ -49,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    _never_unprintable()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
@@ -62,6 +63,18 @@ def main(argv: list[str] | None = None) -> int:
             console.color_choice(_logs.color(args)):
         log.debug("zl %s %s: %s", VERSION, args.command, " ".join(sys.argv[1:] if argv is None else argv))
         return _run(args)
+
+
+def _never_unprintable() -> None:
+    """A path or an operator's text the terminal's encoding cannot show (a unicode runs
+    root under PYTHONIOENCODING=ascii) is printed escaped, never a UnicodeEncodeError."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # a closed or detached stream: nothing to print to
+                pass
 
 
 def _run(args: argparse.Namespace) -> int:
