@@ -3,7 +3,8 @@ in the ledger file $ZL_FAKE_LEDGER, which device it saw, when it ran and its pid
 
 Behaviour by op name: "slow*" sleeps 4x longer; "crash*" dies by SIGSEGV on its
 first attempt only when $ZL_FAKE_CRASH_ONCE names a marker file, otherwise on
-every attempt; "dtype*" rejects its dtype filter the way FlagGems words it.
+every attempt; "dtype*" rejects its dtype filter the way FlagGems words it; "diskfull*"
+fails as Python does on a full disk while the file $ZL_FAKE_DISK_FULL exists.
 Everything else sleeps $ZL_FAKE_SLEEP seconds (default 0.3) and measures two rows.
 """
 
@@ -37,6 +38,11 @@ if op.startswith("crash"):
         if once:
             Path(once, op).touch()
         os.kill(os.getpid(), signal.SIGSEGV)
+full = os.environ.get("ZL_FAKE_DISK_FULL")
+if op.startswith("diskfull") and full and Path(full).exists():
+    print("Traceback (most recent call last):\n  File \"triton/runtime/cache.py\", line 131, in put\n"
+          f"OSError: [Errno 28] No space left on device: '{cell}/.triton_cache/kernel.ttgir'", flush=True)
+    sys.exit(1)
 if op.startswith("dtype") and os.environ.get("ZL_DTYPES"):
     print(f"AssertionError: {os.environ['ZL_DTYPES']} can't be supported by this op")
     sys.exit(1)

@@ -46,10 +46,11 @@ from zl_core.cell_setup import (  # noqa: F401
     initial_identity,
     zl_versions,
 )
-from zl_core.errors import PreflightError, UsageError
+from zl_core.errors import PreflightError, ResultsUnwritableError, UsageError
 from zl_core.host import PluginHost
 from zl_core.provider import CellRequest, Provider
 from zl_core.rows import LOG_NAME
+from zl_core.store.layout import enclosing_campaign
 
 logger = logging.getLogger(__name__)  # "log" is the cell's run.log below
 
@@ -245,6 +246,7 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
         with open(log_path, "a", encoding="utf-8") as log:
             log.write(f"zl: {rows_error}\n")
     signum = interrupts.requested()
+    disk = disk_fault(log_path) if rc != 0 and not timed_out and signum is None else ""
     own = (caliber.read_identity(cell) or {}).get(phases.CELL_KEY)
     caliber.merge_identity(cell, {
         "rc": rc, "timed_out": timed_out, "stalled": stalled, "elapsed_s": round(end - start, 3),
@@ -253,17 +255,53 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
         phases.KEY: phases.assemble(wall_s=end - start, preflight_s=preflight_s, spawned=spawned,
                                     exited=exited, cell=own),
         # An interrupted cell is not finished: a resumed campaign moves it aside and reruns it.
-        **({"interrupted": signal.Signals(signum).name} if signum else {"finished": _now_iso()}),
+        # So is one that a full or read-only disk stopped: that is no verdict on the code.
+        **({"interrupted": signal.Signals(signum).name} if signum else
+           {"interrupted": "disk", "disk_fault": disk} if disk else {"finished": _now_iso()}),
         "markers": markers, "success_rows": success, "failed_rows": failed,
         **({"rows_error": rows_error} if rows_error else {}),
         **({"skips": list(skips)} if skips else {}),
     })
     if signum is not None:  # killed by the campaign's interruption: no outcome to report
         raise interrupts.Interrupted(signum)
+    if disk:
+        raise CellDiskError(cell, disk)
     return CellOutcome(cell_dir=cell, rc=rc, timed_out=timed_out, stalled=stalled,
                        elapsed_s=round(end - start, 3),  # as recorded: a kept cell reads the same
                        start=start, end=end, markers=markers, success_rows=success,
                        failed_rows=failed, rows_error=rows_error, skips=skips)
+
+
+#: How Python and the C library say a disk refused a write, as a failing cell prints it.
+_DISK_FAULTS = re.compile(r"\[Errno (?:28|30|122)\][^\n]*|No space left on device[^\n]*|"
+                          r"Read-only file system[^\n]*|Disk quota exceeded[^\n]*")
+#: A failing cell's last words are at the end of its log.
+_LOG_TAIL_BYTES = 64 * 1024
+
+
+def disk_fault(log_path: Path) -> str:
+    """The line of a failed cell's log that says a disk refused its writes ("" when none):
+    a full, read-only or over-quota disk is the machine's fault, never a verdict."""
+    try:
+        with open(log_path, "rb") as log:
+            log.seek(0, os.SEEK_END)
+            log.seek(max(0, log.tell() - _LOG_TAIL_BYTES))
+            tail = log.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    found = _DISK_FAULTS.findall(tail)
+    return found[-1].strip()[:200] if found else ""
+
+
+class CellDiskError(ResultsUnwritableError):
+    """A cell stopped because a disk refused its writes: the campaign stops, resumable."""
+
+    def __init__(self, cell: Path, line: str) -> None:
+        campaign = enclosing_campaign(cell)
+        then = (f"continue it with --resume {campaign} (finished cells are kept; this one reruns)"
+                if campaign is not None else "run the cell again")
+        super().__init__(f"cell {cell} stopped on a disk fault, not on its code: {line}; free space "
+                         f"or fix that disk, then {then}")
 
 
 def _say(log, *listeners: Callable[[str], None] | None) -> Callable[[str], None]:

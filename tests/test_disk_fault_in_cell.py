@@ -1,0 +1,50 @@
+"""A full, read-only or over-quota disk inside a cell (its Triton cache, its TMPDIR) is the
+machine's fault, never a verdict on the code: the campaign stops on one line naming the
+cell, the disk's words and --resume (exit 6), the cell is left unfinished, and once the
+disk has room the resume reruns that cell and completes the campaign. Real cells of the
+fake host's sleepy suite; the disk's fault is the line Python prints for it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from zl_core.cli import main
+
+
+@pytest.fixture
+def zl(lanes_host, monkeypatch, tmp_path):
+    import zl_core.host as host_module
+
+    monkeypatch.setattr(host_module, "_HOST", lanes_host)
+    monkeypatch.setenv("ZL_RUNS_ROOT", str(tmp_path / "runs"))
+    monkeypatch.setenv("ZL_BACKEND", "cuda")
+    monkeypatch.setenv("ZL_FAKE_SLEEP", "0.05")
+    monkeypatch.setenv("ZL_FAKE_OPS", "abs diskfull mul")
+    monkeypatch.delenv("FLAGGEMS_DIR", raising=False)
+    return main
+
+
+def test_a_full_disk_in_a_cell_stops_the_campaign_resumably(zl, tmp_path, monkeypatch, capsys):
+    full = tmp_path / "disk-is-full"
+    full.touch()
+    monkeypatch.setenv("ZL_FAKE_DISK_FULL", str(full))
+    argv = ["screen", "--suite", "sleepy", "--switch", "FAKE_SWITCH", "--ops", "abs", "diskfull", "mul"]
+    assert zl(argv) == 6
+    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("zl screen:")]
+    [campaign] = (tmp_path / "runs").glob("screen_*")
+    assert err[-1] == (f"zl screen: cell {campaign / 'diskfull' / 'A'} stopped on a disk fault, not on its "
+                       f"code: [Errno 28] No space left on device: '{campaign / 'diskfull' / 'A'}/.triton_cache/"
+                       "kernel.ttgir'; free space or fix that disk, then continue it with --resume "
+                       f"{campaign} (finished cells are kept; this one reruns)")
+    meta = json.loads((campaign / "campaign.json").read_text())
+    assert meta["state"] == "interrupted"
+    identity = json.loads((campaign / "diskfull" / "A" / "run_identity.json").read_text())
+    assert identity["interrupted"] == "disk" and "finished" not in identity
+    assert not (campaign / "screen.json").is_file() or "FAILED" not in (campaign / "screen.json").read_text()
+    full.unlink()  # room again
+    capsys.readouterr()
+    assert zl(["screen", "--resume", str(campaign)]) == 0
+    rows = {r["op"]: r["verdict"] for r in json.loads((campaign / "screen.json").read_text())["ops"]}
+    assert set(rows) == {"abs", "diskfull", "mul"} and "FAILED" not in rows.values()
+    assert json.loads((campaign / "campaign.json").read_text())["state"] == "complete"
