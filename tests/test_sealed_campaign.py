@@ -145,6 +145,33 @@ def test_an_edited_manifest_or_matrix_is_refused_by_name(machine, tmp_path, caps
     assert not (tmp_path / "runs").exists()  # nothing ran
 
 
+def _reseal(frozen: Path) -> None:
+    """What a hand that edits matrix.json and then recomputes seal.json's digest does."""
+    import hashlib
+
+    seal = frozen / "seal.json"
+    seal.chmod(0o644)
+    data = json.loads(seal.read_text())
+    data["matrix_sha256"] = hashlib.sha256((frozen / "matrix.json").read_bytes()).hexdigest()
+    seal.write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize("edit, named", [
+    (lambda t: t.replace('"timeout_s": 1200.0', '"timeout_s": 9.0'), "measure, tasks"),
+    (lambda t: t.replace('"threshold_pct": 1.0', '"threshold_pct": 9.0'), "threshold_pct"),
+    (lambda t: t.replace('"name": "DISABLE_MMA_V3"', '"name": "OTHER_SWITCH"'), "switch"),
+])
+def test_a_matrix_edited_with_its_seal_recomputed_is_refused(machine, tmp_path, capsys, edit, named):
+    frozen = freeze(tmp_path, BUILTIN, capsys)
+    _edit(frozen / "matrix.json", edit)
+    _reseal(frozen)
+    assert zl("screen", "--manifest", frozen) == 3
+    err = capsys.readouterr().err.splitlines()
+    assert f"  matrix: matrix.json says otherwise than manifest.yaml for {named}: it was edited after " \
+           "freezing; freeze the manifest again" in err
+    assert not (tmp_path / "runs").exists()
+
+
 def test_a_changed_harness_is_refused(machine, tmp_path, capsys, monkeypatch):
     from zl_core.seal import digests
 

@@ -71,11 +71,23 @@ def plan(host: PluginHost, manifest_path: Path, *, python: str = sys.executable)
         raise ManifestError(manifest_path, problems)
     zl = digests.zl_files()
     matrix = {
-        "schema": SCHEMA, "campaign": manifest.campaign, "claim": manifest.claim,
-        "frozen": utc_stamp(), "manifest_sha256": digests.file_sha256(manifest_path),
+        "schema": SCHEMA, "frozen": utc_stamp(), "manifest_sha256": digests.file_sha256(manifest_path),
         "zl": {"version": __version__, "files_sha256": digests.combined(zl), "files": zl},
         "python": python, "imports": imports,
         "compiler": bound_compiler, "compiler_env": bound_env,
+        **from_manifest(manifest),
+        "sources": sources, "tasks": tasks,
+    }
+    return Frozen(manifest=manifest, manifest_path=manifest_path, matrix=matrix)
+
+
+def from_manifest(manifest: Manifest) -> dict:
+    """What the matrix takes from the manifest as written (its workloads' names, dtypes,
+    timeouts and reasons under ``workloads``, the rest as the matrix keeps them): a frozen
+    run compares it with the matrix, so an edited matrix whose seal was recomputed still
+    disagrees with the manifest the seal binds."""
+    return {
+        "campaign": manifest.campaign, "claim": manifest.claim,
         "suite": manifest.suite, "backend": manifest.backend, "device": manifest.device,
         "device_name": manifest.device_name, "compile_only": manifest.compile_only,
         "target": manifest.target,
@@ -88,9 +100,19 @@ def plan(host: PluginHost, manifest_path: Path, *, python: str = sys.executable)
         "max_rounds": manifest.max_rounds, "threshold_pct": manifest.threshold_pct,
         "launch_floor": manifest.launch_floor, "gain_pct": manifest.gain_pct,
         "regression_pct": manifest.regression_pct, "correctness": manifest.correctness,
-        "sources": sources, "tasks": tasks,
     }
-    return Frozen(manifest=manifest, manifest_path=manifest_path, matrix=matrix)
+
+
+def workloads_of(manifest: Manifest) -> list[list]:
+    """Each workload as the matrix's tasks keep what it says (see :func:`tasks_as_written`)."""
+    default = manifest.sources[0].name if manifest.sources else None
+    return [[w.source or default, list(w.dtypes), w.timeout_s or manifest.timeout_s, w.reason]
+            for w in manifest.workloads]
+
+
+def tasks_as_written(matrix: dict) -> list[list]:
+    return [[t.get("source"), t.get("dtypes"), t.get("timeout_s"), t.get("reason")]
+            for t in matrix.get("tasks") or ()]
 
 
 def write(frozen: Frozen, out: Path) -> Path:

@@ -17,7 +17,17 @@ from zl_core.host import PluginHost
 from zl_core.provider import OpInfo
 
 from . import compiler, digests
-from .freeze import MANIFEST_NAME, MATRIX_NAME, read, source_state, switch_vars
+from .freeze import (
+    MANIFEST_NAME,
+    MATRIX_NAME,
+    from_manifest,
+    read,
+    source_state,
+    switch_vars,
+    tasks_as_written,
+    workloads_of,
+)
+from .manifest import load_manifest
 
 
 def check(host: PluginHost, frozen_dir: Path, *, python: str | None = None) -> dict:
@@ -50,6 +60,23 @@ def _bound(frozen_dir: Path, matrix: dict, seal: dict, problems: list[str]) -> N
                         f"{str(manifest)[:12]}, frozen {str(matrix.get('manifest_sha256'))[:12]})")
     if digests.file_sha256(frozen_dir / MATRIX_NAME) != seal.get("matrix_sha256"):
         problems.append(f"matrix: {MATRIX_NAME} was edited after freezing")
+    _as_written(frozen_dir, matrix, problems)
+
+
+def _as_written(frozen_dir: Path, matrix: dict, problems: list[str]) -> None:
+    """The matrix says what its manifest says: a matrix edited and its seal recomputed to
+    match still disagrees with the manifest (whose own edit the seal would show)."""
+    try:
+        manifest = load_manifest(frozen_dir / MANIFEST_NAME)
+    except ZlError as exc:
+        problems.append(f"manifest: {MANIFEST_NAME} cannot be read ({exc})")
+        return
+    differ = [key for key, value in from_manifest(manifest).items() if matrix.get(key) != value]
+    if workloads_of(manifest) != tasks_as_written(matrix):
+        differ.append("tasks")
+    if differ:
+        problems.append(f"matrix: {MATRIX_NAME} says otherwise than {MANIFEST_NAME} for "
+                        f"{', '.join(differ)}: it was edited after freezing; freeze the manifest again")
 
 
 def _harness(matrix: dict, problems: list[str]) -> None:
