@@ -97,7 +97,7 @@ def test_the_round_folder_is_spelled_in_the_layout_only():
 
 STORE = "zl_core.store"
 #: What the store may import of zl_core: it is below everything that reads or runs campaigns.
-STORE_BASE = ("zl_core.atomic", "zl_core.errors", "zl_core.stamps", "zl_core.backend",  # the foundation
+STORE_BASE = ("zl_core.atomic", "zl_core.errors", "zl_core.small_files", "zl_core.stamps", "zl_core.backend",  # the foundation
               "zl_core.caliber", "zl_core.contract", "zl_core.rows", "zl_core.ttgir_layout")  # the cell contract
 
 

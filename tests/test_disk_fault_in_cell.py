@@ -35,7 +35,7 @@ def test_a_full_disk_in_a_cell_stops_the_campaign_resumably(zl, tmp_path, monkey
     [campaign] = (tmp_path / "runs").glob("screen_*")
     assert err[-1] == (f"zl screen: cell {campaign / 'diskfull' / 'A'} stopped on a disk fault, not on its "
                        f"code: [Errno 28] No space left on device: '{campaign / 'diskfull' / 'A'}/.triton_cache/"
-                       "kernel.ttgir'; free space or fix that disk, then continue it with --resume "
+                       "kernel.ttgir'; free space or fix that disk, then continue it with zl screen --resume "
                        f"{campaign} (finished cells are kept; this one reruns)")
     meta = json.loads((campaign / "campaign.json").read_text())
     assert meta["state"] == "interrupted"

@@ -1,6 +1,6 @@
 """No traceback reaches the user: an exception nothing else catches (a bug of zl or of a
 plugin) ends the command with one line naming the file that keeps its traceback, exit 70
-(zl_core.cli._crash); a campaign.json nested past any record zl writes is a corrupt file,
+(zl_core.app.crash); a campaign.json nested past any record zl writes is a corrupt file,
 exit 2, not a RecursionError."""
 
 from __future__ import annotations

@@ -50,7 +50,6 @@ from zl_core.errors import PreflightError, ResultsUnwritableError, UsageError
 from zl_core.host import PluginHost
 from zl_core.provider import CellRequest, Provider
 from zl_core.rows import LOG_NAME
-from zl_core.store.layout import enclosing_campaign
 
 logger = logging.getLogger(__name__)  # "log" is the cell's run.log below
 
@@ -294,14 +293,16 @@ def disk_fault(log_path: Path) -> str:
 
 
 class CellDiskError(ResultsUnwritableError):
-    """A cell stopped because a disk refused its writes: the campaign stops, resumable."""
+    """A cell stopped because a disk refused its writes: the campaign stops, resumable
+    (its campaign adds how to resume it: :meth:`then`)."""
 
-    def __init__(self, cell: Path, line: str) -> None:
-        campaign = enclosing_campaign(cell)
-        then = (f"continue it with --resume {campaign} (finished cells are kept; this one reruns)"
-                if campaign is not None else "run the cell again")
+    def __init__(self, cell: Path, line: str, then: str = "run the cell again") -> None:
+        self.cell, self.line = cell, line
         super().__init__(f"cell {cell} stopped on a disk fault, not on its code: {line}; free space "
                          f"or fix that disk, then {then}")
+
+    def then(self, then: str) -> CellDiskError:
+        return CellDiskError(self.cell, self.line, then)
 
 
 def _say(log, *listeners: Callable[[str], None] | None) -> Callable[[str], None]:

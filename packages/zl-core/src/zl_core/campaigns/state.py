@@ -25,7 +25,7 @@ import attrs
 
 from zl_core import caliber, interrupts
 from zl_core.atomic import leftover_of, write_json_atomic
-from zl_core.cell import CellOutcome
+from zl_core.cell import CellDiskError, CellOutcome
 from zl_core.errors import BadInputError, UsageError
 from zl_core.opspec import OpSpec
 from zl_core.sources import Sources
@@ -65,6 +65,10 @@ def tracked(layout: CampaignLayout, command: str) -> Iterator[None]:
     except interrupts.Interrupted as exc:
         mark(layout, INTERRUPTED, reason=str(exc))
         raise interrupts.Interrupted(exc.signum, f"continue with: {command} --resume {layout.root}") from None
+    except CellDiskError as exc:
+        mark(layout, INTERRUPTED, reason=str(exc))
+        raise exc.then(f"continue it with {command} --resume {layout.root} (finished cells are kept; "
+                       "this one reruns)") from None
     except BaseException as exc:
         mark(layout, INTERRUPTED, reason=f"{type(exc).__name__}: {exc}".strip())
         raise

@@ -16,8 +16,9 @@ import os
 import sys
 
 from zl_core import console
+from zl_core.app import crash as _crash
 from zl_core.app.session import VERSION, Interrupted, command_session, problems_said
-from zl_core.cli import _crash, _logs
+from zl_core.cli import _logs
 from zl_core.errors import EXIT_FAILED, EXIT_USAGE, ZlError
 
 COMMANDS = ("backends", "doctor", "telemetry", "ops", "run", "screen", "ab", "report", "worker", "diff",
