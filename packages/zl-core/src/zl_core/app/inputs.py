@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import errno
 import math
 import os
 from collections.abc import Iterator, Sequence
@@ -20,6 +21,7 @@ from zl_core.campaigns.judging import MIN_LOOK_ROUNDS
 from zl_core.errors import BadInputError, ResultsUnwritableError, UsageError
 from zl_core.opspec import OpSpec, dtype_problem
 from zl_core.provider import Provider
+from zl_core.store.layout import enclosing_campaign
 
 #: Filesystems that hold no files of their own: a campaign there cannot be kept.
 VIRTUAL_ROOTS = ("/proc", "/sys", "/dev")
@@ -163,9 +165,20 @@ def results_written_under(root: Path, command: str) -> Iterator[None]:
     except OSError as exc:
         what = exc.strerror or type(exc).__name__
         where = f" ({exc.filename})" if exc.filename else ""
-        campaign = _own_campaign(root)
+        # The campaign whose file failed (a resumed one may lie under another runs root).
+        campaign = (enclosing_campaign(Path(exc.filename)) if exc.filename else None) or _own_campaign(root)
+        base = campaign.parent if campaign is not None else root
+        fix = _REMEDY.get(exc.errno, "fix that folder")
         then = (f"then continue it with {command} --resume {campaign} (its finished cells are kept)"
-                if campaign is not None else f"then run {command} again")
+                if campaign is not None and exc.errno != errno.ENAMETOOLONG else f"then run {command} again")
         raise ResultsUnwritableError(
-            f"cannot write the campaign under {root}: {what}{where}; free space there, {then}, "
+            f"cannot write the campaign under {base}: {what}{where}; {fix}, {then}, "
             "or pass --runs-root elsewhere") from None
+
+
+#: What to do about the runs root, by the error its write met.
+_REMEDY = {errno.ENOSPC: "free space there", errno.EDQUOT: "free space there (a quota is full)",
+           errno.EROFS: "its file system is mounted read-only: make it writable",
+           errno.EACCES: "this user cannot write there: fix its permissions",
+           errno.EPERM: "this user cannot write there: fix its permissions",
+           errno.ENAMETOOLONG: "a path under it is too long for its file system: choose a shorter runs root"}
