@@ -101,6 +101,12 @@ def ensure_triton(session: nox.Session, python: str) -> None:
 
 def forward(session: nox.Session, command: str, *, needs_triton: bool = True) -> None:
     python = user_python()
+    if not (shutil.which(python) or (os.path.isfile(python) and os.access(python, os.X_OK))):
+        # zl's usage error, in zl's words and with its code (the README's exit-code table)
+        named = "$ZL_PYTHON" if os.environ.get("ZL_PYTHON") else "the interpreter found"
+        print(f"nox -s {command}: {named} ({python}) is not an executable interpreter; point "
+              "ZL_PYTHON at the python that holds your torch/triton, or unset it", file=sys.stderr)
+        raise SystemExit(2)
     ensure_zl(session, python)
     if needs_triton:
         ensure_triton(session, python)

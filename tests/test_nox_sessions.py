@@ -36,6 +36,16 @@ def test_screen_forwards_arguments_in_the_users_interpreter(tmp_path):
     assert not (tmp_path / "runs").exists()
 
 
+def test_a_zl_python_that_is_no_interpreter_is_one_line_and_exit_2(tmp_path):
+    env = dict(os.environ, ZL_PYTHON=str(tmp_path / "gone" / "python"), ZL_RUNS_ROOT=str(tmp_path / "runs"))
+    proc = subprocess.run([sys.executable, "-m", "nox", "-f", str(ROOT / "noxfile.py"), "-s", "screen"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert (f"nox -s screen: $ZL_PYTHON ({tmp_path / 'gone' / 'python'}) is not an executable interpreter; "
+            "point ZL_PYTHON at the python that holds your torch/triton, or unset it") in proc.stderr
+    assert not (tmp_path / "runs").exists()
+
+
 def test_ir_only_screen_runs_end_to_end_through_nox(tmp_path):
     pytest.importorskip("triton")
     proc = nox("-s", "screen", "--", "--ops", "mm", "add", "--switch", "DISABLE_MMA_V3",
