@@ -10,7 +10,8 @@ stamp), every operator must end with both sides finished, the campaign complete 
 naming the resume command, nothing lost once it grows), the vendor tool failing or hanging
 mid-campaign (every cell after it refused by name, exit 6, none run without its device's
 identity), a third-party plugin raising in every hook a screen or an A/B campaign calls, or hanging in
-one (one line each, every cell finished). The figures (faults injected, survived, results lost or
+one (one line each, every cell finished), and SIGTERM or SIGINT while a screen or an A/B campaign
+writes its finish (it stays `finishing`, the resume completes it with receipts that check). The figures (faults injected, survived, results lost or
 changed) are printed at the end of the run (tests/conftest.py)."""
 
 from __future__ import annotations
@@ -113,6 +114,45 @@ def test_a_campaign_survives_each_fault_and_loses_no_finished_result(tmp_path, f
     assert report.returncode == 0, report.stdout + report.stderr
     assert wait_for(lambda: not any(alive(int(r[4])) for r in ledger(tmp_path) if r[0] == "start"),
                     timeout=10)  # nothing of the campaign runs on
+    TALLY["survived"] += 1
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+@pytest.mark.parametrize("command", ["screen", "ab"])
+def test_a_signal_in_the_finish_leaves_it_finishing_and_the_resume_completes_it(tmp_path, command, sig):
+    """The window after the last cell: a real signal to a real zl while it writes the finish
+    (summary.csv reads every cell, made slow here). The campaign stays `finishing`, nothing
+    finished is lost, and the resume writes the finish: complete, receipts that check."""
+    from zl_core.seal import receipts
+
+    extra = ["--rounds", "4", "--telemetry-interval", "0"] if command == "ab" else []
+    proc = subprocess.Popen([sys.executable, str(LAUNCHER), command, "--suite", "sleepy", "--switch",
+                             "FAKE_SWITCH", "--ops", "abs", "add", *extra],
+                            env=fake_env(tmp_path, ZL_FAKE_SLEEP="0.05", ZL_FAKE_SLOW_FINISH="2"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    kind = "screen" if command == "screen" else "ab"
+    state = lambda: next((json.loads(p.read_text()).get("state")
+                          for p in (tmp_path / "runs").glob(f"{kind}_*/campaign.json")), None)
+    assert wait_for(lambda: state() == "finishing", timeout=90)
+    (campaign,) = (tmp_path / "runs").glob(f"{kind}_*")
+    before = {p.parent.relative_to(campaign).as_posix(): p.read_bytes()
+              for p in campaign.rglob("results.json")}
+    TALLY["injected"] += 1
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig, err
+    assert f"complete them with: zl {command} --resume {campaign}" in err and "Traceback" not in err
+    assert state() == "finishing" and not (campaign / "receipt.json").exists()
+    resumed = zl(tmp_path, command, "--resume", str(campaign), *(["--telemetry-interval", "0"] if extra else []))
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    after = {p.parent.relative_to(campaign).as_posix(): p.read_bytes() for p in campaign.rglob("results.json")}
+    lost = [cell for cell in before if cell not in after]
+    changed = [cell for cell in before if cell in after and after[cell] != before[cell]]
+    TALLY["lost"] += len(lost)
+    TALLY["changed"] += len(changed)
+    assert lost == [] and changed == []
+    assert state() == "complete" and receipts.check(campaign) == []
+    assert (campaign / "summary.csv").is_file()
     TALLY["survived"] += 1
 
 

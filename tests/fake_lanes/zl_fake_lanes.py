@@ -49,6 +49,36 @@ class SleepyProvider(Provider):
         log = Path(cell_dir) / "run.log"
         return log.is_file() and "can't be supported by this op" in log.read_text(errors="replace")
 
+    def read_rows(self, cell_dir):
+        """results.json as any provider reads it; with $ZL_FAKE_SLOW_FINISH, the cell's own
+        rows file (sleepy_cell.py), read that many seconds slower once the campaign's cells
+        have ended (its finish reads every cell for summary.csv), so a test can send a
+        signal into the finish."""
+        import json
+        import time
+
+        from zl_core.rows import CellRows, read_results
+
+        own = Path(cell_dir) / "rows.sleepy.json"
+        slow = float(os.environ.get("ZL_FAKE_SLOW_FINISH") or 0)
+        if not (slow and own.is_file()):
+            return super().read_rows(cell_dir)
+        campaign = next((p for p in Path(cell_dir).parents if (p / "campaign.json").is_file()), None)
+        try:
+            if json.loads((campaign / "campaign.json").read_text()).get("state") == "finishing":
+                time.sleep(slow)
+        except (OSError, ValueError, TypeError, AttributeError):
+            pass
+        # read as results.json would be, from a copy under that name
+        import shutil
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            shutil.copy(own, Path(tmp) / "results.json")
+            got = read_results(Path(tmp))
+        return CellRows(cell_dir=Path(cell_dir), rows=got.rows, source=own.name,
+                        identity=super().read_rows(cell_dir).identity, markers=got.markers)
+
     def warm_plan(self, request):
         return WarmPlan(modules=("json",))
 

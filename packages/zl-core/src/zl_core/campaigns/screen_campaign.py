@@ -23,6 +23,7 @@ from .screen_task import ScreenTask, run_screen_task
 from .spec import CampaignSpec
 from .start_check import settle_start
 from .state import (
+    finishing,
     incomplete,
     prepare_resume,
     tracked,
@@ -82,9 +83,10 @@ def run_screen(host: PluginHost, spec: CampaignSpec, *, executor: Executor | Non
                     write_screen_tables(layout, rows)
                 if batch is first and first:
                     canary.check(layout, [t.op.op for t in first], rest=len(rest), command="zl screen")
-            write_summary(layout.root, host)
     finally:
         progress.close()
+    with finishing(layout.root, "zl screen"):  # the finish's first step (app.seal ends it)
+        write_summary(layout.root, host)
     return layout.root, rows
 
 
