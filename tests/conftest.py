@@ -128,6 +128,20 @@ def lanes_host(monkeypatch, tmp_path):
 
 
 @pytest.fixture
+def lanes_main(lanes_host, monkeypatch, tmp_path):
+    """``zl_core.cli.main`` in this process, over :func:`lanes_host`: campaigns under
+    ``tmp_path/runs``, backend cuda, no FlagGems checkout from the environment."""
+    import zl_core.host as host_module
+    from zl_core.cli import main
+
+    monkeypatch.setattr(host_module, "_HOST", lanes_host)
+    monkeypatch.setenv("ZL_RUNS_ROOT", str(tmp_path / "runs"))
+    monkeypatch.setenv("ZL_BACKEND", "cuda")
+    monkeypatch.delenv("FLAGGEMS_DIR", raising=False)
+    return main
+
+
+@pytest.fixture
 def machine(tmp_path, monkeypatch):
     """A machine whose vendor tools are what a test puts in the returned folder (first on
     PATH, beside the interpreter's own): no device until it writes one; no visibility

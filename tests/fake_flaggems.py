@@ -24,7 +24,36 @@ import subprocess
 import sys
 from pathlib import Path
 
+from zl_core import Backend, hookimpl
+from zl_flaggems.host.provider import FlagGemsProvider
+
 LAUNCH_OVERHEAD = 0.005
+
+#: The backend of the fake checkout's cells (``fakegpu_plugin.py`` declares it there).
+FAKEGPU = Backend(name="fakegpu", flaggems_vendor="fakevendor", graph_capture=True,
+                  default_switch="DISABLE_MMA_V3")
+
+
+class FakeGpuHost:
+    """The orchestrator's side of ``fakegpu``: the backend, its one device, its compat
+    plugin (the cell's own plugin host learns the backend from the checkout's module),
+    and the real FlagGems provider."""
+
+    @hookimpl
+    def zl_backends(self):
+        return [FAKEGPU]
+
+    @hookimpl
+    def zl_enumerate_devices(self, backend):
+        return ["0"] if backend.name == "fakegpu" else None
+
+    @hookimpl
+    def zl_compat_plugins(self, backend):
+        return ["fakegpu_plugin"] if backend.name == "fakegpu" else []
+
+    @hookimpl
+    def zl_providers(self):
+        return [FlagGemsProvider()]
 
 FILES: dict[str, str] = {}
 

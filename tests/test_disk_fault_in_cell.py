@@ -9,20 +9,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from zl_core.cli import main
 
 
 @pytest.fixture
-def zl(lanes_host, monkeypatch, tmp_path):
-    import zl_core.host as host_module
-
-    monkeypatch.setattr(host_module, "_HOST", lanes_host)
-    monkeypatch.setenv("ZL_RUNS_ROOT", str(tmp_path / "runs"))
-    monkeypatch.setenv("ZL_BACKEND", "cuda")
+def zl(lanes_main, monkeypatch):
     monkeypatch.setenv("ZL_FAKE_SLEEP", "0.05")
     monkeypatch.setenv("ZL_FAKE_OPS", "abs diskfull mul")
-    monkeypatch.delenv("FLAGGEMS_DIR", raising=False)
-    return main
+    return lanes_main
 
 
 def test_a_full_disk_in_a_cell_stops_the_campaign_resumably(zl, tmp_path, monkeypatch, capsys):

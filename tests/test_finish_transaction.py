@@ -13,25 +13,12 @@ import os
 import signal
 
 import pytest
+from sealed_manifests import sleepy_head
 from zl_core import interrupts
 from zl_core.cli import main
 from zl_core.seal import receipts
 
-MANIFEST = """\
-schema: 1
-campaign: finish-cut
-claim: a finish cut by a signal is resumed to a sealed end
-suite: sleepy
-sources: []
-backend: cuda
-device: "0"
-device_name: NVIDIA Fake H200
-switch: {name: FAKE_SWITCH, a: "0", b: "1"}
-rounds: 4
-launch_floor: 0
-workloads:
-  - op: abs
-"""
+MANIFEST = sleepy_head("finish-cut", "a finish cut by a signal is resumed to a sealed end") + "  - op: abs\n"
 
 #: Each step of the finish, by where zl calls it: (module attribute patched, what it is).
 STEPS = {
@@ -44,13 +31,8 @@ STEPS = {
 
 
 @pytest.fixture
-def host(lanes_host, monkeypatch, tmp_path):
-    import zl_core.host as host_module
-
-    monkeypatch.setattr(host_module, "_HOST", lanes_host)
-    monkeypatch.setenv("ZL_RUNS_ROOT", str(tmp_path / "runs"))
+def host(lanes_main, monkeypatch, tmp_path):
     monkeypatch.setenv("ZL_FAKE_SLEEP", "0.02")
-    monkeypatch.delenv("FLAGGEMS_DIR", raising=False)
     return tmp_path
 
 

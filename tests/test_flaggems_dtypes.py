@@ -25,31 +25,12 @@ from pathlib import Path
 
 import fake_flaggems
 import pytest
-from zl_core import Backend, PluginHost, hookimpl
+from fake_flaggems import FakeGpuHost
+from zl_core import PluginHost
 from zl_core.cli import main
 from zl_flaggems.host.provider import FlagGemsProvider
 
-FAKEGPU = Backend(name="fakegpu", flaggems_vendor="fakevendor", graph_capture=True,
-                  default_switch="DISABLE_MMA_V3")
 CHOICES = ["float16", "float32", "bfloat16", "int16", "int32", "bool", "complex64"]
-
-
-class FakeGpuHost:
-    @hookimpl
-    def zl_backends(self):
-        return [FAKEGPU]
-
-    @hookimpl
-    def zl_enumerate_devices(self, backend):
-        return ["0"] if backend.name == "fakegpu" else None
-
-    @hookimpl
-    def zl_compat_plugins(self, backend):
-        return ["fakegpu_plugin"] if backend.name == "fakegpu" else []
-
-    @hookimpl
-    def zl_providers(self):
-        return [FlagGemsProvider()]
 
 
 @pytest.fixture

@@ -11,20 +11,13 @@ from pathlib import Path
 
 import pytest
 from test_lanes_processes import LAUNCHER, alive, fake_env, ledger, wait_for
-from zl_core.cli import main
 
 OPS = ["abs", "add", "mul", "sub", "exp", "log", "sin", "cos"]
 
 
 @pytest.fixture
-def zl(lanes_host, monkeypatch, tmp_path):
-    import zl_core.host as host_module
-
-    monkeypatch.setattr(host_module, "_HOST", lanes_host)
-    monkeypatch.setenv("ZL_RUNS_ROOT", str(tmp_path / "runs"))
-    monkeypatch.setenv("ZL_BACKEND", "cuda")
-    monkeypatch.delenv("FLAGGEMS_DIR", raising=False)
-    return main
+def zl(lanes_main):
+    return lanes_main
 
 
 def campaigns(tmp_path: Path, kind: str = "screen") -> list[Path]:

@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from sealed_manifests import sleepy_head
 from zl_core import caliber, phases
 from zl_core.cli import main
 from zl_core.seal.classes import Correctness, Evidence, classify, demotes
@@ -51,21 +52,8 @@ def test_a_reaccounting_may_demote_but_never_promote():
     assert not demotes("C", "G") and not demotes("B", "C") and not demotes("X", "B")
 
 
-MANIFEST = """\
-schema: 1
-campaign: sleepy-classes
-claim: the classes of a fake layout pass
-suite: sleepy
-sources: []
-backend: cuda
-device: "0"
-device_name: NVIDIA Fake H200
-switch: {name: FAKE_SWITCH, a: "0", b: "1"}
-rounds: 4
-launch_floor: 0
-control: {env: {FAKE_PHASES: "0"}}
-workloads:
-"""
+MANIFEST = sleepy_head("sleepy-classes", "the classes of a fake layout pass",
+                       'control: {env: {FAKE_PHASES: "0"}}')
 OPS = ("gconv", "cconv", "bconv", "rconv", "inputconv", "hiddenconv", "abs", "crash", "wrongconv",
        "brokenconv", "leakconv", "wrongsame")
 EXPECTED = {"gconv": "G", "cconv": "C", "bconv": "B", "rconv": "R", "inputconv": "C",

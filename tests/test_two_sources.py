@@ -13,33 +13,11 @@ from pathlib import Path
 
 import fake_flaggems
 import pytest
-from zl_core import Backend, PluginHost, app, hookimpl
+from fake_flaggems import FakeGpuHost
+from zl_core import PluginHost, app
 from zl_core.errors import BadInputError, UsageError
 from zl_core.store.layout import CampaignLayout
 from zl_core.store.record import read_campaign
-from zl_flaggems.host.provider import FlagGemsProvider
-
-FAKEGPU = Backend(name="fakegpu", flaggems_vendor="fakevendor", graph_capture=True,
-                  default_switch="DISABLE_MMA_V3")
-
-
-class FakeGpuHost:
-    @hookimpl
-    def zl_backends(self):
-        return [FAKEGPU]
-
-    @hookimpl
-    def zl_enumerate_devices(self, backend):
-        return ["0"] if backend.name == "fakegpu" else None
-
-    @hookimpl
-    def zl_compat_plugins(self, backend):
-        # The cell's own plugin host learns the backend from the checkout's module.
-        return ["fakegpu_plugin"] if backend.name == "fakegpu" else []
-
-    @hookimpl
-    def zl_providers(self):
-        return [FlagGemsProvider()]
 
 
 def vllm_checkout(root: Path) -> Path:

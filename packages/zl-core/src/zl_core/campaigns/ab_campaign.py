@@ -90,12 +90,8 @@ def run_ab(host: PluginHost, spec: CampaignSpec, *,
     start_note = sampler.note
     if start_note:
         progress.line(start_note)
-    first, rest = (canary.split(tasks, lanes)
-                   if canary.wanted(spec.canary, tasks=len(tasks), lanes=lanes,
-                                    resumed=spec.resume is not None) else ([], tasks))
-    if first:
-        progress.line(f"canary: {', '.join(t.op.op for t in first)} first, one per lane; a failure "
-                      f"stops the campaign before its other {len(rest)} operator(s)")
+    first, rest = canary.plan(tasks, choice=spec.canary, lanes=lanes, resumed=spec.resume is not None,
+                              say=progress.line)
     runs: list[OpRun] = []
     try:
         with tracked(layout, "zl ab"):

@@ -9,7 +9,7 @@ are the plan's own first operators, so nothing they measure is thrown away.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from zl_core.errors import CanaryFailedError
@@ -44,6 +44,18 @@ def split(tasks: Sequence[T], lanes: int) -> tuple[list[T], list[T]]:
     """(the canaries: the plan's first operator for each lane, the rest)."""
     count = max(1, lanes)
     return list(tasks[:count]), list(tasks[count:])
+
+
+def plan(tasks: Sequence[T], *, choice: str, lanes: int, resumed: bool,
+         say: Callable[[str], None]) -> tuple[list[T], list[T]]:
+    """(the canaries, the rest) of a campaign's plan, said when there are canaries;
+    ([], tasks) when the campaign runs none (:func:`wanted`)."""
+    if not wanted(choice, tasks=len(tasks), lanes=lanes, resumed=resumed):
+        return [], list(tasks)
+    first, rest = split(tasks, lanes)
+    say(f"canary: {', '.join(t.op.op for t in first)} first, one per lane; a failure "
+        f"stops the campaign before its other {len(rest)} operator(s)")
+    return first, rest
 
 
 def check(layout: CampaignLayout, canaries: Sequence[str], *, rest: int, command: str) -> None:

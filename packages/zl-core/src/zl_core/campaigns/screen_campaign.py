@@ -68,12 +68,8 @@ def run_screen(host: PluginHost, spec: CampaignSpec, *, executor: Executor | Non
     rows: list[dict] = [skipped_row(op, skipped[op.op]) for op in spec.ops if op.op in skipped]
     write_screen_tables(layout, rows)
     lanes = concurrency(executor)
-    first, rest = (canary.split(tasks, lanes)
-                   if canary.wanted(spec.canary, tasks=len(tasks), lanes=lanes,
-                                    resumed=spec.resume is not None) else ([], tasks))
-    if first:
-        progress.line(f"canary: {', '.join(t.op.op for t in first)} first, one per lane; a failure "
-                      f"stops the campaign before its other {len(rest)} operator(s)")
+    first, rest = canary.plan(tasks, choice=spec.canary, lanes=lanes, resumed=spec.resume is not None,
+                              say=progress.line)
     try:
         with tracked(layout, "zl screen"):
             for batch in (first, rest):
