@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cells", type=int, default=20, help="cached digests to time")
     args = parser.parse_args(argv)
     os.environ["ZL_CACHE_DIR"] = tempfile.mkdtemp(prefix="zl-digest-")
-    from zl_core import compiler_build
+    from zl_core.foundation import compiler_build
 
     spec = importlib.util.find_spec(args.module)
     if spec is None or spec.origin is None:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from zl_core import Backend, PluginHost, hookimpl
-from zl_core.errors import PreflightError
-from zl_core.provider import CellCommand, OpInfo, Provider, ShardMerge, WarmPlan
+from zl_core.foundation.errors import PreflightError
+from zl_core.interface.provider import CellCommand, OpInfo, Provider, ShardMerge, WarmPlan
 
 FAKE_CELL = Path(__file__).with_name("fake_cell.py")
 
@@ -88,7 +88,7 @@ class FakeVendor:
 def fake_host(monkeypatch):
     host = PluginHost()
     host.register(FakeVendor(), name="fakevendor", package="tests", version="0")
-    import zl_core.host as host_module
+    import zl_core.plugins.host as host_module
 
     monkeypatch.setattr(host_module, "_HOST", host)
     return host
@@ -131,7 +131,7 @@ def lanes_host(monkeypatch, tmp_path):
 def lanes_main(lanes_host, monkeypatch, tmp_path):
     """``zl_core.cli.main`` in this process, over :func:`lanes_host`: campaigns under
     ``tmp_path/runs``, backend cuda, no FlagGems checkout from the environment."""
-    import zl_core.host as host_module
+    import zl_core.plugins.host as host_module
     from zl_core.cli import main
 
     monkeypatch.setattr(host_module, "_HOST", lanes_host)

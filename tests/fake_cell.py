@@ -17,7 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-from zl_core import caliber, liveness, phases
+from zl_core.cells import liveness
+from zl_core.interface import caliber, phases
 
 CLOCK = phases.PhaseClock()
 CLOCK.enter(phases.START)

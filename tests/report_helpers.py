@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from zl_core import cli
 
-# The caliber fields of one graph-timed H200 cell (zl_core.caliber.CALIBER_FIELDS).
+# The caliber fields of one graph-timed H200 cell (zl_core.interface.caliber.CALIBER_FIELDS).
 IDENTITY = {
     "backend": "cuda", "device": "0", "device_name": "NVIDIA H200", "timer": "graph",
     "bench_level": "core", "shape_mode": "upstream", "tuner_cache": "isolated",

@@ -13,13 +13,14 @@ from pathlib import Path
 import attrs
 import fake_flaggems
 import pytest
-from zl_core import Backend, contract
-from zl_core.caliber import IDENTITY_NAME
+from zl_core import Backend
 from zl_core.campaigns.checks import ended
-from zl_core.cell import EXIT_STALLED, CellOutcome, run_cell
-from zl_core.errors import PreflightError
-from zl_core.opspec import OpSpec
-from zl_core.provider import CellRequest, CheckSpec, OpInfo
+from zl_core.cells.cell import EXIT_STALLED, CellOutcome, run_cell
+from zl_core.foundation.errors import PreflightError
+from zl_core.interface import contract
+from zl_core.interface.caliber import IDENTITY_NAME
+from zl_core.interface.opspec import OpSpec
+from zl_core.interface.provider import CellRequest, CheckSpec, OpInfo
 from zl_core.seal.correctness import read_report
 from zl_flaggems.common.plugin_order import CHECK_PLUGINS, COMPILE_POOL, pytest_args
 from zl_flaggems.host.builtin_provider import BuiltinSuiteProvider

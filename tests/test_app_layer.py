@@ -7,7 +7,7 @@ import logging
 
 import pytest
 from zl_core import app
-from zl_core.errors import UnknownProviderError, UsageError
+from zl_core.foundation.errors import UnknownProviderError, UsageError
 
 
 def test_screen_then_ab_from_records_alone(fake_host, tmp_path, caplog):

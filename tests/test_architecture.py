@@ -74,7 +74,7 @@ def test_only_the_command_line_calls_the_application_layer():
 
 def test_reports_read_campaigns_without_running_them():
     running = ("zl_core.campaigns.executor", "zl_core.campaigns.screen_task",
-               "zl_core.campaigns.ab_task", "zl_core.cell")
+               "zl_core.campaigns.ab_task", "zl_core.cells.cell")
     for mod, imports in MODULES.items():
         if mod.startswith("zl_core.report"):
             assert not [i for i, _ in imports
@@ -97,8 +97,8 @@ def test_the_round_folder_is_spelled_in_the_layout_only():
 
 STORE = "zl_core.store"
 #: What the store may import of zl_core: it is below everything that reads or runs campaigns.
-STORE_BASE = ("zl_core.atomic", "zl_core.errors", "zl_core.small_files", "zl_core.stamps", "zl_core.backend",  # the foundation
-              "zl_core.caliber", "zl_core.contract", "zl_core.rows", "zl_core.ttgir_layout")  # the cell contract
+STORE_BASE = ("zl_core.foundation.atomic", "zl_core.foundation.errors", "zl_core.foundation.small_files", "zl_core.foundation.stamps", "zl_core.foundation.backend",  # the foundation
+              "zl_core.interface.caliber", "zl_core.interface.contract", "zl_core.interface.rows", "zl_core.interface.ttgir_layout")  # the cell contract
 
 
 def test_the_store_imports_nothing_above_it():
@@ -113,7 +113,7 @@ def test_readers_of_the_run_folder_read_it_through_the_store_not_the_engine():
     # The report, the IR readers, series and status take files and records from
     # zl_core.store; of the engine they may use only campaigns.judging (the statistics'
     # input, which the rounds report shares with the adaptive stop).
-    readers = ("zl_core.report", "zl_core.ir", "zl_core.series", "zl_core.status")
+    readers = ("zl_core.report", "zl_core.ir", "zl_core.decisions.series", "zl_core.decisions.status")
     for mod, imports in MODULES.items():
         if mod.startswith(readers):
             engine = [i for i, _ in imports if i.startswith("zl_core.campaigns")
@@ -129,8 +129,18 @@ def test_the_timestamp_formats_are_written_once():
         assert spelled == [], spelling
 
 
-# -- the layers of docs/architecture.md, checked on every runtime import -------------------
+# -- the layers: zl_core's folders, checked on every runtime import -----------------------
 
+#: zl_core's layers, bottom first, each a folder of the package: a module imports only
+#: modules of its own folder and of the folders before it, whether at the top of its file
+#: or inside a function (an import under ``if TYPE_CHECKING:`` is for type checkers only).
+LAYERS = ("foundation", "interface", "plugins", "cells", "store", "seal", "decisions", "ir",
+          "stats", "campaigns", "report", "app", "cli")
+#: The two modules at the package's root: ``zl_core`` (the public plugin surface, which
+#: re-exports from the foundation and the plugin host) and ``python -m zl_core``.
+ROOT_MODULES = {"zl_core": "plugins", "zl_core.__main__": "cli"}
+#: Folders that hold no module of a layer (data files the package ships).
+DATA_FOLDERS = ("schemas",)
 ARCHITECTURE = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
 
 
@@ -182,57 +192,49 @@ def _runtime_imports(path: Path, root: Path = ROOT, known: dict | None = None) -
 RUNTIME = {_module_name(p): _runtime_imports(p) for p in sorted(ROOT.rglob("*.py"))}
 
 
-def _layers() -> list[tuple[str, list[str]]]:
-    """(layer, the zl_core modules and packages its "where" cell names), bottom first."""
-    text = ARCHITECTURE.read_text(encoding="utf-8")
-    section = text.split("\n## Layers\n", 1)[1].split("\n#", 1)[0]
-    layers = []
-    for line in section.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) < 3 or cells[0] in ("layer", "") or set(cells[0]) <= {"-"}:
-            continue
-        names = []
-        for token in re.findall(r"`([^`]+)`", cells[1]):
-            if re.fullmatch(r"[A-Za-z_][\w.]*", token):
-                names.append(token if token.startswith("zl_core") else f"zl_core.{token}")
-        layers.append((cells[0], names))
-    return layers
+def _layer_of(mod: str) -> int | None:
+    """The index of ``mod``'s layer (bottom 0): its folder's, or a root module's own."""
+    if mod in ROOT_MODULES:
+        return LAYERS.index(ROOT_MODULES[mod])
+    folder = mod.split(".")[1] if mod.count(".") >= 1 else ""
+    return LAYERS.index(folder) if folder in LAYERS and mod.count(".") >= 2 else None
 
 
-def _layer_of() -> dict[str, int]:
-    """Each module's layer (its index, bottom 0): the entry naming it or a package above it."""
-    of: dict[str, set[int]] = {}
-    for index, (_, names) in enumerate(_layers()):
-        for name in names:
-            for mod in MODULES:  # the package zl_core names itself only, not all of zl_core
-                if mod == name or (name != "zl_core" and mod.startswith(name + ".")):
-                    of.setdefault(mod, set()).add(index)
-    return {mod: min(indices) for mod, indices in of.items() if len(indices) == 1}
+def test_every_module_lives_in_the_folder_of_its_layer():
+    loose = sorted(m for m in MODULES if _layer_of(m) is None
+                   and not (m.count(".") == 1 and m.split(".")[1] in LAYERS))  # a layer's __init__
+    assert loose == [], f"place these in a layer folder of zl_core ({', '.join(LAYERS)}): {loose}"
+    folders = sorted(p.name for p in ROOT.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
+    assert folders == sorted((*LAYERS, *DATA_FOLDERS)), "a folder of zl_core that is no layer"
 
 
-def test_the_layer_table_places_every_module_in_exactly_one_layer():
-    layers = _layers()
-    assert len(layers) >= 10, "the table of docs/architecture.md was not found"
-    named = [name for _, names in layers for name in names]
-    assert [n for n in named if n not in MODULES] == [], "the table names modules that do not exist"
-    assert len(named) == len(set(named)), "the table names a module twice"
-    placed = {}
-    for index, (_, names) in enumerate(layers):
-        for mod in MODULES:
-            hits = [n for n in names if mod == n or (n != "zl_core" and mod.startswith(n + "."))]
-            if hits:
-                placed.setdefault(mod, []).append(layers[index][0])
-    assert [m for m in MODULES if m not in placed] == [], "modules in no layer"
-    assert {m: ls for m, ls in placed.items() if len(ls) > 1} == {}, "modules in several layers"
+def _layer_or_folder(mod: str) -> int:
+    found = _layer_of(mod)
+    return LAYERS.index(mod.split(".")[1]) if found is None else found
+
+
+def _upward(runtime: dict[str, set[str]]) -> list[str]:
+    return [f"{mod} ({LAYERS[_layer_or_folder(mod)]}) imports {dep} ({LAYERS[_layer_or_folder(dep)]})"
+            for mod, deps in runtime.items() for dep in sorted(deps)
+            if _layer_or_folder(dep) > _layer_or_folder(mod)]
 
 
 def test_no_module_imports_a_layer_above_its_own():
-    names = [name for name, _ in _layers()]
-    layer = _layer_of()
-    upward = [f"{mod} ({names[layer[mod]]}) imports {dep} ({names[layer[dep]]})"
-              for mod, deps in RUNTIME.items() for dep in sorted(deps)
-              if layer.get(dep, -1) > layer.get(mod, len(names))]
-    assert upward == []
+    assert _upward(RUNTIME) == []
+
+
+def test_the_layer_check_fails_on_an_upward_import():
+    raised = {**RUNTIME, "zl_core.foundation.errors": RUNTIME["zl_core.foundation.errors"] | {"zl_core.cells.cell"}}
+    assert _upward(raised) == ["zl_core.foundation.errors (foundation) imports zl_core.cells.cell (cells)"]
+
+
+def test_docs_architecture_names_the_layer_folders_in_order():
+    """The table under "## Layers" has one row per folder, bottom first, in LAYERS' order."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    section = text.split("\n## Layers\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `zl_core/")]
+    named = [re.match(r"\| `zl_core/(\w+)/`", row).group(1) for row in rows]
+    assert named == list(LAYERS)
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -289,21 +291,22 @@ def test_no_runtime_import_cycle_spans_modules_of_any_package():
 
 def test_the_checks_see_deferred_imports_and_skip_type_checking_ones():
     # Inside a function counts (it runs); under TYPE_CHECKING does not.
-    assert "zl_core.cellguard" in RUNTIME["zl_core.warmstart"]  # module level
-    assert "zl_core.zygote" in RUNTIME["zl_core.cellguard"]  # inside _WarmCell
-    assert "zl_core.host" not in RUNTIME["zl_core.provider"]  # TYPE_CHECKING only
-    looped = {**RUNTIME, "zl_core.zygote": RUNTIME["zl_core.zygote"] | {"zl_core.cellguard"}}
-    assert _cycles(looped) == [["zl_core.cellguard", "zl_core.zygote"]]
+    assert "zl_core.cells.cellguard" in RUNTIME["zl_core.cells.warmstart"]  # module level
+    assert "zl_core.cells.zygote" in RUNTIME["zl_core.cells.cellguard"]  # inside _WarmCell
+    assert "zl_core.plugins.host" not in RUNTIME["zl_core.interface.provider"]  # TYPE_CHECKING only
+    looped = {**RUNTIME, "zl_core.cells.zygote": RUNTIME["zl_core.cells.zygote"] | {"zl_core.cells.cellguard"}}
+    assert _cycles(looped) == [["zl_core.cells.cellguard", "zl_core.cells.zygote"]]
 
 
 # -- every command reaches the engine through zl_core.app ----------------------------------
 
 #: What a module of zl_core.cli may import besides zl_core.app and zl_core.cli, each a
 #: helper that decides nothing about a campaign: ``errors`` (the exceptions and exit codes
-#: a command prints and returns), ``contract`` (the default values options show in --help)
-#: and ``console`` (the one colour decision, made from --color/NO_COLOR/FORCE_COLOR).
-#: ``config_file`` is the command line's own layer (docs/architecture.md).
-COMMAND_LINE_HELPERS = ("zl_core.errors", "zl_core.contract", "zl_core.console", "zl_core.config_file")
+#: a command prints and returns), ``contract`` (the default values options show in --help),
+#: ``console`` (the one colour decision, made from --color/NO_COLOR/FORCE_COLOR) and
+#: ``small_files`` (``cli._config_file`` reads the user's configuration file, bounded).
+COMMAND_LINE_HELPERS = ("zl_core.foundation.errors", "zl_core.interface.contract", "zl_core.foundation.console",
+                        "zl_core.foundation.small_files")
 
 
 def _below_the_application(mod: str) -> list[str]:
@@ -369,6 +372,19 @@ def test_no_zl_core_module_names_flaggems():
     found = [f"{p.relative_to(ROOT)}:{line}: {text[:80]!r}" for p in sorted(ROOT.rglob("*.py"))
              for line, text in _code_words(p) if _names_flaggems(text)]
     assert found == [], "FlagGems knowledge belongs in zl-flaggems (its provider)"
+
+
+#: A vendor, its devices or its tools spelled in code: that knowledge is its backend's.
+VENDOR_WORDS = re.compile(r"\b(cuda|musa|rocm|hip|ascend|npu|nvidia|mthreads|nvml|nvidia-smi|mthreads-gmi|"
+                          r"rocm-smi|npu-smi)\b|zl_backend_\w", re.IGNORECASE)
+
+
+def test_no_zl_core_module_names_a_vendor():
+    """A new vendor is a backend package; nothing in zl_core changes for it (its
+    documentation may name vendors as examples, its code may not)."""
+    found = [f"{p.relative_to(ROOT)}:{line}: {text[:80]!r}" for p in sorted(ROOT.rglob("*.py"))
+             for line, text in _code_words(p) if VENDOR_WORDS.search(text)]
+    assert found == [], "vendor knowledge belongs in its zl-backend-<vendor> package"
 
 
 def test_the_flaggems_check_reads_code_and_skips_docstrings_and_comments(tmp_path):
@@ -586,3 +602,16 @@ def test_following_the_options_of_ab_enters_no_module_more_than_twice(fake_host,
     assert path and entries["zl_core.app.commands"] == 1, walked
     over = {module: n for module, n in entries.items() if n > MAX_ENTRIES}
     assert over == {}, f"entered more than {MAX_ENTRIES} times: {over}\n{walked}"
+
+
+# -- small modules -------------------------------------------------------------------------
+
+#: The most lines a module of any package may hold: one job each.
+MAX_MODULE_LINES = 400
+
+
+def test_no_module_of_any_package_is_over_the_limit():
+    sources = Path(__file__).resolve().parents[1] / "packages"
+    long = {str(p.relative_to(sources)): n for p in sorted(sources.glob("*/src/**/*.py"))
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert long == {}, f"split these by job (at most {MAX_MODULE_LINES} lines): {long}"

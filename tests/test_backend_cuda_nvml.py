@@ -25,12 +25,13 @@ from pathlib import Path
 
 import pytest
 import zl_backend_cuda.plugin as cuda_plugin
-import zl_core.host as host_module
+import zl_core.plugins.host as host_module
 from fake_tools import calls, path_with, write_tool
 from zl_backend_cuda.nvml import NvmlSampler
-from zl_core import PluginHost, TelemetryReading, hookimpl, telemetry
+from zl_core import PluginHost, TelemetryReading, hookimpl
 from zl_core.campaigns.telemetry_sampler import TelemetrySampler
 from zl_core.cli import main
+from zl_core.plugins import telemetry
 
 H200_SAMPLE = "0, 375, 3201, 35, 110.14, 0\n"  # nvidia-smi on the lent H200
 H200 = {"uuid": "GPU-a", "sm": 375, "mem": 3201, "temp": 35, "power_mw": 110140, "util": 0}

@@ -11,12 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
-import zl_core.host as host_module
+import zl_core.plugins.host as host_module
 from zl_core import Backend, PluginHost, hookimpl
 from zl_core.app.inputs import check_runs_root
 from zl_core.cli import main
-from zl_core.errors import BadInputError
-from zl_core.provider import CellCommand, OpInfo, Provider
+from zl_core.foundation.errors import BadInputError
+from zl_core.interface.provider import CellCommand, OpInfo, Provider
 
 
 @pytest.fixture

@@ -13,9 +13,9 @@ import pytest
 pytest.importorskip("triton")
 
 from zl_core import Backend
-from zl_core.errors import PreflightError
-from zl_core.opspec import OpSpec
-from zl_core.provider import CellRequest
+from zl_core.foundation.errors import PreflightError
+from zl_core.interface.opspec import OpSpec
+from zl_core.interface.provider import CellRequest
 from zl_flaggems.builtin import kernels
 from zl_flaggems.builtin.benchmark import base, conftest, consts
 from zl_flaggems.common import plugin_order

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-import zl_core.host as host_module
+import zl_core.plugins.host as host_module
 import zl_flaggems.host.hooks as flaggems_hooks
 from zl_core import PluginHost
 from zl_core.cli import main

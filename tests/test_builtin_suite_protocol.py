@@ -23,8 +23,8 @@ import pytest
 pytest.importorskip("triton")
 
 from zl_core import Backend
-from zl_core.opspec import OpSpec
-from zl_core.provider import CellRequest
+from zl_core.interface.opspec import OpSpec
+from zl_core.interface.provider import CellRequest
 from zl_flaggems.host.builtin_provider import SUITE_DIR, BuiltinSuiteProvider
 
 TORCH_STUB = '''\

@@ -8,20 +8,21 @@ import time
 import attrs
 import pytest
 from own_processes import holding
-from zl_core import caliber, hookimpl
+from zl_core import hookimpl
 from zl_core.app.seal import finish_campaign
 from zl_core.campaigns.ab_campaign import run_ab
 from zl_core.campaigns.ab_task import RoundsPlan, side_order
 from zl_core.campaigns.screen_campaign import latest_screen, run_screen
 from zl_core.campaigns.settings import CellSettings
 from zl_core.campaigns.spec import CampaignSpec
-from zl_core.cell import run_cell
-from zl_core.errors import PreflightError
-from zl_core.opspec import OpSpec
-from zl_core.status import read_status
+from zl_core.cells.cell import run_cell
+from zl_core.decisions.status import read_status
+from zl_core.foundation.errors import PreflightError
+from zl_core.foundation.switches import resolve_sides
+from zl_core.interface import caliber
+from zl_core.interface.opspec import OpSpec
 from zl_core.store.record import read_campaign
 from zl_core.store.screen_table import read_screen
-from zl_core.switches import resolve_sides
 
 
 def settings(timeout=60.0):
@@ -64,7 +65,7 @@ def test_cell_writes_identity_log_and_removes_its_triton_cache(fake_host, tmp_pa
 
 
 def test_cell_identity_names_the_device_by_the_vendor_tool(fake_host, tmp_path):
-    from zl_core import caliber as cal
+    from zl_core.interface import caliber as cal
 
     class Smi:
         @hookimpl
@@ -86,7 +87,7 @@ def test_cell_identity_names_the_device_by_the_vendor_tool(fake_host, tmp_path):
 
 
 def test_cell_env_applies_visibility_and_contract(fake_host, tmp_path, monkeypatch):
-    from zl_core.cell import cell_environment
+    from zl_core.cells.cell import cell_environment
 
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")
     backend, _, _ = engine_parts(fake_host)
@@ -105,8 +106,8 @@ def test_cell_env_applies_visibility_and_contract(fake_host, tmp_path, monkeypat
 
 
 def test_cell_env_has_one_writer_per_contract_variable(fake_host, tmp_path, monkeypatch):
-    from zl_core import contract
-    from zl_core.cell import cell_environment
+    from zl_core.cells.cell import cell_environment
+    from zl_core.interface import contract
 
     monkeypatch.setenv("ZL_SHAPE_FILE", "/stale/from/the/caller.yaml")
     monkeypatch.setenv("ZL_REPLAY_DIR", "/stale/records")
@@ -126,7 +127,7 @@ def test_cell_env_has_one_writer_per_contract_variable(fake_host, tmp_path, monk
 
 
 def test_cell_refuses_to_reuse_a_run_directory(fake_host, tmp_path):
-    from zl_core.errors import UsageError
+    from zl_core.foundation.errors import UsageError
 
     backend, provider, _ = engine_parts(fake_host)
     (tmp_path / "cell").mkdir()
@@ -196,7 +197,7 @@ def test_side_order_is_counterbalanced_and_old_campaigns_alternate():
 
 
 def test_ab_rounds_pin_to_round_one_and_stop_identical_ir(fake_host, tmp_path):
-    pytest.importorskip("zl_core.rows")
+    pytest.importorskip("zl_core.interface.rows")
     plan = RoundsPlan(rounds=3, max_rounds=3, allow_no_ir_diff=False, threshold_pct=1.0)
     ops = [OpSpec.parse("gemm"), OpSpec.parse("pointwise"), OpSpec.parse("norows")]
     campaign, runs = run_ab(fake_host, fake_spec(fake_host, ops, settings(), tmp_path, plan=plan))
@@ -261,8 +262,8 @@ def test_no_device_anywhere_points_to_the_ir_only_screen(fake_host, monkeypatch)
 
 
 def test_throttled_cells_are_flagged_in_status(tmp_path):
-    from zl_core.cell import CellOutcome
-    from zl_core.status import append_status, rewrite_flags, telemetry_flags
+    from zl_core.cells.cell import CellOutcome
+    from zl_core.decisions.status import append_status, rewrite_flags, telemetry_flags
 
     t0 = 1_800_000_000.0
     for i, (round_no, side) in enumerate([(1, "A"), (1, "B"), (2, "B"), (2, "A")]):
@@ -338,7 +339,7 @@ def test_odd_names_are_refused_on_one_line_before_anything_runs(argv, needle, fa
 
 
 def test_aa_sides_set_nothing_unless_a_switch_is_named(fake_host):
-    from zl_core.errors import UsageError
+    from zl_core.foundation.errors import UsageError
 
     backend, _, _ = engine_parts(fake_host)
     plain = resolve_sides(backend, None, None, None, aa=True)

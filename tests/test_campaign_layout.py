@@ -9,8 +9,8 @@ from pathlib import Path
 
 import attrs
 import pytest
-from zl_core.atomic import write_json_atomic, write_text_atomic
-from zl_core.errors import BadInputError
+from zl_core.foundation.atomic import write_json_atomic, write_text_atomic
+from zl_core.foundation.errors import BadInputError
 from zl_core.store.layout import CampaignLayout, cell_label, parse_round, round_name
 from zl_core.store.record import CampaignRecord, read_campaign, write_campaign
 
@@ -100,7 +100,7 @@ def test_the_real_campaigns_read_back_to_the_same_json():
 
 
 def test_a_cell_layout_names_the_files_its_writers_write(tmp_path):
-    from zl_core import caliber, contract, rows, ttgir_layout
+    from zl_core.interface import caliber, contract, rows, ttgir_layout
     from zl_core.store.layout import CellLayout
 
     cell = CampaignLayout(tmp_path).cell("vllm:moe", "B", 2)
@@ -115,7 +115,7 @@ def test_a_cell_layout_names_the_files_its_writers_write(tmp_path):
 
 
 def test_status_rows_read_back_as_written_and_damaged_values_read_as_none(tmp_path):
-    from zl_core.status import read_status
+    from zl_core.decisions.status import read_status
     from zl_core.store.status_table import COLUMNS, StatusRow
 
     old_columns = [c for c in COLUMNS if c not in ("device", "stalled")]  # a campaign from before them
@@ -150,8 +150,10 @@ def test_screen_rows_read_back_as_written(tmp_path):
 
 
 def test_telemetry_tsv_has_one_column_list_for_its_writers_and_readers():
-    from zl_core import backend, drift, host
     from zl_core.campaigns import telemetry_sampler
+    from zl_core.decisions import drift
+    from zl_core.foundation import backend
+    from zl_core.plugins import host
     from zl_core.store.layout import TELEMETRY_TSV_COLUMNS
 
     assert TELEMETRY_TSV_COLUMNS == ("timestamp", *backend.TELEMETRY_COLUMNS)

@@ -25,7 +25,7 @@ def test_cell_lines_say_what_runs_and_what_their_columns_mean(failing, tmp_path,
 
 def test_the_ir_only_screen_does_not_send_the_user_to_ab_rounds(tmp_path, capsys, monkeypatch):
     pytest.importorskip("triton")
-    import zl_core.host as host_module
+    import zl_core.plugins.host as host_module
     from zl_core import PluginHost
 
     monkeypatch.delenv("ZL_DISABLE_PLUGINS", raising=False)
@@ -42,7 +42,7 @@ def test_without_a_device_the_builtin_screen_is_ir_only_and_says_so(tmp_path, ca
     import os
     import sys
 
-    import zl_core.host as host_module
+    import zl_core.plugins.host as host_module
     from zl_core import PluginHost
 
     for key in [k for k in os.environ if k.endswith("_VISIBLE_DEVICES") or k.startswith("ZL_")]:

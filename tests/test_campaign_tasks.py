@@ -13,12 +13,12 @@ from zl_core.campaigns.screen_campaign import run_screen
 from zl_core.campaigns.screen_task import ScreenTask
 from zl_core.campaigns.settings import CellSettings
 from zl_core.campaigns.spec import CampaignSpec
-from zl_core.opspec import OpSpec
+from zl_core.decisions.status import read_status
+from zl_core.foundation.switches import resolve_sides
+from zl_core.interface.opspec import OpSpec
 from zl_core.report import build
-from zl_core.status import read_status
 from zl_core.store.record import read_campaign
 from zl_core.store.screen_table import read_screen
-from zl_core.switches import resolve_sides
 
 
 def settings():

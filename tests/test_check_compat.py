@@ -16,10 +16,11 @@ import zl_backend_cuda.plugin as cuda_plugin
 import zl_backend_musa.plugin as musa_plugin
 from fake_tools import path_with, write_tool
 from test_backend_musa import S5000_SAMPLE
-from zl_core import PluginHost, contract, hookimpl
-from zl_core.cell import run_cell
-from zl_core.opspec import OpSpec
-from zl_core.provider import CellRequest, CheckSpec
+from zl_core import PluginHost, hookimpl
+from zl_core.cells.cell import run_cell
+from zl_core.interface import contract
+from zl_core.interface.opspec import OpSpec
+from zl_core.interface.provider import CellRequest, CheckSpec
 from zl_core.seal.correctness import read_report
 from zl_flaggems.host.provider import FlagGemsProvider
 

@@ -7,7 +7,7 @@ import json
 import uuid
 
 import pytest
-import zl_core.host as host_module
+import zl_core.plugins.host as host_module
 from zl_core import PluginHost
 from zl_core.cli import main
 

@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from zl_core import console
 from zl_core.cli import _logs, build_parser, main
+from zl_core.foundation import console
 
 ANSI_SGR = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -111,7 +111,7 @@ def test_verbose_adds_debug_detail_on_stderr_only(tmp_path):
     assert "debug: plugin cuda loaded: zl_backend_cuda.plugin from zl-backend-cuda" in verbose.stderr
     more = zl("ops", "-vv", "--suite", "builtin")
     line = next(ln for ln in more.stderr.splitlines() if "plugin cuda loaded" in ln)
-    assert re.match(r"\d{4}-\d\d-\d\d [\d:,]+ DEBUG +zl_core\.host: plugin cuda loaded", line)
+    assert re.match(r"\d{4}-\d\d-\d\d [\d:,]+ DEBUG +zl_core\.plugins\.calls: plugin cuda loaded", line)
     assert zl("ops", "-v", "-q", "--suite", "builtin").stderr == ""  # they count against each other
 
 
@@ -153,7 +153,7 @@ def test_q_and_v_go_before_or_after_the_command_and_count_against_each_other():
     assert _logs.levels(0) == (logging.INFO, logging.WARNING)
     assert _logs.levels(1) == (logging.DEBUG, logging.WARNING)
     assert _logs.levels(2) == (logging.DEBUG, logging.DEBUG)
-    for name in ("zl_core.cell", "zl_flaggems.host.provider", "zl_backend_acme.plugin", "zl_report"):
+    for name in ("zl_core.cells.cell", "zl_flaggems.host.provider", "zl_backend_acme.plugin", "zl_report"):
         assert _logs.first_party(name)
     assert not _logs.first_party("distributed.worker") and not _logs.first_party("zlib_helper")
 
@@ -404,9 +404,10 @@ def _sources() -> dict[Path, str]:
 
 
 def test_the_readme_names_every_variable_zl_reads_or_writes():
-    from zl_core import contract, devicelock
     from zl_core.campaigns import dask_executor
-    from zl_core.host import PluginHost
+    from zl_core.cells import devicelock
+    from zl_core.interface import contract
+    from zl_core.plugins.host import PluginHost
     from zl_flaggems.common import gems_env
 
     sources = _sources()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib.metadata as md
 import sys
 
-import zl_core.host as host_module
+import zl_core.plugins.host as host_module
 from fake_tools import path_with, write_tool
 from own_processes import holding
 from zl_core import Backend, PluginHost, hookimpl

@@ -11,7 +11,7 @@ import pytest
 import zl_backend_cuda.plugin as cuda_plugin
 import zl_backend_musa.plugin as musa_plugin
 import zl_core.cli.telemetry as telemetry_cli
-import zl_core.host as host_module
+import zl_core.plugins.host as host_module
 from fake_tools import calls, path_with, write_tool
 from zl_core import PluginHost
 from zl_core.cli import main

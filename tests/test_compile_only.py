@@ -1,6 +1,6 @@
 """Compile-only cells of the built-in suite: real Triton 3.6 compiles for sm90, no device.
 
-The switch matrix runs every side as a real cell (``zl_core.cell.run_cell`` with
+The switch matrix runs every side as a real cell (``zl_core.cells.cell.run_cell`` with
 the builtin provider: preflight, a fresh process with the side's environment,
 ``python -m zl_flaggems.cell.compile_only``), once per module, and compares the
 fingerprints the screen would compare.
@@ -20,11 +20,11 @@ import pytest
 triton = pytest.importorskip("triton")
 
 from zl_core import Backend, PluginHost
-from zl_core.caliber import read_identity
-from zl_core.cell import run_cell
-from zl_core.opspec import OpSpec
-from zl_core.provider import CellRequest
-from zl_core.ttgir_layout import read_index, summarize
+from zl_core.cells.cell import run_cell
+from zl_core.interface.caliber import read_identity
+from zl_core.interface.opspec import OpSpec
+from zl_core.interface.provider import CellRequest
+from zl_core.interface.ttgir_layout import read_index, summarize
 from zl_flaggems.builtin import kernels
 from zl_flaggems.builtin.kernels._spec import make_spec
 from zl_flaggems.cell import compile_only

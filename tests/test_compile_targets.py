@@ -6,11 +6,12 @@ from __future__ import annotations
 import pytest
 from zl_backend_cuda import plugin as cuda_plugin
 from zl_backend_rocm import plugin as rocm_plugin
-from zl_core import Backend, PluginHost, hookimpl, targets
+from zl_core import Backend, PluginHost, hookimpl
 from zl_core.app import resolve
 from zl_core.app.options import Measurement
-from zl_core.backend import CompileTarget, TargetGrammar
-from zl_core.errors import UsageError
+from zl_core.foundation import targets
+from zl_core.foundation.backend import CompileTarget, TargetGrammar
+from zl_core.foundation.errors import UsageError
 
 ACME = Backend(name="acme", compile_targets=TargetGrammar(
     kind="acme", arch=r"v\d+", warp_size=16, usage="acme:v<n>", examples=("acme:v2",),

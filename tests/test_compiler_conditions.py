@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 from sealed_manifests import BUILTIN_HEAD
-from zl_core import compiler_build
-from zl_core.caliber import compare, read_identity
 from zl_core.cli import main
-from zl_core.compiler_env import CellVars, CompilerEnv, scrub
+from zl_core.foundation import compiler_build
+from zl_core.foundation.compiler_env import CellVars, CompilerEnv, scrub
+from zl_core.interface.caliber import compare, read_identity
 
 triton = pytest.importorskip("triton")
 
@@ -148,7 +148,7 @@ def test_every_cell_names_the_compiler_build_it_imports(machine, tmp_path):
 
 def test_a_frozen_run_refuses_another_compiler_build(machine, tmp_path, monkeypatch, capsys):
     from zl_core.app import seal
-    from zl_core.host import plugin_host
+    from zl_core.plugins.host import plugin_host
 
     package = fake_compiler(tmp_path / "site")
     monkeypatch.setenv("PYTHONPATH", str(tmp_path / "site"))
@@ -310,9 +310,9 @@ def test_a_control_sides_variables_are_inherited_by_no_cell_of_the_campaign(tmp_
     from zl_core.campaigns.checks import control_request
     from zl_core.campaigns.executor import Lane
     from zl_core.campaigns.settings import CellSettings
-    from zl_core.opspec import OpSpec
+    from zl_core.foundation.switches import Sides
+    from zl_core.interface.opspec import OpSpec
     from zl_core.store.layout import CampaignLayout
-    from zl_core.switches import Sides
 
     settings = CellSettings(python=sys.executable, source=None, shape_file=None, shapes="file",
                             level="core", timer="graph", direct_repeat=1, isolate_tuner_cache=True,

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 from test_lanes_processes import LAUNCHER, fake_env
-from zl_core import config_file
 from zl_core.cli import _config, build_parser
-from zl_core.errors import BadInputError
+from zl_core.cli import _config_file as config_file
+from zl_core.foundation.errors import BadInputError
 from zl_core.store.record import read_campaign
 
 DATA = Path(__file__).resolve().parents[1] / "docs" / "validation" / "data"

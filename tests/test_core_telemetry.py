@@ -1,4 +1,4 @@
-"""zl_core.telemetry: one sample through any backend's sampler, or the reason there is none."""
+"""zl_core.plugins.telemetry: one sample through any backend's sampler, or the reason there is none."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import datetime as dt
 import pytest
 import zl_backend_cuda.plugin as cuda_plugin
 from fake_tools import calls, path_with, write_tool
-from zl_core import Backend, PluginHost, hookimpl, telemetry
+from zl_core import Backend, PluginHost, hookimpl
+from zl_core.plugins import telemetry
 
 H200_SAMPLE = "0, 375, 3201, 35, 110.14, 0\n"
 

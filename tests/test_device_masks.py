@@ -1,4 +1,4 @@
-"""The caller's device mask read as the vendor's runtime reads it (zl_core.visibility):
+"""The caller's device mask read as the vendor's runtime reads it (zl_core.plugins.visibility):
 a set but empty mask hides every device, an entry the runtime cannot read or an index
 the machine lacks is refused by name before any cell, and a good mask still pins cells to
 its physical ids. Real zl processes on the fake host (tests/fake_lanes: nvidia-smi
@@ -14,8 +14,8 @@ import pytest
 import zl_backend_cuda.plugin
 import zl_backend_rocm.plugin
 from test_lanes_processes import LAUNCHER, fake_env
-from zl_core import visibility
-from zl_core.errors import NoDeviceError, UsageError
+from zl_core.foundation.errors import NoDeviceError, UsageError
+from zl_core.plugins import visibility
 
 
 def zl(tmp_path, *argv, **env) -> subprocess.CompletedProcess:

@@ -1,4 +1,4 @@
-"""zl_core.drift: joining cells to telemetry and flagging throttling / drift."""
+"""zl_core.decisions.drift: joining cells to telemetry and flagging throttling / drift."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import time
 from datetime import datetime, timezone
 
 import pytest
-from zl_core.drift import (
+from zl_core.decisions.drift import (
     TELEMETRY_COLUMNS,
     CellFlag,
     CellWindow,

@@ -14,8 +14,8 @@ import signal
 
 import pytest
 from sealed_manifests import sleepy_head
-from zl_core import interrupts
 from zl_core.cli import main
+from zl_core.foundation import interrupts
 from zl_core.seal import receipts
 
 MANIFEST = sleepy_head("finish-cut", "a finish cut by a signal is resumed to a sealed end") + "  - op: abs\n"

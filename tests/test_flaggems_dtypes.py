@@ -37,7 +37,7 @@ CHOICES = ["float16", "float32", "bfloat16", "int16", "int32", "bool", "complex6
 def checkout(tmp_path, monkeypatch) -> Path:
     """The fake checkout with the dtype benchmarks, its torch stand-in on the import path,
     and a host whose only device is the fake one."""
-    import zl_core.host as host_module
+    import zl_core.plugins.host as host_module
 
     root = fake_flaggems.add_dtype_benchmarks(fake_flaggems.build(tmp_path / "FlagGems"))
     monkeypatch.setenv("ZL_DISABLE_PLUGINS", "cuda,musa,rocm,ascend")

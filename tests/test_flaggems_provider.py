@@ -9,10 +9,11 @@ from pathlib import Path
 
 import fake_flaggems
 import pytest
-from zl_core import Backend, contract
-from zl_core.errors import PreflightError
-from zl_core.opspec import OpSpec
-from zl_core.provider import CellRequest
+from zl_core import Backend
+from zl_core.foundation.errors import PreflightError
+from zl_core.interface import contract
+from zl_core.interface.opspec import OpSpec
+from zl_core.interface.provider import CellRequest
 from zl_flaggems.common import plugin_order
 from zl_flaggems.host.checkout import provider_commit
 from zl_flaggems.host.provider import FlagGemsProvider
@@ -301,7 +302,7 @@ def test_compat_plugins_come_from_the_host_the_core_passes(fg, fake_host):
 def test_the_checkout_variable_is_the_providers_and_selects_it(fg, monkeypatch):
     from zl_core import PluginHost, hookimpl
     from zl_core.app.resolve import resolve_suite
-    from zl_core.errors import UsageError
+    from zl_core.foundation.errors import UsageError
     from zl_flaggems.host.builtin_provider import BuiltinSuiteProvider
 
     class Suites:

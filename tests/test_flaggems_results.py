@@ -79,7 +79,7 @@ def test_rows_map_exactly_to_timed_calls_by_row_clock(collector, tmp_path):
 
 
 def test_the_gems_calls_replay_spread_is_the_rows_within_cell_spread(collector, tmp_path):
-    from zl_core.rows import read_results
+    from zl_core.interface.rows import read_results
 
     row = CLOCK.begin("a", "a")
     torch_call = attrs.evolve(call(row), replays=10, replay_spread_pct=9.0)

@@ -7,7 +7,7 @@ import inspect
 from pathlib import Path
 
 import pytest
-from zl_core import hookspecs
+from zl_core.plugins import hookspecs
 
 ROOT = Path(__file__).resolve().parents[1]
 HOOKS = sorted(hookspecs.__all__)

@@ -11,7 +11,7 @@ import zl_backend_cuda.plugin
 import zl_backend_musa.plugin
 import zl_backend_rocm.plugin
 from zl_core import Backend, PluginHost, hookimpl
-from zl_core.errors import NoDeviceError
+from zl_core.foundation.errors import NoDeviceError
 
 VENDORS = {"cuda": zl_backend_cuda.plugin, "musa": zl_backend_musa.plugin,
            "rocm": zl_backend_rocm.plugin, "ascend": zl_backend_ascend.plugin}
@@ -189,7 +189,7 @@ class Named:
 
 
 def test_named_devices_reach_the_vendor_tool_and_unknown_ones_are_refused(monkeypatch):
-    from zl_core.errors import NoDeviceError
+    from zl_core.foundation.errors import NoDeviceError
 
     monkeypatch.delenv("NAMED_VISIBLE", raising=False)
     host, vendor = PluginHost(), Named()

@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 from zl_core import Backend, PluginHost, hookimpl
-from zl_core.errors import UnknownBackendError
+from zl_core.foundation.errors import UnknownBackendError
 
 
 class Accel:
@@ -298,9 +298,9 @@ def test_a_provider_written_to_the_first_api_keeps_working(tmp_path):
     from pathlib import Path
 
     from zl_core import Backend, PluginHost, hookimpl
-    from zl_core.cell import run_cell
-    from zl_core.opspec import OpSpec
-    from zl_core.provider import API_VERSION, CellCommand, CellRequest, OpInfo, Provider
+    from zl_core.cells.cell import run_cell
+    from zl_core.interface.opspec import OpSpec
+    from zl_core.interface.provider import API_VERSION, CellCommand, CellRequest, OpInfo, Provider
 
     seen = []
 
@@ -343,7 +343,7 @@ def test_a_provider_written_to_the_first_api_keeps_working(tmp_path):
 
 def test_answers_for_keeps_a_vendor_hook_to_its_own_backend():
     from zl_core import Backend, PluginHost, hookimpl
-    from zl_core.vendor_tools import answers_for
+    from zl_core.foundation.vendor_tools import answers_for
 
     mine, other = Backend(name="minegpu"), Backend(name="othergpu")
     ran = []

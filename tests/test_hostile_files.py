@@ -79,8 +79,8 @@ def test_no_damaged_file_crashes_the_report(fake_host, tmp_path, capsys, kind):
 
 
 def test_a_status_row_cut_by_a_kill_is_dropped_before_the_next_is_appended(tmp_path):
-    from zl_core.cell import CellOutcome
-    from zl_core.status import append_status, read_status
+    from zl_core.cells.cell import CellOutcome
+    from zl_core.decisions.status import append_status, read_status
 
     def outcome(cell: Path) -> CellOutcome:
         cell.mkdir(parents=True, exist_ok=True)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from zl_core.cell import CellOutcome
-from zl_core.ir_verdict import FAILED, SideResult, screen_verdict
-from zl_core.ttgir_layout import IrSummary
+from zl_core.cells.cell import CellOutcome
+from zl_core.decisions.ir_verdict import FAILED, SideResult, screen_verdict
+from zl_core.interface.ttgir_layout import IrSummary
 
 NO_IR = IrSummary(fingerprint=None, files=0, kernels=0, convert_layouts=0)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from zl_core.campaigns.dask_executor import homed
 from zl_core.campaigns.executor import Lane, SerialExecutor
 from zl_core.campaigns.lanes import LanesExecutor, longest_first
-from zl_core.opspec import OpSpec
+from zl_core.interface.opspec import OpSpec
 
 FAKES = Path(__file__).with_name("fake_lanes")
 sys.path.insert(0, str(FAKES))
@@ -56,7 +56,7 @@ def test_four_lanes_run_every_task_once_one_cell_per_device_an_operator_on_one_d
 
 
 def test_a_device_held_by_another_process_is_left_alone(lanes_host, tmp_path):
-    from zl_core.devicelock import DeviceLock
+    from zl_core.cells.devicelock import DeviceLock
 
     other = DeviceLock("cuda", "1")
     assert other.try_acquire()
@@ -118,9 +118,9 @@ def test_progress_tells_the_time_left_and_lanes_say_what_they_run(lanes_host, tm
 
 
 def test_drift_is_judged_against_each_cells_own_device(tmp_path):
-    from zl_core import caliber
-    from zl_core.cell import CellOutcome
-    from zl_core.status import append_status, read_status, telemetry_flags
+    from zl_core.cells.cell import CellOutcome
+    from zl_core.decisions.status import append_status, read_status, telemetry_flags
+    from zl_core.interface import caliber
 
     t0 = 1_800_000_000.0
     for op, device in (("mm", "0"), ("bmm", "1")):  # two lanes measuring at the same time
@@ -145,7 +145,7 @@ def test_drift_is_judged_against_each_cells_own_device(tmp_path):
 
 
 def test_two_lanes_per_device_overlap_cells_on_it_under_one_device_lock(lanes_host, tmp_path):
-    from zl_core.devicelock import DeviceLock
+    from zl_core.cells.devicelock import DeviceLock
 
     names = ["abs", "add", "mul", "sub"]
     executor = LanesExecutor("cuda", ["0"], per_device=2)
@@ -172,8 +172,8 @@ def test_two_lanes_per_device_overlap_cells_on_it_under_one_device_lock(lanes_ho
 def test_a_screen_runs_several_cells_per_device_and_says_so_ab_rounds_never(fake_host, tmp_path, capsys):
     import json
 
-    from zl_core import caliber
     from zl_core.cli import main
+    from zl_core.interface import caliber
 
     root = tmp_path / "runs"
     assert main(["screen", "--ops", "gemm", "pointwise", "--suite", "fake", "--per-device", "2",

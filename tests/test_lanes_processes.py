@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
-from zl_core import devicelock
-from zl_core.host import PluginHost
+from zl_core.cells import devicelock
+from zl_core.plugins.host import PluginHost
 
 FAKES = Path(__file__).with_name("fake_lanes")
 LAUNCHER = FAKES / "zl_fake_lanes.py"

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from test_campaign_engine import fake_spec, settings
 from zl_core.campaigns.screen_campaign import run_screen
-from zl_core.opspec import OpSpec
+from zl_core.interface.opspec import OpSpec
+from zl_core.interface.ttgir_layout import LAUNCH_FLOOR, IndexRow, summarize, write_index
 from zl_core.report.screen_report import build_screen
-from zl_core.ttgir_layout import LAUNCH_FLOOR, IndexRow, summarize, write_index
 from zl_report import render
 
 

@@ -1,4 +1,4 @@
-"""The device-lock folder is one per user and host (zl_core.devicelock): the same whatever
+"""The device-lock folder is one per user and host (zl_core.cells.devicelock): the same whatever
 TMPDIR or XDG_RUNTIME_DIR a process has, so a batch job and a login shell of one user never
 time one device at once; in /tmp it is used only when it is this user's own."""
 
@@ -9,14 +9,14 @@ import subprocess
 import sys
 
 import pytest
-from zl_core import devicelock
-from zl_core.errors import UsageError
+from zl_core.cells import devicelock
+from zl_core.foundation.errors import UsageError
 
 
 def _lock_dir_of(tmp_path, **env) -> str:
     child = {k: v for k, v in os.environ.items() if k not in ("ZL_LOCK_DIR", "XDG_RUNTIME_DIR", "TMPDIR")}
     child.update(env)
-    done = subprocess.run([sys.executable, "-c", "from zl_core.devicelock import lock_dir; print(lock_dir())"],
+    done = subprocess.run([sys.executable, "-c", "from zl_core.cells.devicelock import lock_dir; print(lock_dir())"],
                           env=child, capture_output=True, text=True, check=True, cwd=tmp_path)
     return done.stdout.strip()
 

@@ -11,7 +11,7 @@ import sys
 
 from zl_core.cli import main
 
-HOLDER = ("import sys, time\nfrom zl_core.devicelock import DeviceLock\n"
+HOLDER = ("import sys, time\nfrom zl_core.cells.devicelock import DeviceLock\n"
           "lock = DeviceLock('fakegpu', '0')\nassert lock.try_acquire()\n"
           "print('held', flush=True)\nsys.stdin.read()\n")
 

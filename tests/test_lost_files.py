@@ -7,8 +7,8 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from zl_core import caliber
 from zl_core.cli import main
+from zl_core.interface import caliber
 
 
 @pytest.fixture

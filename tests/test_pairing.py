@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from zl_core.pairing import (
+from zl_core.decisions.pairing import (
     FAILED,
     FALLBACK,
     MIXED_TIMER,
@@ -13,7 +13,7 @@ from zl_core.pairing import (
     count_classes,
     pair_rows,
 )
-from zl_core.rows import Row
+from zl_core.interface.rows import Row
 
 
 def row(size, gems, *, dtype="float16", status="SUCCESS", timer="graph", fallback=False):

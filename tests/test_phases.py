@@ -10,10 +10,10 @@ import threading
 
 import pytest
 from test_campaign_engine import engine_parts, fake_spec, settings
-from zl_core import caliber, contract, phases
 from zl_core.campaigns.screen_campaign import run_screen
-from zl_core.cell import compile_workers, run_cell
-from zl_core.opspec import OpSpec
+from zl_core.cells.cell import compile_workers, run_cell
+from zl_core.interface import caliber, contract, phases
+from zl_core.interface.opspec import OpSpec
 from zl_core.report import build_screen
 from zl_report import render
 

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-from zl_core import caliber
 from zl_core.cli import main
+from zl_core.interface import caliber
 
 
 @pytest.fixture

@@ -88,7 +88,7 @@ def test_core_renders_plain_text_without_zl_report(cells, monkeypatch, capsys):
 
 
 def test_zl_core_does_not_import_zl_report_at_import():
-    code = ("import sys, zl_core.report, zl_core.cli.report, zl_core.rows, zl_core.pairing; "
+    code = ("import sys, zl_core.report, zl_core.cli.report, zl_core.interface.rows, zl_core.decisions.pairing; "
             "print('zl_report' in sys.modules)")
     import subprocess
 

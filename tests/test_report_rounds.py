@@ -7,8 +7,8 @@ import time
 
 import pytest
 from report_helpers import IDENTITY, zl
+from zl_core.decisions.status import COLUMNS
 from zl_core.report import build
-from zl_core.status import COLUMNS
 
 T0 = 1_800_000_000.0
 ROUNDS = 6

@@ -7,7 +7,7 @@ import re
 
 import pytest
 from report_helpers import IDENTITY, zl
-from zl_core.caliber import ALL_FIELDS
+from zl_core.interface.caliber import ALL_FIELDS
 from zl_core.report import build
 
 

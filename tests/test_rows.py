@@ -6,9 +6,9 @@ import json
 
 import pytest
 from zl_core import hookimpl
-from zl_core.cell_rows import read_cell, read_rows
-from zl_core.errors import BadInputError
-from zl_core.rows import read_results
+from zl_core.foundation.errors import BadInputError
+from zl_core.interface.rows import read_results
+from zl_core.plugins.cell_rows import read_cell, read_rows
 from zl_flaggems.host.table import parse_table
 
 # Verbatim from a real FlagGems run on the lent H200 (facts/device-h200.md).
@@ -232,7 +232,7 @@ def test_the_latency_is_read_under_its_neutral_name_and_its_earlier_one(tmp_path
 
 def test_a_row_built_with_the_earlier_latency_name_keeps_working():
     import attrs
-    from zl_core.rows import Row
+    from zl_core.interface.rows import Row
 
     fields = {"op": "mm", "dtype": "float16", "size_detail": "[8]", "status": "SUCCESS",
               "timer": "graph", "fallback": False, "source": "results.json"}

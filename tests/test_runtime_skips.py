@@ -35,7 +35,7 @@ def test_fakeskip():
 
 @pytest.fixture
 def checkout(tmp_path, monkeypatch):
-    import zl_core.host as host_module
+    import zl_core.plugins.host as host_module
 
     monkeypatch.setenv("ZL_DISABLE_PLUGINS", "cuda,musa,rocm,ascend")
     for key in ("GEMS_VENDOR", "FLAGGEMS_VENDOR", "FLAGGEMS_DIR"):

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from zl_core import caliber
 from zl_core.campaigns.estimate import estimate
 from zl_core.cli import main
+from zl_core.interface import caliber
 
 
 def test_plan_estimates_from_earlier_screens_and_writes_nothing(fake_host, tmp_path, capsys):

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 from sealed_manifests import sleepy_head
-from zl_core import caliber, phases
 from zl_core.cli import main
+from zl_core.decisions.status import latest_by_cell, read_status
+from zl_core.interface import caliber, phases
 from zl_core.seal.classes import Correctness, Evidence, classify, demotes
 from zl_core.stats import RULES
-from zl_core.status import latest_by_cell, read_status
 
 OK = Correctness(passed=12)
 WRONG = Correctness(passed=10, failed=2)
@@ -63,7 +63,7 @@ EXPECTED = {"gconv": "G", "cconv": "C", "bconv": "B", "rconv": "R", "inputconv":
 
 @pytest.fixture
 def sealed(lanes_host, monkeypatch, tmp_path, capsys):
-    import zl_core.host as host_module
+    import zl_core.plugins.host as host_module
 
     monkeypatch.setattr(host_module, "_HOST", lanes_host)
     monkeypatch.setenv("ZL_RUNS_ROOT", str(tmp_path / "runs"))

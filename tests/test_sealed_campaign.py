@@ -19,7 +19,7 @@ from pathlib import Path
 import fake_flaggems
 import pytest
 from sealed_manifests import BUILTIN_HEAD
-from zl_core import devicelock
+from zl_core.cells import devicelock
 from zl_core.cli import main
 
 BUILTIN = BUILTIN_HEAD + """\
@@ -74,7 +74,7 @@ def test_a_builtin_manifest_is_frozen_then_screened(machine, tmp_path, capsys):
     rows = {r["op"]: r["verdict"] for r in json.loads((campaign / "screen.json").read_text())["ops"]}
     assert rows == {"mm": "IR_CHANGED", "add": "NO_IR_DIFF"}
     # The cells ran the build the matrix binds, and inherited what it binds (nothing here).
-    from zl_core.compiler_build import build_id
+    from zl_core.foundation.compiler_build import build_id
 
     bound = build_id({m: b["digest"] for m, b in matrix["compiler"].items()})
     for cell in ("mm/A", "mm/B", "add/A", "add/B"):
@@ -177,9 +177,9 @@ def test_a_changed_harness_is_refused(machine, tmp_path, capsys, monkeypatch):
 
     frozen = freeze(tmp_path, BUILTIN, capsys)
     real = digests.zl_files
-    monkeypatch.setattr(digests, "zl_files", lambda: {**real(), "zl_core/cell.py": "0" * 64})
+    monkeypatch.setattr(digests, "zl_files", lambda: {**real(), "zl_core/cells/cell.py": "0" * 64})
     assert zl("screen", "--manifest", frozen) == 3
-    assert any(p.startswith("zl: 1 of zl's own files differ") and "edited zl_core/cell.py" in p
+    assert any(p.startswith("zl: 1 of zl's own files differ") and "edited zl_core/cells/cell.py" in p
                for p in problems(capsys))
 
 
@@ -246,7 +246,7 @@ def flaggems_manifest(root: Path) -> str:
 
 def test_every_broken_precondition_of_a_flaggems_campaign_is_named(machine, tmp_path, capsys, checkout):
     from zl_core.app import seal
-    from zl_core.host import plugin_host
+    from zl_core.plugins.host import plugin_host
 
     frozen = freeze(tmp_path, flaggems_manifest(checkout), capsys)
     matrix = json.loads((frozen / "matrix.json").read_text())
@@ -425,7 +425,7 @@ def test_ab_takes_rounds_threshold_and_the_frozen_ops_from_the_matrix(machine, t
     assert options.frozen == frozen.resolve() and options.runs_root == tmp_path / "r"
     # Each workload's own timeout reaches its cells; the others have the manifest's.
     from zl_core.app.resolve import cell_settings
-    from zl_core.opspec import OpSpec
+    from zl_core.interface.opspec import OpSpec
 
     settings = cell_settings(options.measure, None)
     assert options.measure.op_timeouts == (("add", 90.0),) and options.measure.timeout_s == 1200.0

@@ -1,4 +1,4 @@
-"""Files zl reads whole are regular files of a bounded size (zl_core.small_files): a
+"""Files zl reads whole are regular files of a bounded size (zl_core.foundation.small_files): a
 manifest that is /dev/zero, a campaign.json, dismiss list or configuration file that is a
 named pipe, or one far too large is refused in one line, at once,
 exit 2, instead of growing until the kernel kills zl or blocking for ever."""

@@ -9,12 +9,12 @@ import time
 import attrs
 from own_processes import holding
 from test_campaign_engine import engine_parts, fake_spec, settings
-from zl_core import caliber
 from zl_core.campaigns.screen_campaign import run_screen
-from zl_core.cell import EXIT_STALLED, run_cell
-from zl_core.ir_verdict import STALLED
-from zl_core.opspec import OpSpec
-from zl_core.status import read_status
+from zl_core.cells.cell import EXIT_STALLED, run_cell
+from zl_core.decisions.ir_verdict import STALLED
+from zl_core.decisions.status import read_status
+from zl_core.interface import caliber
+from zl_core.interface.opspec import OpSpec
 
 
 def stall_settings(window: float, timeout: float = 120.0):

@@ -10,7 +10,7 @@ import math
 import random
 
 import pytest
-from zl_core.errors import BadInputError
+from zl_core.foundation.errors import BadInputError
 from zl_core.stats import (
     ALTERNATING,
     COUNTERBALANCED,

@@ -8,7 +8,7 @@ import json
 
 import fake_flaggems
 import pytest
-from zl_core import contract
+from zl_core.interface import contract
 from zl_flaggems.common.autotune_records import AutotuneRecorder, TunerId, read_records, write_meta
 from zl_flaggems.host.sweep_merge import merge_shards
 

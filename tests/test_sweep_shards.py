@@ -1,4 +1,4 @@
-"""A recording cell's sweep sharded over several devices (zl_core.sweep_shards): shards
+"""A recording cell's sweep sharded over several devices (zl_core.cells.sweep_shards): shards
 run as real cell processes (tests/fake_cell.py, the fake provider of conftest.py), their
 picks merged, the cell measured alone replaying them; a shard that fails, or a merged
 record with a hole, falls back to the serial sweep and says so."""
@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import attrs
 from test_campaign_engine import engine_parts, fake_spec, settings
-from zl_core import caliber, contract, sweep_shards
 from zl_core.campaigns.screen_campaign import run_screen
-from zl_core.cell import run_cell
-from zl_core.opspec import OpSpec
+from zl_core.cells import sweep_shards
+from zl_core.cells.cell import run_cell
+from zl_core.interface import caliber, contract
+from zl_core.interface.opspec import OpSpec
 
 
 def sharded(fake_host, tmp_path, op, devices=("0", "0")):

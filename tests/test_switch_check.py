@@ -7,12 +7,12 @@ import json
 import sys
 
 import pytest
-import zl_core.host as host_module
+import zl_core.plugins.host as host_module
 from zl_core import Backend, PluginHost
 from zl_core.cli import main
-from zl_core.provider import Provider
-from zl_core.switch_check import IneffectiveSwitchError, SwitchReport, check_switch, lookalikes
-from zl_core.switches import resolve_sides
+from zl_core.foundation.switches import resolve_sides
+from zl_core.interface.provider import Provider
+from zl_core.interface.switch_check import IneffectiveSwitchError, SwitchReport, check_switch, lookalikes
 
 CUDA = Backend(name="cuda", default_switch="FLAGTREE_RLC_ENHANCE")
 STOCK_KNOWN = ("DISABLE_MMA_V3", "DISABLE_MMA_V5", "TRITON_F32_DEFAULT", "TRITON_DEFAULT_FP_FUSION",
@@ -64,7 +64,7 @@ def test_force_runs_it_anyway_and_says_so(caplog):
     report = SwitchReport(compiler="triton 3.6.0 in /py", unread=("DISABLE_MMA_V4",), known=STOCK_KNOWN)
     sides = resolve_sides(CUDA, "DISABLE_MMA_V4", None, None)
     assert check_switch(_ask(report)[0], sides, backend=CUDA, defaulted=False, force=True) is report
-    [said] = [r for r in caplog.records if r.name == "zl_core.switch_check"]
+    [said] = [r for r in caplog.records if r.name == "zl_core.interface.switch_check"]
     assert said.levelname == "WARNING"  # a forced switch is worth a warning, even under -q
     assert said.message.startswith("note: switch DISABLE_MMA_V4 is not read") and "--force-switch" in said.message
 

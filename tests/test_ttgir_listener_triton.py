@@ -18,7 +18,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from zl_core.ttgir_layout import read_index, summarize
+from zl_core.interface.ttgir_layout import read_index, summarize
 from zl_flaggems.cell.plugins.ttgir import TritonHooks
 from zl_flaggems.cell.ttgir_recorder import TtgirRecorder
 

@@ -15,8 +15,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from zl_core.ttgir_layout import read_index, summarize
-from zl_flaggems.cell import ttgir_recorder
+from zl_core.interface.ttgir_layout import read_index, summarize
+from zl_flaggems.cell import ttgir_hook_cost, ttgir_recorder
 from zl_flaggems.cell.ttgir_recorder import NO_TTGIR, SWEEP_SHAPE, UNRESOLVED, TtgirRecorder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -246,7 +246,7 @@ def test_launch_hook_accepts_triton_lazydict_and_is_cheap():
     function = object()
     rec.launch_hook(triton_compiler.LazyDict({"name": "k", "function": function, "stream": 0}))
     assert rec._shape_counts["all"] == {function: 1}
-    cost = ttgir_recorder.measure_hook_cost(5000)
+    cost = ttgir_hook_cost.measure_hook_cost(5000)
     assert 0 < cost < 20000  # nanoseconds; a generous bound, the real number is in recorder_stats()
 
 

@@ -15,7 +15,7 @@ import fake_flaggems
 import pytest
 from fake_flaggems import FakeGpuHost
 from zl_core import PluginHost, app
-from zl_core.errors import BadInputError, UsageError
+from zl_core.foundation.errors import BadInputError, UsageError
 from zl_core.store.layout import CampaignLayout
 from zl_core.store.record import read_campaign
 

@@ -1,6 +1,6 @@
 """Warm starts: cells forked from a zygote that imported the provider's modules once.
 
-Real processes throughout: the zygote (``python -m zl_core.zygote``), the cell guard, the
+Real processes throughout: the zygote (``python -m zl_core.cells.zygote``), the cell guard, the
 forked cells (tests/fake_cell.py, and the built-in suite's compile-only cells with real
 Triton), killed the ways campaigns end.
 """
@@ -22,13 +22,14 @@ import attrs
 import pytest
 from own_processes import holding
 from test_campaign_engine import engine_parts, fake_spec, settings
-from zl_core import caliber, cellguard, warmstart
 from zl_core.app.seal import finish_campaign
 from zl_core.campaigns.screen_campaign import run_screen
-from zl_core.cell import EXIT_STALLED, run_cell
+from zl_core.cells import cellguard, warmstart
+from zl_core.cells.cell import EXIT_STALLED, run_cell
 from zl_core.cli import main
-from zl_core.opspec import OpSpec
-from zl_core.provider import WarmPlan
+from zl_core.interface import caliber
+from zl_core.interface.opspec import OpSpec
+from zl_core.interface.provider import WarmPlan
 
 
 @pytest.fixture(autouse=True)

@@ -68,7 +68,7 @@ SPEED = {"gconv": 0.9, "cconv": 0.98, "rconv": 1.05, "inputconv": 0.98, "hiddenc
 kernel = cell / "ttgir" / "64" / f"{op}_kernel"
 kernel.mkdir(parents=True, exist_ok=True)
 if op in CONVERTS:
-    from zl_core.ttgir_layout import IndexRow, write_index
+    from zl_core.interface.ttgir_layout import IndexRow, write_index
 
     measured, made = CONVERTS[op][1 if side_b else 0]
     convert = "  %c = ttg.convert_layout %x\n"

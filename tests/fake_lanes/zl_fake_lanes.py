@@ -10,10 +10,18 @@ from pathlib import Path
 
 import attrs
 from zl_core import hookimpl
-from zl_core.backend import Backend
 from zl_core.campaigns.executor import Lane
-from zl_core.opspec import OpSpec
-from zl_core.provider import CellCommand, CellRequest, CheckSpec, OpInfo, Provider, ShardMerge, WarmPlan
+from zl_core.foundation.backend import Backend
+from zl_core.interface.opspec import OpSpec
+from zl_core.interface.provider import (
+    CellCommand,
+    CellRequest,
+    CheckSpec,
+    OpInfo,
+    Provider,
+    ShardMerge,
+    WarmPlan,
+)
 from zl_core.store.layout import CampaignLayout
 
 HERE = Path(__file__).resolve().parent
@@ -57,7 +65,7 @@ class SleepyProvider(Provider):
         import json
         import time
 
-        from zl_core.rows import CellRows, read_results
+        from zl_core.interface.rows import CellRows, read_results
 
         own = Path(cell_dir) / "rows.sleepy.json"
         slow = float(os.environ.get("ZL_FAKE_SLOW_FINISH") or 0)
@@ -131,7 +139,7 @@ def pair_requests(task: PairTask, lane: Lane) -> tuple[CellRequest, CellRequest]
 
 def run_pair(task: PairTask, lane: Lane, runtime: Runtime) -> list:
     """Run the pair's cells on the lane (importable, so a Dask worker can run it too)."""
-    from zl_core.cell import run_cell
+    from zl_core.cells.cell import run_cell
 
     provider = runtime.host.get_provider("sleepy")
     outcomes = [run_cell(runtime.host, provider, req) for req in pair_requests(task, lane)]
@@ -149,7 +157,7 @@ def broken_plugin(how: str, hooks: tuple[str, ...]) -> object:
     import inspect
     import time
 
-    from zl_core import hookspecs
+    from zl_core.plugins import hookspecs
 
     def make(name):
         params = list(inspect.signature(getattr(hookspecs, name)).parameters)
@@ -178,7 +186,7 @@ def register(host) -> None:
 
 if __name__ == "__main__":
     from zl_core.cli import main
-    from zl_core.host import plugin_host
+    from zl_core.plugins.host import plugin_host
 
     register(plugin_host())
     sys.exit(main(sys.argv[1:]))

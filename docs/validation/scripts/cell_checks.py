@@ -9,9 +9,9 @@ import json
 import sys
 from pathlib import Path
 
-from zl_core.cell_rows import read_cell
-from zl_core.pairing import pair_rows
-from zl_core.rows import parse_results_json
+from zl_core.decisions.pairing import pair_rows
+from zl_core.interface.rows import parse_results_json
+from zl_core.plugins.cell_rows import read_cell
 from zl_flaggems.host.table import parse_table
 
 rec, rep = (Path(p) for p in sys.argv[1:3])

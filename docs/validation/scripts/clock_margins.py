@@ -1,4 +1,4 @@
-"""How far a campaign's cells are from the SM clock flag, judged by zl_core.drift.
+"""How far a campaign's cells are from the SM clock flag, judged by zl_core.decisions.drift.
 
     python docs/validation/scripts/clock_margins.py CAMPAIGN [CAMPAIGN ...]
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from zl_core import drift
-from zl_core.status import latest_by_cell, read_status
+from zl_core.decisions import drift
+from zl_core.decisions.status import latest_by_cell, read_status
 from zl_core.store.layout import CampaignLayout
 
 

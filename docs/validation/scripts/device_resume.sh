@@ -78,8 +78,8 @@ case "$PHASE" in
     screen_until_killed
     sleep 5
     echo "operators done when killed: $DONE"
-    echo "orphans after SIGKILL: $(pgrep -f 'zl_core.cellguard|pytest.*benchmark' | wc -l)"
-    pgrep -af 'zl_core.cellguard|pytest.*benchmark' || true
+    echo "orphans after SIGKILL: $(pgrep -f 'zl_core.cells.cellguard|pytest.*benchmark' | wc -l)"
+    pgrep -af 'zl_core.cells.cellguard|pytest.*benchmark' || true
     C=$(latest 'killed/screen_*'); echo "campaign: $C"
     python3 -c "import json,sys;print('state:', json.load(open(sys.argv[1]))['state'])" "$C/campaign.json"
     zl report "$C"; echo "zl report on the killed screen: rc=$? (6 expected)"
@@ -116,7 +116,7 @@ print(f\"serial {sum(t['serial']):.1f} s, lanes {sum(t['lanes']):.1f} s, lanes/s
     echo "$T0 $(cat "$R/killed.at")" > "$R/killed.wall"
     sleep 5
     echo "operators done when killed: $DONE"
-    echo "orphans after SIGKILL: $(pgrep -f "zl_core.cellguard.*$R/killed|pytest.*$R/killed" | wc -l)"
+    echo "orphans after SIGKILL: $(pgrep -f "zl_core.cells.cellguard.*$R/killed|pytest.*$R/killed" | wc -l)"
     C=$(latest 'killed/screen_*'); echo "campaign: $C"
     python3 -c "import json,sys;print('state:', json.load(open(sys.argv[1]))['state'])" "$C/campaign.json"
     zl report "$C" > /dev/null 2> "$R/killed-report.err"

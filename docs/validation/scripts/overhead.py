@@ -9,7 +9,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from zl_core.cell_rows import read_rows
+from zl_core.plugins.cell_rows import read_rows
 from zl_flaggems.host.table import parse_table
 
 root = Path(sys.argv[1])

@@ -18,10 +18,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from browser import started_browser  # noqa: E402
-from synthetic_report import rounds_model  # noqa: E402
-from zl_core.report.dispatch import build  # noqa: E402
-from zl_report import render  # noqa: E402
+from browser import started_browser
+from synthetic_report import rounds_model
+from zl_core.report.dispatch import build
+from zl_report import render
 
 DATA = ROOT / "docs" / "validation" / "data"
 # (picture, campaign, width, what: "top" or a CSS selector, height in CSS px)

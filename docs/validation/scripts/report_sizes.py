@@ -16,9 +16,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from browser import started_browser  # noqa: E402
-from synthetic_report import rounds_model, screen_model  # noqa: E402
-from zl_report import render  # noqa: E402
+from browser import started_browser
+from synthetic_report import rounds_model, screen_model
+from zl_report import render
 
 
 def main() -> None:
@@ -35,7 +35,7 @@ def main() -> None:
     page = render(big, "html").encode()
     print(f"rounds_model(1000) page: {len(page) / 1e6:.2f} MB, {len(gzip.compress(page)) / 1e6:.2f} MB gzipped")
     whole, cut = render(big, "md", limit=10**9), render(big, "md")
-    sections = len(re.findall(r"^## op\d{4}", cut, re.M))
+    sections = len(re.findall(r"^## op\d{4}", cut, re.MULTILINE))
     left = re.search(r"_(\d+) operator section\(s\) left out", cut)
     print(f"rounds_model(1000) Markdown: {len(whole) / 1e6:.2f} MB whole; cut: {len(cut):,} characters, "
           f"{sections} operator sections, {left.group(1) if left else 0} left out")

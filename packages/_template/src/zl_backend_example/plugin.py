@@ -8,7 +8,7 @@ falls back (no sampler, recoverable capture errors, devices from torch).
 from __future__ import annotations
 
 from zl_core import Backend, hookimpl
-from zl_core.vendor_tools import answers_for, classify_by_markers, run_tool
+from zl_core.foundation.vendor_tools import answers_for, classify_by_markers, run_tool
 
 BACKEND = Backend(
     name="example",

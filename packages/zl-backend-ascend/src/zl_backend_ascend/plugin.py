@@ -6,7 +6,7 @@ Every hook answers for ``ascend`` only and returns None for any other backend.
 from __future__ import annotations
 
 from zl_core import Backend, hookimpl
-from zl_core.vendor_tools import answers_for, run_tool
+from zl_core.foundation.vendor_tools import answers_for, run_tool
 
 BACKEND = Backend(
     name="ascend",

@@ -31,7 +31,7 @@ from __future__ import annotations
 import threading
 from importlib import metadata
 
-from zl_core.backend import TelemetryReading
+from zl_core.foundation.backend import TelemetryReading
 
 DISTRIBUTION = "nvidia-ml-py"
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 
 from zl_core import Backend, TelemetryReading, hookimpl
-from zl_core.backend import TargetGrammar
-from zl_core.compiler_env import CompilerEnv
-from zl_core.vendor_tools import answers_for, classify_by_markers, run_tool
+from zl_core.foundation.backend import TargetGrammar
+from zl_core.foundation.compiler_env import CompilerEnv
+from zl_core.foundation.vendor_tools import answers_for, classify_by_markers, run_tool
 
 from zl_backend_cuda.nvml import NvmlSampler
 

@@ -10,8 +10,8 @@ import re
 from typing import Any
 
 from zl_core import Backend, hookimpl
-from zl_core.compiler_env import CompilerEnv
-from zl_core.vendor_tools import answers_for, classify_by_markers, run_tool
+from zl_core.foundation.compiler_env import CompilerEnv
+from zl_core.foundation.vendor_tools import answers_for, classify_by_markers, run_tool
 
 BACKEND = Backend(
     name="musa",

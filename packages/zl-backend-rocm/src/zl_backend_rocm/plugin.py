@@ -21,8 +21,8 @@ import re
 from typing import Any
 
 from zl_core import Backend, hookimpl
-from zl_core.backend import TargetGrammar
-from zl_core.vendor_tools import answers_for, classify_by_markers, run_tool
+from zl_core.foundation.backend import TargetGrammar
+from zl_core.foundation.vendor_tools import answers_for, classify_by_markers, run_tool
 
 BACKEND = Backend(
     name="rocm",

@@ -7,9 +7,13 @@ decides an exit code.
 """
 
 from zl_core.campaigns.canary import CHOICES as CANARY_CHOICES  # --canary's values
-from zl_core.host import plugin_host  # the one host a command builds and hands to every function
-from zl_core.phases import LABELS as PHASE_LABELS  # how a plan names the phase a cell spends most in
-from zl_core.ttgir_layout import LAUNCH_FLOOR  # the launches that make a kernel variant count in a screen
+from zl_core.interface.phases import (
+    LABELS as PHASE_LABELS,  # how a plan names the phase a cell spends most in
+)
+from zl_core.interface.ttgir_layout import (
+    LAUNCH_FLOOR,  # the launches that make a kernel variant count in a screen
+)
+from zl_core.plugins.host import plugin_host  # the one host a command builds and hands to every function
 
 from .commands import AbOutcome, ScreenOutcome, ScreenPlan, ab, screen, screen_plan
 from .device_users import CHOICES as OTHER_PROCESS_CHOICES  # --other-processes' values

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import attrs
 
-from zl_core import sweep_shards
-from zl_core.cell import CellOutcome, run_cell
-from zl_core.errors import PreflightError, UsageError
-from zl_core.host import PluginHost
-from zl_core.opspec import OpSpec, check_dtypes, check_name
-from zl_core.sources import Sources
-from zl_core.stamps import folder_stamp
+from zl_core.cells import sweep_shards
+from zl_core.cells.cell import CellOutcome, run_cell
+from zl_core.foundation.errors import PreflightError, UsageError
+from zl_core.foundation.stamps import folder_stamp
+from zl_core.interface.opspec import OpSpec, check_dtypes, check_name
+from zl_core.interface.sources import Sources
+from zl_core.plugins.host import PluginHost
 from zl_core.store.layout import op_folder
 
 from .inputs import check_dtypes_offered

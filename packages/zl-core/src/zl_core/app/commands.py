@@ -13,7 +13,7 @@ from pathlib import Path
 
 import attrs
 
-from zl_core.campaigns import canary, state
+from zl_core.campaigns import canary, kept_cells, state
 from zl_core.campaigns.ab_campaign import run_ab
 from zl_core.campaigns.ab_task import OpRun, RoundsPlan
 from zl_core.campaigns.estimate import Estimate, estimate, history
@@ -22,19 +22,19 @@ from zl_core.campaigns.judging import MIN_LOOK_ROUNDS
 from zl_core.campaigns.screen_campaign import latest_screen, run_screen
 from zl_core.campaigns.settings import switch_vars
 from zl_core.campaigns.spec import CampaignSpec
-from zl_core.cell_setup import inherited_by_cells
-from zl_core.compiler_env import caliber_value
-from zl_core.errors import UnknownProviderError, UsageError, ZlError
-from zl_core.host import PluginHost
-from zl_core.ir_verdict import IR_CHANGED, NO_IR_DIFF
-from zl_core.opspec import OpSpec
-from zl_core.provider import CheckSpec
-from zl_core.sources import Sources
+from zl_core.cells.cell_setup import inherited_by_cells
+from zl_core.decisions.ir_verdict import IR_CHANGED, NO_IR_DIFF
+from zl_core.foundation.compiler_env import caliber_value
+from zl_core.foundation.errors import UnknownProviderError, UsageError, ZlError
+from zl_core.foundation.switches import Sides, resolve_sides
+from zl_core.interface.opspec import OpSpec
+from zl_core.interface.provider import CheckSpec
+from zl_core.interface.sources import Sources
+from zl_core.interface.switch_check import check_campaign_switch
+from zl_core.plugins.host import PluginHost
 from zl_core.store.layout import CampaignLayout
 from zl_core.store.record import CampaignRecord, read_campaign
 from zl_core.store.screen_table import read_screen
-from zl_core.switch_check import check_campaign_switch
-from zl_core.switches import Sides, resolve_sides
 
 from . import lanes
 from .device_users import other_processes
@@ -112,7 +112,7 @@ def screen(host: PluginHost, options: ScreenOptions, *,
         with state.finishing(campaign, "zl screen"):
             finish_campaign(campaign)  # receipts, then complete; a frozen campaign is sealed
     return ScreenOutcome(campaign=campaign, rows=tuple(rows), compile_only=got.measure.compile_only,
-                         failed=tuple(state.failed_ops(CampaignLayout(campaign))))
+                         failed=tuple(kept_cells.failed_ops(CampaignLayout(campaign))))
 
 
 @attrs.frozen(kw_only=True)
@@ -292,7 +292,7 @@ def ab(host: PluginHost, options: AbOptions, *,
         model = finished_ab_report(campaign, options.threshold_pct)
     return AbOutcome(campaign=campaign, runs=tuple(runs), screen=screen_path,
                      threshold_pct=options.threshold_pct,
-                     failed=tuple(state.failed_ops(CampaignLayout(campaign))), report=model)
+                     failed=tuple(kept_cells.failed_ops(CampaignLayout(campaign))), report=model)
 
 
 def _with_device_users(host: PluginHost, got, place, lanes_asked, command: str, *,

@@ -10,8 +10,8 @@ import os
 import traceback
 from pathlib import Path
 
-from zl_core.compiler_build import cache_dir
-from zl_core.stamps import folder_stamp
+from zl_core.foundation.compiler_build import cache_dir
+from zl_core.foundation.stamps import folder_stamp
 
 #: sysexits' EX_SOFTWARE: an internal error, which no user input explains.
 EXIT_INTERNAL = 70

@@ -13,9 +13,9 @@ import logging
 import os
 from collections.abc import Sequence
 
-from zl_core.backend import Backend
-from zl_core.errors import DeviceBusyError
-from zl_core.host import PluginHost
+from zl_core.foundation.backend import Backend
+from zl_core.foundation.errors import DeviceBusyError
+from zl_core.plugins.host import PluginHost
 
 log = logging.getLogger(__name__)
 

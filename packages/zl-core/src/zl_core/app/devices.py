@@ -9,10 +9,10 @@ import os
 
 import attrs
 
-from zl_core import telemetry
-from zl_core.backend import Backend
 from zl_core.campaigns import dask_executor
-from zl_core.host import PluginHost
+from zl_core.foundation.backend import Backend
+from zl_core.plugins import telemetry
+from zl_core.plugins.host import PluginHost
 
 from .resolve import resolve_backend, resolve_devices
 

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import attrs
 
-from zl_core.errors import BadInputError
+from zl_core.foundation.errors import BadInputError
+from zl_core.interface.ttgir_layout import TTGIR_DIR
 from zl_core.ir import compare_cells, unified_diff
 from zl_core.ir.cells import ChangeGroup
 from zl_core.ir.compare import CHANGED, ONLY_A, ONLY_B
 from zl_core.ir.locate import op_cells, resolve_campaign
 from zl_core.ir.rollup import operator_lines
-from zl_core.ttgir_layout import TTGIR_DIR
 
 from .resolve import runs_root
 

@@ -20,11 +20,11 @@ from typing import Any
 
 import attrs
 
-from zl_core import targets
-from zl_core.backend import Backend
-from zl_core.errors import NoDeviceError, ZlError
-from zl_core.host import PluginHost
-from zl_core.vendor_tools import check_tool
+from zl_core.foundation import targets
+from zl_core.foundation.backend import Backend
+from zl_core.foundation.errors import NoDeviceError, ZlError
+from zl_core.foundation.vendor_tools import check_tool
+from zl_core.plugins.host import PluginHost
 
 from .resolve import resolve_backend
 

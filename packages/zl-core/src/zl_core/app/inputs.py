@@ -1,6 +1,6 @@
 """Bad input, found before any cell runs and before anything is written.
 
-Each check raises one :mod:`zl_core.errors` error whose one-line message names
+Each check raises one :mod:`zl_core.foundation.errors` error whose one-line message names
 what is wrong and what to do: a runs root zl cannot write campaigns into, an
 operator or dtype the suite does not offer, a broken checkout (exit 3, as its
 cells' preflight would say), a timeout that is not a number of seconds, an
@@ -18,9 +18,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from zl_core.campaigns.judging import MIN_LOOK_ROUNDS
-from zl_core.errors import BadInputError, ResultsUnwritableError, UsageError
-from zl_core.opspec import OpSpec, dtype_problem
-from zl_core.provider import Provider
+from zl_core.foundation.errors import BadInputError, ResultsUnwritableError, UsageError
+from zl_core.interface.opspec import OpSpec, dtype_problem
+from zl_core.interface.provider import Provider
 from zl_core.store.layout import enclosing_campaign
 
 #: Filesystems that hold no files of their own: a campaign there cannot be kept.

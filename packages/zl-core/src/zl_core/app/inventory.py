@@ -7,9 +7,9 @@ from typing import Any
 
 import attrs
 
-from zl_core.host import PluginHost
-from zl_core.opspec import OpSpec
-from zl_core.provider import OpInfo
+from zl_core.interface.opspec import OpSpec
+from zl_core.interface.provider import OpInfo
+from zl_core.plugins.host import PluginHost
 
 from .options import Where
 from .resolve import every_op, resolve_sources, resolve_suite

@@ -16,8 +16,8 @@ import attrs
 from zl_core.campaigns import executors, state
 from zl_core.campaigns.dask_executor import import_distributed
 from zl_core.campaigns.executor import Executor
-from zl_core.errors import NoDeviceError, UsageError
-from zl_core.host import PluginHost
+from zl_core.foundation.errors import NoDeviceError, UsageError
+from zl_core.plugins.host import PluginHost
 from zl_core.store.layout import CampaignLayout
 from zl_core.store.record import read_campaign
 

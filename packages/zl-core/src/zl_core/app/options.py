@@ -11,7 +11,7 @@ from pathlib import Path
 
 import attrs
 
-from zl_core import contract
+from zl_core.interface import contract
 
 
 @attrs.frozen(kw_only=True)
@@ -45,7 +45,7 @@ class Measurement:
     lock_timeout_s: float = contract.DEFAULT_LOCK_TIMEOUT_S  # 0: wait for a busy device for ever
     compile_workers: int = 0  # threads compiling a sweep's candidates before they are timed (0: auto)
     #: Devices to shard recording cells' sweeps over: "" none, "all", or "0,1,..."
-    #: (zl_core.sweep_shards); resolve() turns it into ids.
+    #: (zl_core.cells.sweep_shards); resolve() turns it into ids.
     sweep_devices: str = ""
     compile_only: bool = False
     target: str | None = None  # compile-only target
@@ -58,7 +58,7 @@ class Measurement:
 
 @attrs.frozen(kw_only=True)
 class SwitchChoice:
-    """The switch as the user named it; :func:`zl_core.switches.resolve_sides` completes it."""
+    """The switch as the user named it; :func:`zl_core.foundation.switches.resolve_sides` completes it."""
 
     switch: str | None = None
     a_value: str | None = None

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from zl_core import caliber
-from zl_core.backend import Backend
-from zl_core.errors import BadInputError, UsageError
-from zl_core.opspec import OpSpec
+from zl_core.foundation.backend import Backend
+from zl_core.foundation.errors import BadInputError, UsageError
+from zl_core.interface import caliber
+from zl_core.interface.opspec import OpSpec
 from zl_core.store import record
 from zl_core.store.layout import CampaignLayout, CellLayout
 from zl_core.store.record import read_campaign

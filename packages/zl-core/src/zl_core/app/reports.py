@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from zl_core import report
-from zl_core.atomic import write_json_atomic
-from zl_core.campaigns import state
-from zl_core.errors import UsageError, VerdictGateError
+from zl_core.campaigns import kept_cells, state
+from zl_core.foundation.atomic import write_json_atomic
+from zl_core.foundation.errors import UsageError, VerdictGateError
 from zl_core.report.render import FORMATS, render
 from zl_core.store.layout import CampaignLayout, enclosing_campaign
 
@@ -80,7 +80,7 @@ def check_sealed(path: Path) -> None:
     whatever changed since its receipt is named, and the report refused (exit 6)."""
     import json
 
-    from zl_core.errors import IncompleteCampaignError
+    from zl_core.foundation.errors import IncompleteCampaignError
     from zl_core.seal import receipts
 
     try:
@@ -101,7 +101,7 @@ def check_sealed(path: Path) -> None:
 def verdict_gate(model: dict, campaign: Path | None, fail_on: Sequence[str]) -> None:
     """Raise VerdictGateError (exit 5) when a kind of ``fail_on`` is present: ``failed``,
     an operator of ``campaign`` whose cells failed; the others, an operator or shape verdict."""
-    failed = state.failed_ops(CampaignLayout(campaign)) if campaign and "failed" in fail_on else []
+    failed = kept_cells.failed_ops(CampaignLayout(campaign)) if campaign and "failed" in fail_on else []
     if failed:
         raise VerdictGateError(f"--fail-on failed: {len(failed)} operator(s) failed: "
                                + ", ".join(failed[:10]) + (" ..." if len(failed) > 10 else ""))

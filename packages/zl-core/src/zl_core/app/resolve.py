@@ -8,14 +8,15 @@ from pathlib import Path
 
 import attrs
 
-from zl_core import devicelock, targets
-from zl_core.backend import Backend
 from zl_core.campaigns.settings import CellSettings
-from zl_core.errors import BadInputError, NoDeviceError, UsageError
-from zl_core.host import PluginHost
-from zl_core.opspec import OpSpec
-from zl_core.provider import Provider
-from zl_core.sources import Sources, split_item
+from zl_core.cells import devicelock
+from zl_core.foundation import targets
+from zl_core.foundation.backend import Backend
+from zl_core.foundation.errors import BadInputError, NoDeviceError, UsageError
+from zl_core.interface.opspec import OpSpec
+from zl_core.interface.provider import Provider
+from zl_core.interface.sources import Sources, split_item
+from zl_core.plugins.host import PluginHost
 
 from .inputs import check_ops_offered, check_runs_root, check_timeout
 from .options import Measurement, Where
@@ -110,7 +111,7 @@ def _settled(what: str, got: Resolved) -> Resolved:
 
 
 def resolve_sources(provider: Provider, where: Where) -> Sources:
-    """Every checkout the campaign reads, named (:mod:`zl_core.sources`)."""
+    """Every checkout the campaign reads, named (:mod:`zl_core.interface.sources`)."""
     first = where.source
     if first is None and provider.source_env:
         first = os.environ.get(provider.source_env) or None

@@ -11,9 +11,9 @@ import attrs
 
 from zl_core.campaigns.estimate import Estimate, estimate, history
 from zl_core.campaigns.state import option_flag
-from zl_core.errors import UsageError
-from zl_core.host import PluginHost
-from zl_core.provider import CheckSpec
+from zl_core.foundation.errors import UsageError
+from zl_core.interface.provider import CheckSpec
+from zl_core.plugins.host import PluginHost
 from zl_core.seal import freeze, preconditions
 
 from .lanes import flat_options, options_json
@@ -63,8 +63,8 @@ def flags_beside_a_manifest() -> tuple[str, ...]:
 
 def shown_compiler(matrix: dict) -> list[str]:
     """The compiler build and the inherited compiler variables a matrix binds, one line each."""
-    from zl_core.compiler_build import build_id
-    from zl_core.compiler_env import caliber_value
+    from zl_core.foundation.compiler_build import build_id
+    from zl_core.foundation.compiler_env import caliber_value
 
     bound = matrix.get("compiler") or {}
     shown = build_id({m: b["digest"] for m, b in bound.items()})
@@ -87,7 +87,7 @@ def frozen_options(kind: str, frozen_dir: Path, given):
     ``frozen_dir``; options given beside ``--manifest`` other than the runs root are
     refused by name (the matrix decides them)."""
     from zl_core.app.options import AbOptions, ScreenOptions, SwitchChoice, Where
-    from zl_core.opspec import OpSpec
+    from zl_core.interface.opspec import OpSpec
 
     cls = ScreenOptions if kind == "screen" else AbOptions
     default = cls()
@@ -148,12 +148,12 @@ def finish_campaign(campaign: Path) -> Path | None:
     as it is then written, and that one rename is the finish's commit: a finish cut
     before it leaves the campaign ``finishing``, and ``--resume`` writes it all again.
     Returns the campaign receipt (None: the campaign was not finishing)."""
-    from zl_core.atomic import json_text, write_text_atomic
     from zl_core.campaigns import state
     from zl_core.campaigns.judging import RULES
+    from zl_core.decisions.status import latest_by_cell, read_status
+    from zl_core.foundation.atomic import json_text, write_text_atomic
+    from zl_core.foundation.stamps import utc_stamp
     from zl_core.seal import receipts
-    from zl_core.stamps import utc_stamp
-    from zl_core.status import latest_by_cell, read_status
     from zl_core.store.layout import CHECK_DIR, CampaignLayout
     from zl_core.store.record import read_campaign
 
@@ -215,7 +215,7 @@ def _refuse_unfinished(layout) -> None:
 
 def write_classes(layout, matrix: dict) -> Path:
     """classes.json of a frozen A/B campaign, under the frozen matrix's rule."""
-    from zl_core.atomic import write_json_atomic
+    from zl_core.foundation.atomic import write_json_atomic
     from zl_core.seal import account, receipts
 
     classes = account.account(layout.root, _kept_model(layout), floor=int(matrix["launch_floor"]),
@@ -229,8 +229,8 @@ def reaccount_campaign(campaign: Path, out: Path, *, launch_floor: int | None = 
     """Re-derive a sealed A/B campaign's classes under another rule (the values not given
     are the sealed rule's), from its sealed files alone; written under ``out``, never
     inside a campaign. Returns what was written (``classes.json``'s content)."""
-    from zl_core.atomic import write_json_atomic
-    from zl_core.errors import BadInputError
+    from zl_core.foundation.atomic import write_json_atomic
+    from zl_core.foundation.errors import BadInputError
     from zl_core.seal import account, digests, receipts
     from zl_core.store.layout import CampaignLayout, enclosing_campaign
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 
-from zl_core import __version__, interrupts
-from zl_core import host as host_module
+from zl_core import __version__
+from zl_core.foundation import interrupts
+from zl_core.plugins import host as host_module
 
 #: zl's version, as ``zl --version`` and the completion scripts print it.
 VERSION = __version__

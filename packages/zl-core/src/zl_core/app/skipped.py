@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from zl_core.errors import BadInputError
-from zl_core.opspec import OpSpec
-from zl_core.provider import Provider
-from zl_core.small_files import read_small
-from zl_core.sources import Sources
+from zl_core.foundation.errors import BadInputError
+from zl_core.foundation.small_files import read_small
+from zl_core.interface.opspec import OpSpec
+from zl_core.interface.provider import Provider
+from zl_core.interface.sources import Sources
 
 #: A dismiss list names operators; anything this big is another file.
 MAX_DISMISS_BYTES = 1 << 20

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import attrs
 
-from zl_core.host import PluginHost
-from zl_core.ir_verdict import SWITCH_NO_IR_DIFF
-from zl_core.opspec import OpSpec
-from zl_core.status import rewrite_flags, telemetry_flags
+from zl_core.decisions.ir_verdict import SWITCH_NO_IR_DIFF
+from zl_core.decisions.status import rewrite_flags, telemetry_flags
+from zl_core.interface.opspec import OpSpec
+from zl_core.plugins.host import PluginHost
 from zl_core.store import record
 from zl_core.store.layout import CampaignLayout
 

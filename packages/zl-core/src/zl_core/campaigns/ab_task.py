@@ -13,16 +13,16 @@ from __future__ import annotations
 import attrs
 
 from zl_core import stats
-from zl_core.backend import Backend
-from zl_core.cell_rows import read_rows
-from zl_core.ir_verdict import SKIPPED, SWITCH_NO_IR_DIFF, SideResult, switch_no_ir_diff
-from zl_core.opspec import OpSpec
-from zl_core.pairing import pair_rows
-from zl_core.provider import CellRequest, CheckSpec
-from zl_core.series import shape_series
+from zl_core.decisions.ir_verdict import SKIPPED, SWITCH_NO_IR_DIFF, SideResult, switch_no_ir_diff
+from zl_core.decisions.pairing import pair_rows
+from zl_core.decisions.series import shape_series
+from zl_core.foundation.backend import Backend
+from zl_core.foundation.switches import Sides
+from zl_core.interface.opspec import OpSpec
+from zl_core.interface.provider import CellRequest, CheckSpec
+from zl_core.plugins.cell_rows import read_rows
 from zl_core.stats.order import a_first
 from zl_core.store.layout import CampaignLayout
-from zl_core.switches import Sides
 
 from .cell_run import run_side, whole_on_one_card
 from .checks import run_checks, run_control

@@ -8,7 +8,7 @@ beside the cell as ``<side>.attempt<N>`` with its own ``run.log``.
 
 When the benchmark rejects the requested dtype filter, the cell runs again
 without it and says so (``dtype_fallback``). Whether a cell rejected its dtypes
-is the provider's call (:meth:`~zl_core.provider.Provider.rejected_dtypes`).
+is the provider's call (:meth:`~zl_core.interface.provider.Provider.rejected_dtypes`).
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from pathlib import Path
 
 import attrs
 
-from zl_core import caliber
-from zl_core.cell import CellOutcome, run_cell
-from zl_core.host import PluginHost
-from zl_core.provider import CellRequest, Provider
+from zl_core.cells.cell import CellOutcome, run_cell
+from zl_core.interface import caliber
+from zl_core.interface.provider import CellRequest, Provider
+from zl_core.plugins.host import PluginHost
 
 MAX_RETRIES = 2
 #: pytest's "tests failed"; above 128 a shell reports a signal.

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from zl_core.errors import CanaryFailedError
+from zl_core.foundation.errors import CanaryFailedError
 from zl_core.store.layout import CampaignLayout
 
-from .state import failed_ops
+from .kept_cells import failed_ops
 
 T = TypeVar("T")
 

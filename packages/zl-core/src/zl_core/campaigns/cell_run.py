@@ -7,17 +7,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from zl_core import sweep_shards
-from zl_core.cell import CellOutcome
-from zl_core.errors import PreflightError
-from zl_core.ir_verdict import SideResult
-from zl_core.provider import CellRequest
+from zl_core.cells import sweep_shards
+from zl_core.cells.cell import CellOutcome
+from zl_core.decisions.ir_verdict import SideResult
+from zl_core.foundation.errors import PreflightError
+from zl_core.interface.provider import CellRequest
+from zl_core.interface.ttgir_layout import IrSummary, summarize
 from zl_core.store.layout import CellLayout, op_dir_of
-from zl_core.ttgir_layout import IrSummary, summarize
 
 from .attempts import run_with_retries
 from .executor import Lane, TaskRuntime
-from .state import OperatorMoved, check_kept_here, kept_outcome, set_aside_moved
+from .kept_cells import OperatorMoved, check_kept_here, kept_outcome, set_aside_moved
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -45,7 +45,7 @@ def run_side(runtime: TaskRuntime, suite: str, request: CellRequest, *, round_no
     refused), so status.tsv lists every cell the plan asked for. A cell that finished
     before (a resumed campaign) is kept, not rerun; a crashed one is retried
     (:mod:`.attempts`). A cell to run on another card than the operator's kept cells
-    raises :class:`~.state.OperatorMoved` (see :func:`whole_on_one_card`).
+    raises :class:`~.kept_cells.OperatorMoved` (see :func:`whole_on_one_card`).
     """
     provider = runtime.host.get_provider(suite)
     op, side = request.op.op, request.side

@@ -14,12 +14,12 @@ import shlex
 
 import attrs
 
-from zl_core.cell import CellOutcome, run_cell
-from zl_core.contract import ACCURACY_REPORT, STACKS_FILE
-from zl_core.contract import CHECK_REFUSED as REFUSED
-from zl_core.errors import PreflightError
-from zl_core.ir_verdict import SideResult
-from zl_core.provider import CellRequest
+from zl_core.cells.cell import CellOutcome, run_cell
+from zl_core.decisions.ir_verdict import SideResult
+from zl_core.foundation.errors import PreflightError
+from zl_core.interface.contract import ACCURACY_REPORT, STACKS_FILE
+from zl_core.interface.contract import CHECK_REFUSED as REFUSED
+from zl_core.interface.provider import CellRequest
 
 from .cell_run import run_side
 from .executor import Lane, TaskRuntime

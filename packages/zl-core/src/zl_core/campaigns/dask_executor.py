@@ -33,8 +33,8 @@ from typing import Any, TypeVar
 
 import attrs
 
-from zl_core.devicelock import DeviceLock
-from zl_core.errors import UsageError
+from zl_core.cells.devicelock import DeviceLock
+from zl_core.foundation.errors import UsageError
 
 from .executor import Lane, Task, TaskFunction, TaskRuntime, task_op
 
@@ -171,7 +171,7 @@ def run_on_worker(fn: TaskFunction, task: Task, runtime: Any, campaign_root: str
     operator's kept cells ran); return its result, reports and folder."""
     from distributed import get_worker
 
-    from zl_core.host import plugin_host
+    from zl_core.plugins.host import plugin_host
 
     worker = get_worker()
     backend, device, lock = _take_lane(kept_on)

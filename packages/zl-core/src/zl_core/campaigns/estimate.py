@@ -18,9 +18,9 @@ from pathlib import Path
 
 import attrs
 
-from zl_core import caliber, phases
-from zl_core.errors import BadInputError
-from zl_core.status import latest_by_cell, read_status
+from zl_core.decisions.status import latest_by_cell, read_status
+from zl_core.foundation.errors import BadInputError
+from zl_core.interface import caliber, phases
 from zl_core.store.status_table import StatusRow
 
 HISTORY = 20

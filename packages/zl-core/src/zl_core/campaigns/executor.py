@@ -26,10 +26,10 @@ from typing import Protocol, TypeVar
 
 import attrs
 
-from zl_core.cell import CellOutcome
-from zl_core.host import PluginHost
-from zl_core.opspec import OpSpec
-from zl_core.status import append_status
+from zl_core.cells.cell import CellOutcome
+from zl_core.decisions.status import append_status
+from zl_core.interface.opspec import OpSpec
+from zl_core.plugins.host import PluginHost
 from zl_core.store.layout import CampaignLayout, round_name
 
 from .progress import Progress

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from zl_core.backend import Backend
-from zl_core.status import read_status
+from zl_core.decisions.status import read_status
+from zl_core.foundation.backend import Backend
 
 from .executor import Executor, SerialExecutor
 from .lanes import LanesExecutor

@@ -13,9 +13,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from zl_core import stats
-from zl_core.errors import BadInputError
-from zl_core.pairing import OK, Key
-from zl_core.series import FALLBACK_SEGMENT, ShapeSeries
+from zl_core.decisions.pairing import OK, Key
+from zl_core.decisions.series import FALLBACK_SEGMENT, ShapeSeries
+from zl_core.foundation.errors import BadInputError
 from zl_core.store.record import CampaignRecord
 
 #: The version of the judging rules (stats.RULES), for receipts and reports.

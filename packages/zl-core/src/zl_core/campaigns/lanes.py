@@ -8,7 +8,7 @@ one of the lanes' devices waits for a lane of that device. Tasks are ordered lon
 first where an earlier campaign measured them (the plan order otherwise), which keeps
 the last lane from finishing long after the others.
 
-A lane first takes its device's lock (:mod:`zl_core.devicelock`) and holds it for
+A lane first takes its device's lock (:mod:`zl_core.cells.devicelock`) and holds it for
 the whole campaign; its cells inherit it. When another zl process holds the
 device, the lane says so once and keeps trying while the other lanes work; it
 gives up when no task is left.
@@ -24,8 +24,8 @@ from typing import Any, TypeVar
 
 import attrs
 
-from zl_core import interrupts
-from zl_core.devicelock import DeviceLock
+from zl_core.cells.devicelock import DeviceLock
+from zl_core.foundation import interrupts
 
 from .executor import Lane, Task, TaskFunction, TaskRuntime, task_op
 

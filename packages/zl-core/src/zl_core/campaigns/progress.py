@@ -9,7 +9,7 @@ of a cell line mean is said once per campaign (:meth:`Progress.legend`).
 
 Progress is not a result: every line is an info record of this module's logger
 (stderr, silenced by ``-q``), and the bar is drawn only while info records are shown
-and stderr is a terminal, coloured as :func:`zl_core.console.wants_color` says.
+and stderr is a terminal, coloured as :func:`zl_core.foundation.console.wants_color` says.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import Hashable
 
-from zl_core import console
+from zl_core.foundation import console
 
 log = logging.getLogger(__name__)
 

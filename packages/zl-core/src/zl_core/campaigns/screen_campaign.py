@@ -7,10 +7,10 @@ from pathlib import Path
 
 import attrs
 
-from zl_core.atomic import write_json_atomic, write_text_atomic
-from zl_core.host import PluginHost
-from zl_core.ir_verdict import SKIPPED
-from zl_core.opspec import OpSpec
+from zl_core.decisions.ir_verdict import SKIPPED
+from zl_core.foundation.atomic import write_json_atomic, write_text_atomic
+from zl_core.interface.opspec import OpSpec
+from zl_core.plugins.host import PluginHost
 from zl_core.store import record
 from zl_core.store.layout import CampaignLayout
 from zl_core.store.screen_table import COLUMNS

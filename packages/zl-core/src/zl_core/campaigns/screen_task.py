@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import attrs
 
-from zl_core import caliber
-from zl_core.backend import Backend
-from zl_core.ir_verdict import SideResult, screen_verdict
-from zl_core.opspec import OpSpec
-from zl_core.provider import CellRequest
+from zl_core.decisions.ir_verdict import SideResult, screen_verdict
+from zl_core.foundation.backend import Backend
+from zl_core.foundation.switches import Sides
+from zl_core.interface import caliber
+from zl_core.interface.opspec import OpSpec
+from zl_core.interface.provider import CellRequest
+from zl_core.interface.ttgir_layout import LAUNCH_FLOOR, IrSummary
 from zl_core.store.layout import CampaignLayout
-from zl_core.switches import Sides
-from zl_core.ttgir_layout import LAUNCH_FLOOR, IrSummary
 
 from .cell_run import EMPTY_IR, run_side, whole_on_one_card
 from .executor import Lane, TaskRuntime

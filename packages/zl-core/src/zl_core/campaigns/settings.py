@@ -6,13 +6,13 @@ from pathlib import Path
 
 import attrs
 
-from zl_core import contract
-from zl_core.backend import Backend
-from zl_core.opspec import OpSpec
-from zl_core.provider import CellRequest
-from zl_core.sources import Sources
+from zl_core.foundation.backend import Backend
+from zl_core.foundation.switches import Sides
+from zl_core.interface import contract
+from zl_core.interface.opspec import OpSpec
+from zl_core.interface.provider import CellRequest
+from zl_core.interface.sources import Sources
 from zl_core.store.layout import CampaignLayout
-from zl_core.switches import Sides
 
 
 @attrs.frozen(kw_only=True)
@@ -36,7 +36,7 @@ class CellSettings:
     start: str = "cold"  # contract.STARTS; zl_core.campaigns.start_check settles it
     lock_timeout_s: float = contract.DEFAULT_LOCK_TIMEOUT_S
     compile_workers: int = 0  # 0: the cell's host's cores, up to contract.COMPILE_WORKERS_CAP
-    #: Devices a recording cell's sweep is sharded over (zl_core.sweep_shards); () none.
+    #: Devices a recording cell's sweep is sharded over (zl_core.cells.sweep_shards); () none.
     sweep_devices: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     #: Lanes measuring at the same time (set from the executor; a caliber field).
     concurrency: int = 1

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import attrs
 
-from zl_core.backend import Backend
-from zl_core.opspec import OpSpec
-from zl_core.provider import CheckSpec, Provider
+from zl_core.foundation.backend import Backend
+from zl_core.foundation.switches import Sides
+from zl_core.interface.opspec import OpSpec
+from zl_core.interface.provider import CheckSpec, Provider
 from zl_core.store import record
 from zl_core.store.layout import CampaignLayout
-from zl_core.switches import Sides
 
 from .ab_task import RoundsPlan
 from .settings import CellSettings

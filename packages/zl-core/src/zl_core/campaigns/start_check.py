@@ -1,7 +1,7 @@
 """Every cell of a campaign starts the same way: warm for all of them, or cold for all.
 
 A warm start is refused for a cell whose environment differs from the zygote's in a
-variable the warm imports read (:mod:`zl_core.warmstart`). What differs between cells
+variable the warm imports read (:mod:`zl_core.cells.warmstart`). What differs between cells
 of one campaign is the same for all its operators (their folders, caches, ops) and
 per side (the switch), so one cell of each side, asked before any runs, answers for
 the campaign. A refusal makes the whole campaign cold, and zl says why; the report
@@ -16,10 +16,10 @@ from pathlib import Path
 
 import attrs
 
-from zl_core import warmstart
-from zl_core.cell import cell_environment, compiler_spec
-from zl_core.errors import PreflightError
-from zl_core.host import PluginHost
+from zl_core.cells import warmstart
+from zl_core.cells.cell import cell_environment, compiler_spec
+from zl_core.foundation.errors import PreflightError
+from zl_core.plugins.host import PluginHost
 
 from .settings import CellSettings, switch_vars
 from .spec import CampaignSpec

@@ -6,7 +6,7 @@ campaign whose orchestrator was killed outright stays ``running`` with a pid tha
 no longer exists; :func:`check_resumable` tells the two apart.
 
 A cell is *finished* when its identity carries the ``finished`` stamp that
-:func:`zl_core.cell.run_cell` writes last (an interrupted cell carries
+:func:`zl_core.cells.cell.run_cell` writes last (an interrupted cell carries
 ``interrupted`` instead). A resumed campaign keeps finished cells as they are and
 moves every other cell folder aside, under ``.aside/<stamp>/``, then reruns it.
 """
@@ -14,24 +14,31 @@ moves every other cell folder aside, under ``.aside/<stamp>/``, then reruns it.
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
-import shutil
 import socket
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import attrs
 
-from zl_core import caliber, interrupts
-from zl_core.atomic import leftover_of, write_json_atomic
-from zl_core.cell import CellDiskError, CellOutcome
-from zl_core.errors import BadInputError, UsageError
-from zl_core.opspec import OpSpec
-from zl_core.sources import Sources
-from zl_core.stamps import folder_stamp, utc_stamp
+from zl_core.campaigns.kept_cells import (
+    ASIDE_DIR,
+    _cell_dirs,
+    finished,
+    kept_device,
+    kept_outcome,
+    set_aside_unfinished,
+)
+from zl_core.cells.cell import CellDiskError
+from zl_core.foundation import interrupts
+from zl_core.foundation.atomic import write_json_atomic
+from zl_core.foundation.errors import BadInputError, UsageError
+from zl_core.foundation.stamps import utc_stamp
+from zl_core.interface import caliber
+from zl_core.interface.opspec import OpSpec
+from zl_core.interface.sources import Sources
 from zl_core.store import record
-from zl_core.store.layout import CampaignLayout, CellLayout, op_of_folder
+from zl_core.store.layout import CampaignLayout, op_of_folder
 from zl_core.store.record import CampaignRecord, read_campaign
 
 RUNNING, INTERRUPTED, COMPLETE = "running", "interrupted", "complete"
@@ -39,7 +46,6 @@ RUNNING, INTERRUPTED, COMPLETE = "running", "interrupted", "complete"
 #: written. Only the last step of that finish marks it complete (app.seal.finish_campaign),
 #: so a finish cut short is resumed, never taken for a finished campaign.
 FINISHING = "finishing"
-ASIDE_DIR = ".aside"
 #: Options a resumed campaign may change: where its cells run, not what they measure.
 MAY_CHANGE = ("resume", "devices", "scheduler", "lock_timeout_s", "sweep_devices")
 
@@ -155,71 +161,6 @@ def refuse_conflicts(recorded: dict[str, object], given: dict[str, object]) -> N
                          + "; ".join(differ) + ". Drop them, or start a new campaign")
 
 
-def finished(cell_dir: Path) -> bool:
-    identity = caliber.read_identity(cell_dir) if Path(cell_dir).is_dir() else None
-    return bool(identity and identity.get("finished") and not identity.get("interrupted"))
-
-
-def kept_outcome(cell_dir: Path) -> CellOutcome | None:
-    """The outcome of a cell finished before (resume keeps it), None when it must run."""
-    if not finished(cell_dir):
-        return None
-    identity = caliber.read_identity(cell_dir) or {}
-    end = CellLayout(cell_dir).identity.stat().st_mtime
-    elapsed = float(identity.get("elapsed_s") or 0.0)
-    skips = identity.get("skips")
-    return CellOutcome(cell_dir=Path(cell_dir), rc=int(identity.get("rc", 0)),
-                       timed_out=bool(identity.get("timed_out")),
-                       stalled=bool(identity.get("stalled")), elapsed_s=elapsed,
-                       start=end - elapsed, end=end, markers=dict(identity.get("markers") or {}),
-                       success_rows=int(identity.get("success_rows") or 0),
-                       failed_rows=int(identity.get("failed_rows") or 0),
-                       rows_error=str(identity.get("rows_error") or ""),
-                       skips=tuple(str(s) for s in skips) if isinstance(skips, list) else ())
-
-
-def _cell_dirs(root: Path) -> Iterator[Path]:
-    """Every folder under ``root`` that a cell wrote: it holds run.log or an identity, or
-    the sibling of an identity whose writer was killed before its rename (a kill in the
-    cell's first moments leaves only that)."""
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        cell = CellLayout(dirpath)
-        if (cell.log.name in filenames or cell.identity.name in filenames
-                or any(leftover_of(cell.identity.name, name) for name in filenames)):
-            dirnames[:] = []
-            yield Path(dirpath)
-
-
-def set_aside_unfinished(layout: CampaignLayout) -> list[Path]:
-    """Move every half-written cell folder under ``.aside/<stamp>/``; returns where each went."""
-    moved = []
-    aside = layout.root / ASIDE_DIR / folder_stamp()
-    for cell in sorted(_cell_dirs(layout.root)):
-        if finished(cell):
-            continue
-        target = aside / cell.relative_to(layout.root)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(cell), str(target))
-        moved.append(target)
-    return moved
-
-
-def failed_ops(layout: CampaignLayout) -> list[str]:
-    """Operators whose last attempt at any cell failed: an error, a timeout or a preflight."""
-    from zl_core.status import latest_by_cell, read_status
-
-    failed = {op for (op, _, _), row in latest_by_cell(read_status(layout.root)).items()
-              if row.failed or _rows_unreadable(layout.root / row.cell)}
-    return sorted(failed)
-
-
-def _rows_unreadable(cell_dir: Path) -> bool:
-    """The cell ended rc 0 but its provider could not read its rows (identity ``rows_error``)."""
-    identity = caliber.read_identity(cell_dir) if cell_dir.is_dir() else None
-    return bool(identity and identity.get("rows_error"))
-
-
 def incomplete(runs_root: Path, kind: str) -> list[Path]:
     """Campaigns of ``kind`` under the runs root that did not complete, newest first."""
     found = []
@@ -259,7 +200,7 @@ def missing_ops(layout: CampaignLayout, meta: CampaignRecord) -> list[str]:
 def lost_cells(layout: CampaignLayout) -> list[str]:
     """Cells status.tsv lists whose folder or identity is gone, or whose identity says it
     was interrupted (identities from before the ``finished`` stamp count as ended)."""
-    from zl_core.status import latest_by_cell, read_status
+    from zl_core.decisions.status import latest_by_cell, read_status
 
     lost = []
     for row in latest_by_cell(read_status(layout.root)).values():
@@ -274,7 +215,7 @@ def lost_cells(layout: CampaignLayout) -> list[str]:
 
 def check_complete(path: Path) -> None:
     """Refuse (exit 6) a report of a campaign that did not finish, naming what is missing."""
-    from zl_core.errors import IncompleteCampaignError
+    from zl_core.foundation.errors import IncompleteCampaignError
 
     layout = CampaignLayout(Path(path))
     try:
@@ -309,7 +250,7 @@ def check_complete(path: Path) -> None:
 def restore_status(layout: CampaignLayout, meta: CampaignRecord) -> int:
     """Append the status row of every finished cell that has none (the orchestrator was
     killed between the cell's last stamp and its row); returns how many were added."""
-    from zl_core.status import append_status, read_status
+    from zl_core.decisions.status import append_status, read_status
     from zl_core.store.layout import SIDES, parse_round
 
     listed = {row.cell for row in read_status(layout.root)}
@@ -328,76 +269,6 @@ def restore_status(layout: CampaignLayout, meta: CampaignRecord) -> int:
                       outcome=outcome)
         added += 1
     return added
-
-
-class OperatorMoved(Exception):
-    """A resumed operator must run a cell on another device or host than its kept cells
-    ran on; ``cells`` are those kept cells, under ``op_dir``."""
-
-    def __init__(self, op_dir: Path, cells: list[Path], where: str) -> None:
-        super().__init__(f"kept cells ran on {where}")
-        self.op_dir, self.cells, self.where = Path(op_dir), cells, where
-
-
-def kept_elsewhere(op_dir: Path, device: str, host: str,
-                   uuid: Callable[[], str | None] = lambda: None) -> tuple[list[Path], str]:
-    """An operator's finished cells that ran on another device or host, and where.
-
-    An operator's cells are compared with each other, so they must share one card: a
-    resume whose lanes leave out the kept cells' device, or a Dask task that lands on
-    another host, reruns the operator whole rather than mixing two cards. ``uuid()`` is
-    the card's own id where the vendor's tool tells it (asked only when a kept cell has
-    one): a campaign resumed on another machine of the same host name and device index
-    (a rented card's image) is on another card all the same."""
-    cells, where = [], ""
-    card = functools.cache(uuid)  # asked once, and only of a kept cell that names its card
-    for cell in sorted(_cell_dirs(op_dir)) if Path(op_dir).is_dir() else ():
-        if not finished(cell):
-            continue
-        identity = caliber.read_identity(cell) or {}
-        their_device, their_host = str(identity.get("device") or ""), str(identity.get("host") or "")
-        their_uuid = str(identity.get("device_uuid") or "")
-        if (their_device and their_device != str(device)) or (their_host and their_host != host):
-            cells.append(cell)
-            where = f"device {their_device or '?'} of {their_host or '?'}"
-        elif their_uuid and card() and their_uuid != card():
-            cells.append(cell)
-            where = f"card {their_uuid} (device {their_device or '?'} of {their_host or '?'})"
-    return cells, where
-
-
-def check_kept_here(op_dir: Path, device: str | None,
-                    uuid: Callable[[], str | None] = lambda: None) -> None:
-    """Raise :class:`OperatorMoved` when ``op_dir`` holds finished cells of another card."""
-    if device is None:
-        return  # the backend's default device: a serial lane, which runs a kept operator on its kept device
-    cells, where = kept_elsewhere(op_dir, device, socket.gethostname(), uuid)
-    if cells:
-        raise OperatorMoved(op_dir, cells, where)
-
-
-def set_aside_moved(moved: OperatorMoved) -> Path:
-    """Move the kept cells of a moved operator under the campaign's ``.aside/``."""
-    root = moved.op_dir.parent  # <campaign>/<op>/...
-    aside = root / ASIDE_DIR / (folder_stamp() + "-moved")
-    for cell in moved.cells:
-        target = aside / Path(cell).relative_to(root)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(cell), str(target))
-    return aside
-
-
-def kept_device(layout: CampaignLayout, op: str) -> str | None:
-    """The device an operator's finished cells ran on (a resumed operator stays there)."""
-    op_dir = layout.op_dir(op)
-    if not op_dir.is_dir():
-        return None
-    for cell in sorted(_cell_dirs(op_dir)):
-        if finished(cell):
-            device = (caliber.read_identity(cell) or {}).get("device")
-            if device not in (None, ""):
-                return str(device)
-    return None
 
 
 def reopen(layout: CampaignLayout) -> int:

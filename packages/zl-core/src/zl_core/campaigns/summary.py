@@ -16,11 +16,11 @@ import io
 import logging
 from pathlib import Path
 
-from zl_core.atomic import write_text_atomic
-from zl_core.cell_rows import read_cell
-from zl_core.host import PluginHost
-from zl_core.rows import Row
-from zl_core.status import latest_by_cell, read_status
+from zl_core.decisions.status import latest_by_cell, read_status
+from zl_core.foundation.atomic import write_text_atomic
+from zl_core.interface.rows import Row
+from zl_core.plugins.cell_rows import read_cell
+from zl_core.plugins.host import PluginHost
 from zl_core.store.layout import CampaignLayout
 from zl_core.store.record import read_campaign
 from zl_core.store.status_table import StatusRow

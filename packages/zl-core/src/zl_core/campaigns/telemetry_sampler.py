@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from zl_core.backend import Backend
-from zl_core.host import PluginHost
-from zl_core.stamps import utc_stamp
+from zl_core.foundation.backend import Backend
+from zl_core.foundation.stamps import utc_stamp
+from zl_core.plugins.host import PluginHost
 from zl_core.store.layout import TELEMETRY_TSV_COLUMNS as TELEMETRY_COLUMNS
 
 
@@ -31,7 +31,7 @@ class TelemetrySampler:
         if self.interval_s <= 0:
             self.note = "telemetry off (--telemetry-interval 0)"
             return
-        from zl_core.telemetry import passed_over
+        from zl_core.plugins.telemetry import passed_over
 
         # Asked up front, so that a vendor library that cannot sample (NVML without a
         # driver) is named once, as the campaign starts, before its tool takes over.
@@ -46,7 +46,7 @@ class TelemetrySampler:
         self._thread.start()
 
     def _loop(self) -> None:
-        from zl_core.telemetry import take_sample
+        from zl_core.plugins.telemetry import take_sample
 
         with open(self.path, "a", encoding="utf-8") as fh:
             if fh.tell() == 0:

@@ -3,7 +3,7 @@ exposing ``add_parser(subparsers)`` and ``run(args) -> int``.
 
 Results go to stdout; progress, notes and warnings are log records on stderr, as many
 as ``-q``/``-v`` ask for (:mod:`zl_core.cli._logs`). Errors that zl raises on purpose
-print one line on stderr and exit with their code (see ``zl_core.errors``); a closed
+print one line on stderr and exit with their code (see ``zl_core.foundation.errors``); a closed
 pipe exits quietly.
 """
 
@@ -15,11 +15,11 @@ import logging
 import os
 import sys
 
-from zl_core import console
 from zl_core.app import crash as _crash
 from zl_core.app.session import VERSION, Interrupted, command_session, problems_said
 from zl_core.cli import _logs
-from zl_core.errors import EXIT_FAILED, EXIT_USAGE, ZlError
+from zl_core.foundation import console
+from zl_core.foundation.errors import EXIT_FAILED, EXIT_USAGE, ZlError
 
 COMMANDS = ("backends", "doctor", "telemetry", "ops", "run", "screen", "ab", "report", "worker", "diff",
             "freeze", "reaccount", "completion")
@@ -81,7 +81,7 @@ def _never_unprintable() -> None:
 def _run(args: argparse.Namespace) -> int:
     try:
         # SIGINT/SIGTERM/SIGHUP kill the running cells' process groups and end the
-        # command with one line and 128 + the signal's number (zl_core.interrupts).
+        # command with one line and 128 + the signal's number (zl_core.foundation.interrupts).
         with command_session():
             return int(args.handler(args) or 0)
     except Interrupted as exc:

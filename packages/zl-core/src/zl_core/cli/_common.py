@@ -14,12 +14,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from zl_core import console, contract
 from zl_core.app import CANARY_CHOICES, OTHER_PROCESS_CHOICES
 from zl_core.app.options import Lanes, Measurement, SwitchChoice, Where
 from zl_core.app.reports import render
 from zl_core.app.resolve import BACKEND_ENV
-from zl_core.errors import EXIT_FAILED, BadInputError
+from zl_core.foundation import console
+from zl_core.foundation.errors import EXIT_FAILED, BadInputError
+from zl_core.interface import contract
 
 _N = TypeVar("_N", int, float)
 
@@ -290,7 +291,7 @@ def show_report(model: dict, command: str, *, fmt: str = "text", out: Path | Non
                 link: str | None = None) -> None:
     """Log the caliber problems allowed and the warnings (stderr), then print the report
     (stdout) or write it to ``out``; text is coloured as ``--color`` says
-    (:func:`zl_core.console.wants_color`: by default, on a terminal only)."""
+    (:func:`zl_core.foundation.console.wants_color`: by default, on a terminal only)."""
     for problem in model["caliber_problems"]:
         log.warning("zl %s: caliber mismatch (allowed by --allow-caliber-mismatch): %s", command, problem)
     for warning in model["caliber_warnings"]:

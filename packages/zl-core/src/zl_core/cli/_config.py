@@ -1,5 +1,5 @@
 """``--config PATH`` / ``--no-config`` for the campaign commands: a configuration file's
-values (:mod:`zl_core.config_file`) as the command line's defaults.
+values (:mod:`zl_core.cli._config_file`) as the command line's defaults.
 
 A key is a long option of the command without its dashes (``rounds``, ``flaggems-dir``;
 ``_`` may stand for ``-``), and its value goes through the very type function and
@@ -23,10 +23,10 @@ from pathlib import Path
 
 import attrs
 
-from zl_core import config_file
 from zl_core.app.options import ConfigUse
 from zl_core.app.resolve import split_item
-from zl_core.errors import UsageError
+from zl_core.cli import _config_file as config_file
+from zl_core.foundation.errors import UsageError
 
 #: Options a file never sets: what picks the file, a campaign to continue, a dry run.
 NOT_FROM_A_FILE = frozenset({"config", "no-config", "resume", "plan", "manifest"})

@@ -29,7 +29,7 @@ import logging
 import sys
 from collections.abc import Iterator
 
-from zl_core.console import COLOR_CHOICES
+from zl_core.foundation.console import COLOR_CHOICES
 
 #: The first name of every logger zl owns: its packages are zl_core, zl_report,
 #: zl_flaggems and zl_backend_<vendor> (third parties' included).

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import attrs
 
-from zl_core import app, contract
+from zl_core import app
 from zl_core.app import plugin_host, seal
 from zl_core.cli import _common, _config
+from zl_core.interface import contract
 
 
 def rounds_arg(text: str) -> int | None:

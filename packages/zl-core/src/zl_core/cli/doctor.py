@@ -17,7 +17,7 @@ import sys
 from zl_core.app import plugin_host
 from zl_core.app.doctor import doctor
 from zl_core.app.resolve import BACKEND_ENV
-from zl_core.errors import EXIT_OK, EXIT_USAGE
+from zl_core.foundation.errors import EXIT_OK, EXIT_USAGE
 
 
 def add_parser(sub) -> None:

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from zl_core.app import plugin_host, seal
-from zl_core.errors import UsageError
+from zl_core.foundation.errors import UsageError
 
 log = logging.getLogger(__name__)
 

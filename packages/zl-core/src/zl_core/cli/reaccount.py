@@ -11,7 +11,7 @@ from pathlib import Path
 
 from zl_core.app import seal
 from zl_core.cli import _common
-from zl_core.errors import UsageError
+from zl_core.foundation.errors import UsageError
 
 
 def add_parser(sub) -> None:

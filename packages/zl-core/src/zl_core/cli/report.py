@@ -16,7 +16,7 @@ from pathlib import Path
 from zl_core.app import reports
 from zl_core.app.reports import FAIL_ON, FORMATS
 from zl_core.cli import _common
-from zl_core.errors import UsageError
+from zl_core.foundation.errors import UsageError
 
 
 def add_parser(sub) -> None:

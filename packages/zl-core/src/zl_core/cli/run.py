@@ -7,10 +7,10 @@ import logging
 import sys
 from pathlib import Path
 
-from zl_core import contract
 from zl_core.app import plugin_host
 from zl_core.app.cell import CellOptions, run_one_cell
 from zl_core.cli import _common
+from zl_core.interface import contract
 
 log = logging.getLogger(__name__)
 

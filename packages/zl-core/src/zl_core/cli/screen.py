@@ -8,9 +8,10 @@ from pathlib import Path
 
 import attrs
 
-from zl_core import app, contract
+from zl_core import app
 from zl_core.app import LAUNCH_FLOOR, PHASE_LABELS, plugin_host, seal
 from zl_core.cli import _common, _config
+from zl_core.interface import contract
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Two cells' TTGIR dumps compared: per kernel variant, rolled up per kernel and operator.
 
 Files pair by their path under ``ttgir/`` (``<shape>/<kernel>/<variant>.ttgir``,
-:mod:`zl_core.ttgir_layout`), which is what the screen's fingerprint hashes too,
+:mod:`zl_core.interface.ttgir_layout`), which is what the screen's fingerprint hashes too,
 so ``raw_equal`` here is the fingerprint's verdict. Variants with the same
 change collapse into one group that says which shapes and configs it covers.
 """
@@ -16,10 +16,10 @@ from pathlib import Path
 
 import attrs
 
+from zl_core.interface.ttgir_layout import is_measured, launch_counts, read_index
 from zl_core.ir.canonical import canonical_ttgir
 from zl_core.ir.compare import CHANGED, NAMES_ONLY, ONLY_A, ONLY_B, SAME, KernelChange, compare_texts
 from zl_core.store.layout import CellLayout
-from zl_core.ttgir_layout import is_measured, launch_counts, read_index
 
 VARIANTS_NAME = "variants.json"
 #: Lines of canonical diff a report carries per changed kernel (zl diff --full has all).

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from zl_core.errors import BadInputError
+from zl_core.foundation.errors import BadInputError
 from zl_core.store.layout import CAMPAIGN_FILE, SIDES, CampaignLayout, op_of_folder
 from zl_core.store.record import KINDS, SCREEN, read_campaign
 

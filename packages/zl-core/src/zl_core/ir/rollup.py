@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 
+from zl_core.interface.ttgir_layout import LAUNCH_FLOOR
 from zl_core.ir.cells import CellComparison, ChangeGroup
 from zl_core.ir.compare import CHANGED, NAMES_ONLY, ONLY_A, ONLY_B
-from zl_core.ttgir_layout import LAUNCH_FLOOR
 
 _PARAM_CHANGE = re.compile(r"(\w+) (\S.*?) -> (\S.*?)(?:, (?=\w+ )|$)")
 

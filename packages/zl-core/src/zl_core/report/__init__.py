@@ -16,7 +16,7 @@ read these dicts; nothing here formats for a screen.
 
 from __future__ import annotations
 
-from zl_core.status import UNJUDGED_FLAGS
+from zl_core.decisions.status import UNJUDGED_FLAGS
 
 from .common import (
     DEFAULT_THRESHOLD_PCT,

@@ -7,12 +7,12 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from zl_core import caliber
-from zl_core.contract import AUTOTUNE_REPLAY_FALLBACK
-from zl_core.contract import BENCHMARK_DIRECT_NO_CUDAGRAPH as FALLBACK_MARKER
-from zl_core.errors import BadInputError, CaliberMismatchError
-from zl_core.pairing import Pair
-from zl_core.rows import CellRows
+from zl_core.decisions.pairing import Pair
+from zl_core.foundation.errors import BadInputError, CaliberMismatchError
+from zl_core.interface import caliber
+from zl_core.interface.contract import AUTOTUNE_REPLAY_FALLBACK
+from zl_core.interface.contract import BENCHMARK_DIRECT_NO_CUDAGRAPH as FALLBACK_MARKER
+from zl_core.interface.rows import CellRows
 
 SCHEMA = 2
 KINDS = ("pair", "rounds", "screen")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from zl_core.errors import BadInputError
+from zl_core.foundation.errors import BadInputError
 
 from .rounds_report import build_rounds
 from .screen_report import build_screen

@@ -13,7 +13,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 
-from zl_core.stamps import utc_stamp
+from zl_core.foundation.stamps import utc_stamp
 from zl_core.store.layout import CampaignLayout
 
 #: Reports written before ``plan.rules`` existed were judged by the first rules

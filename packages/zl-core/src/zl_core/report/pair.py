@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from zl_core import caliber
-from zl_core.cell_rows import read_cell
-from zl_core.errors import BadInputError
-from zl_core.pairing import FALLBACK, OK, Pair, count_classes, pair_rows, shape_label
+from zl_core.decisions.pairing import FALLBACK, OK, Pair, count_classes, pair_rows, shape_label
+from zl_core.foundation.errors import BadInputError
+from zl_core.interface import caliber
+from zl_core.plugins.cell_rows import read_cell
 
 from .common import (
     DEFAULT_THRESHOLD_PCT,

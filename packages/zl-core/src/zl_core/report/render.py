@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from zl_core.errors import UsageError
+from zl_core.foundation.errors import UsageError
 
 FORMATS = ("text", "md", "html", "json")
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import attrs
 
-from zl_core import caliber
-from zl_core.errors import BadInputError
-from zl_core.ir_verdict import SKIPPED, SWITCH_NO_IR_DIFF, foreign_note, switch_no_ir_diff
+from zl_core.decisions.ir_verdict import SKIPPED, SWITCH_NO_IR_DIFF, foreign_note, switch_no_ir_diff
+from zl_core.foundation.errors import BadInputError
+from zl_core.interface import caliber
+from zl_core.interface.ttgir_layout import summarize
 from zl_core.store.layout import SIDES, CampaignLayout, round_name
 from zl_core.store.record import CampaignRecord
 from zl_core.store.status_table import CellKey, StatusRow
-from zl_core.ttgir_layout import summarize
 
 SKIPPED_NO_IR_DIFF = f"{SWITCH_NO_IR_DIFF}: identical TTGIR after round 1"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from zl_core.ir_verdict import SWITCH_NO_IR_DIFF
-from zl_core.status import UNJUDGED_FLAGS, judge_cells
+from zl_core.decisions.ir_verdict import SWITCH_NO_IR_DIFF
+from zl_core.decisions.status import UNJUDGED_FLAGS, judge_cells
 from zl_core.store.layout import CampaignLayout, cell_label
 from zl_core.store.record import CampaignRecord
 from zl_core.store.status_table import CellKey, StatusRow

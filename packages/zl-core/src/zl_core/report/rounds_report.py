@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from zl_core import caliber, stats
+from zl_core import stats
 from zl_core.campaigns.judging import (
     judge,
     recorded_round_order,
@@ -13,11 +13,12 @@ from zl_core.campaigns.judging import (
     series_latencies,
     stats_plan,
 )
-from zl_core.cell_rows import read_cell
+from zl_core.decisions.pairing import pair_rows, shape_label
+from zl_core.decisions.series import FALLBACK_SEGMENT, INCOMPLETE, MAIN, shape_series
+from zl_core.decisions.status import latest_by_cell, read_status
+from zl_core.interface import caliber
 from zl_core.ir.section import ir_section
-from zl_core.pairing import pair_rows, shape_label
-from zl_core.series import FALLBACK_SEGMENT, INCOMPLETE, MAIN, shape_series
-from zl_core.status import latest_by_cell, read_status
+from zl_core.plugins.cell_rows import read_cell
 from zl_core.store.layout import SIDES, CampaignLayout, cell_label, round_name
 from zl_core.store.record import CampaignRecord, read_campaign
 from zl_core.store.status_table import CellKey, StatusRow

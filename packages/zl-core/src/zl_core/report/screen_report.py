@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from zl_core import caliber
-from zl_core.cell_rows import read_cell
+from zl_core.decisions.pairing import FALLBACK, MIXED_TIMER, OK, count_classes, pair_rows
+from zl_core.interface import caliber
+from zl_core.interface.ttgir_layout import LAUNCH_FLOOR
 from zl_core.ir.section import RAW_ONLY_NOTE, ir_section
-from zl_core.pairing import FALLBACK, MIXED_TIMER, OK, count_classes, pair_rows
+from zl_core.plugins.cell_rows import read_cell
 from zl_core.store.layout import SIDES, CampaignLayout, cell_label
 from zl_core.store.record import CampaignRecord
-from zl_core.ttgir_layout import LAUNCH_FLOOR
 
 from .common import _delta_summary, _model, _require_dir, caliber_section, check_caliber_groups
 from .time_spent import time_spent
@@ -25,7 +25,7 @@ NOISE_FLOOR = "noise floor"
 def build_screen(campaign: Path, *, meta: CampaignRecord | None = None, allow_mismatch: bool = False,
                  threshold_pct: float | None = None) -> dict:
     """Per operator IR verdicts of a screen, with the pair's delta range where it means something."""
-    from zl_core.ir_verdict import MEASURED, NO_IR_DIFF, VERDICTS
+    from zl_core.decisions.ir_verdict import MEASURED, NO_IR_DIFF, VERDICTS
     from zl_core.store.record import read_campaign
     from zl_core.store.screen_table import read_screen
 

@@ -1,4 +1,4 @@
-"""Where a campaign's time went: its cells' phases (:mod:`zl_core.phases`) summed.
+"""Where a campaign's time went: its cells' phases (:mod:`zl_core.interface.phases`) summed.
 
 Read from each finished cell's identity, the last status row of each cell (a rerun
 replaces its earlier row). A cell from before phases were recorded, or whose identity
@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from zl_core import caliber, phases
-from zl_core.contract import ACCURACY_REPORT
-from zl_core.errors import BadInputError
-from zl_core.status import latest_by_cell, read_status
+from zl_core.decisions.status import latest_by_cell, read_status
+from zl_core.foundation.errors import BadInputError
+from zl_core.interface import caliber, phases
+from zl_core.interface.contract import ACCURACY_REPORT
 from zl_core.store.layout import CampaignLayout
 
 SLOWEST = 5
@@ -73,7 +73,7 @@ def _ended(cell) -> bool:
 
 
 def _summed(per_side: Mapping[str, list[Mapping | None]]) -> dict:
-    """The cells' phases summed (:func:`zl_core.phases.campaign_sum`), and per side."""
+    """The cells' phases summed (:func:`zl_core.interface.phases.campaign_sum`), and per side."""
     total = phases.campaign_sum(record for side in sorted(per_side) for record in per_side[side])
     total["by_side"] = {side: phases.campaign_sum(items)["seconds"]
                         for side, items in sorted(per_side.items())}

@@ -7,8 +7,8 @@ for a plot and small enough for a page that is mailed around.
 
 from __future__ import annotations
 
-from zl_core import drift
-from zl_core.status import read_status
+from zl_core.decisions import drift
+from zl_core.decisions.status import read_status
 from zl_core.store.layout import CampaignLayout
 
 MAX_POINTS = 400

@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
-from zl_core.stamps import utc_stamp
+from zl_core.foundation.stamps import utc_stamp
 
 from .classes import CLASSES, classify, demotes
 from .evidence import gather

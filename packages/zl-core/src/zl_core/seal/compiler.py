@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from zl_core import compiler_build, compiler_env
-from zl_core.backend import Backend
-from zl_core.cell_setup import inherited_by_cells
-from zl_core.module_origins import origins
-from zl_core.provider import Provider
+from zl_core.cells.cell_setup import inherited_by_cells
+from zl_core.foundation import compiler_build, compiler_env
+from zl_core.foundation.backend import Backend
+from zl_core.foundation.module_origins import origins
+from zl_core.interface.provider import Provider
 
 from . import digests
 

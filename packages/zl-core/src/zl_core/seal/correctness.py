@@ -6,8 +6,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from zl_core.contract import ACCURACY_REPORT as REPORT
-from zl_core.contract import CHECK_REFUSED as REFUSED
+from zl_core.interface.contract import ACCURACY_REPORT as REPORT
+from zl_core.interface.contract import CHECK_REFUSED as REFUSED
 from zl_core.store.layout import CampaignLayout
 
 from .classes import Correctness

@@ -3,23 +3,36 @@ and each workload's benchmark files (what a provider says defines its measuremen
 
 from __future__ import annotations
 
+import importlib.metadata as md
 import importlib.util
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 # One way to hash files, the compiler build's and the seal's alike (both used as digests.*).
-from zl_core.compiler_build import combined, file_sha256  # noqa: F401
+from zl_core.foundation.compiler_build import combined, file_sha256  # noqa: F401
+from zl_core.foundation.markers import ENTRY_POINT_GROUP
 
-#: zl's own packages, where installed: the harness whose code a receipt names.
-ZL_PACKAGES = ("zl_core", "zl_flaggems", "zl_report", "zl_backend_cuda", "zl_backend_musa",
-               "zl_backend_rocm", "zl_backend_ascend")
+#: zl's own packages, where installed, besides its plugins: the core and the report renderer.
+CORE_PACKAGES = ("zl_core", "zl_report")
 #: Files of a package that are part of what runs (code, schemas, shape files, ini).
 SUFFIXES = (".py", ".json", ".yaml", ".yml", ".ini", ".txt")
 
 
-def zl_files(packages: Iterable[str] = ZL_PACKAGES) -> dict[str, str | None]:
-    """``{"zl_core/cell.py": sha256, ...}`` over zl's installed packages."""
+def harness_packages() -> tuple[str, ...]:
+    """The packages whose code a receipt names: the core, the renderer and the top-level
+    package of every installed ``zl`` entry point (providers and backends, whoever ships
+    them), read from the package metadata without importing any of them."""
+    try:
+        plugins = {ep.value.split(":")[0].split(".")[0] for ep in md.entry_points(group=ENTRY_POINT_GROUP)}
+    except Exception:  # noqa: BLE001 - unreadable metadata: the plugin host says which
+        plugins = set()
+    return (*CORE_PACKAGES, *sorted(plugins - set(CORE_PACKAGES)))
+
+
+def zl_files(packages: Iterable[str] | None = None) -> dict[str, str | None]:
+    """``{"zl_core/cells/cell.py": sha256, ...}`` over the harness's installed packages."""
     out: dict[str, str | None] = {}
+    packages = harness_packages() if packages is None else packages
     for name in packages:
         spec = importlib.util.find_spec(name)
         if spec is None or not spec.submodule_search_locations:

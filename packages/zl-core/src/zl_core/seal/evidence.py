@@ -9,10 +9,10 @@ import statistics
 from collections.abc import Mapping
 from pathlib import Path
 
-from zl_core.cell_rows import read_cell
-from zl_core.contract import AUTOTUNE_REPLAY_FALLBACK
+from zl_core.interface.contract import AUTOTUNE_REPLAY_FALLBACK
+from zl_core.interface.ttgir_layout import summarize
+from zl_core.plugins.cell_rows import read_cell
 from zl_core.store.layout import SIDES, CampaignLayout, CellLayout
-from zl_core.ttgir_layout import summarize
 
 from .classes import Correctness, Evidence
 

@@ -21,13 +21,14 @@ from pathlib import Path
 
 import attrs
 
-from zl_core import __version__, atomic
-from zl_core.backend import Backend
-from zl_core.errors import BadInputError, ZlError
-from zl_core.host import PluginHost
-from zl_core.opspec import dtype_problem
-from zl_core.provider import CheckSpec, OpInfo, Provider
-from zl_core.stamps import utc_stamp
+from zl_core import __version__
+from zl_core.foundation import atomic
+from zl_core.foundation.backend import Backend
+from zl_core.foundation.errors import BadInputError, ZlError
+from zl_core.foundation.stamps import utc_stamp
+from zl_core.interface.opspec import dtype_problem
+from zl_core.interface.provider import CheckSpec, OpInfo, Provider
+from zl_core.plugins.host import PluginHost
 
 from . import compiler, digests
 from .manifest import Manifest, ManifestError, SourceEntry, Workload, load_manifest

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import attrs
 
-from zl_core.contract import TIMINGS
-from zl_core.errors import BadInputError
-from zl_core.small_files import read_small
+from zl_core.foundation.errors import BadInputError
+from zl_core.foundation.small_files import read_small
+from zl_core.interface.contract import TIMINGS
 
 SCHEMA = 1
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")

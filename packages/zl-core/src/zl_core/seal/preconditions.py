@@ -11,10 +11,10 @@ import os
 import sys
 from pathlib import Path
 
-from zl_core import devicelock
-from zl_core.errors import SealBrokenError, ZlError
-from zl_core.host import PluginHost
-from zl_core.provider import OpInfo
+from zl_core.cells import devicelock
+from zl_core.foundation.errors import SealBrokenError, ZlError
+from zl_core.interface.provider import OpInfo
+from zl_core.plugins.host import PluginHost
 
 from . import compiler, digests
 from .freeze import (

@@ -16,8 +16,8 @@ import os
 from pathlib import Path
 
 from zl_core import __version__
-from zl_core.atomic import write_json_atomic
-from zl_core.stamps import utc_stamp
+from zl_core.foundation.atomic import write_json_atomic
+from zl_core.foundation.stamps import utc_stamp
 from zl_core.store.layout import CampaignLayout, CellLayout
 
 from . import digests

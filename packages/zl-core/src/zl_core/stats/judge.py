@@ -16,7 +16,7 @@ from collections.abc import Hashable, Mapping
 import attrs
 from attrs import evolve as attrs_evolve
 
-from zl_core.errors import BadInputError
+from zl_core.foundation.errors import BadInputError
 
 from . import fdr
 from .looks import look_stats

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from zl_core.errors import BadInputError
+from zl_core.foundation.errors import BadInputError
 
 #: A first in odd rounds, B first in even ones: campaigns that record no order ran so.
 ALTERNATING = "alternating"

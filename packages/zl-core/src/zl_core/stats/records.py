@@ -7,7 +7,7 @@ from collections.abc import Hashable, Sequence
 
 import attrs
 
-from zl_core.errors import BadInputError
+from zl_core.foundation.errors import BadInputError
 
 from .order import COUNTERBALANCED, check_round_order
 from .sequential import MIN_LOOK_ROUNDS, SeriesTest, adaptive_looks

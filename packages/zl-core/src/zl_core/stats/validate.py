@@ -17,7 +17,7 @@ import math
 import numbers
 from collections.abc import Iterable
 
-from zl_core.errors import BadInputError
+from zl_core.foundation.errors import BadInputError
 
 # log(A/B) above this overflows the percent delta (expm1 of 709.8 is the float limit).
 MAX_ABS_LOG_RATIO = 700.0

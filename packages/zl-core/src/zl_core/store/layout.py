@@ -21,12 +21,12 @@ from pathlib import Path
 
 import attrs
 
-from zl_core.backend import TELEMETRY_COLUMNS
-from zl_core.caliber import IDENTITY_NAME
-from zl_core.contract import AUTOTUNE_RECORDS_DIR
-from zl_core.rows import LOG_NAME, RESULTS_NAME
-from zl_core.stamps import folder_stamp
-from zl_core.ttgir_layout import INDEX_NAME, TTGIR_DIR, safe_component
+from zl_core.foundation.backend import TELEMETRY_COLUMNS
+from zl_core.foundation.stamps import folder_stamp
+from zl_core.interface.caliber import IDENTITY_NAME
+from zl_core.interface.contract import AUTOTUNE_RECORDS_DIR
+from zl_core.interface.rows import LOG_NAME, RESULTS_NAME
+from zl_core.interface.ttgir_layout import INDEX_NAME, TTGIR_DIR, safe_component
 
 CAMPAIGN_FILE = "campaign.json"
 CHECK_DIR = "check"  # an operator's accuracy-test cells, one per side

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import attrs
 
-from zl_core.atomic import write_json_atomic
-from zl_core.errors import BadInputError
-from zl_core.small_files import read_small
-from zl_core.stamps import utc_stamp
+from zl_core.foundation.atomic import write_json_atomic
+from zl_core.foundation.errors import BadInputError
+from zl_core.foundation.small_files import read_small
+from zl_core.foundation.stamps import utc_stamp
 
 from .layout import CAMPAIGN_FILE, CampaignLayout
 
@@ -47,7 +47,7 @@ def _number(value: object) -> bool:
 
 
 def _config(value: object) -> bool:
-    """The configuration file a campaign took options from (``zl_core.config_file``)."""
+    """The configuration file a campaign took options from (``zl_core.cli._config_file``)."""
     return (isinstance(value, dict) and isinstance(value.get("path"), str)
             and isinstance(value.get("sha256"), str)
             and re.fullmatch(r"[0-9a-f]{64}", value["sha256"]) is not None
@@ -97,7 +97,7 @@ class CampaignRecord:
     suite: str | None = None
     # The cells' settings (campaigns.settings.CellSettings.to_json).
     source: str | None = None
-    sources: list | None = None  # zl_core.sources.Sources.to_json
+    sources: list | None = None  # zl_core.interface.sources.Sources.to_json
     compile_only: bool | None = None
     target: str | None = None
     level: str | None = None

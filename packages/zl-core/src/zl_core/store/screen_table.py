@@ -9,8 +9,8 @@ from pathlib import Path
 
 import attrs
 
-from zl_core.caliber import ALL_FIELDS
-from zl_core.errors import BadInputError
+from zl_core.foundation.errors import BadInputError
+from zl_core.interface.caliber import ALL_FIELDS
 
 from .layout import CampaignLayout
 

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from zl_core import contract
-from zl_core.atomic import write_json_atomic
+from zl_core.foundation.atomic import write_json_atomic
+from zl_core.interface import contract
 
 _UNRESOLVED = object()
 _backend_cache: Any = _UNRESOLVED
@@ -128,12 +128,12 @@ def one_line(value: object, limit: int = 300) -> str:
 
 def merge_identity(plugin: str, updates: Mapping[str, object], *, fill: bool = False) -> None:
     """Merge into ``<cell>/run_identity.json``; never fails the run. With ``fill``,
-    only fields the identity does not hold yet (:func:`zl_core.caliber.fill_identity`)."""
+    only fields the identity does not hold yet (:func:`zl_core.interface.caliber.fill_identity`)."""
     cell = cell_dir()
     if cell is None:
         return
     try:
-        from zl_core import caliber
+        from zl_core.interface import caliber
 
         (caliber.fill_identity if fill else caliber.merge_identity)(cell, dict(updates))
     except Exception as exc:  # noqa: BLE001 - identity problems are reported, never fatal

@@ -9,13 +9,13 @@ Runs in a fresh process with the side's environment already applied by the core
 ``$ZL_CELL_DIR`` (or ``--cell-dir``):
 
 * ``ttgir/<label>/<kernel>/<variant>.ttgir`` and ``ttgir/index.tsv`` in the
-  :mod:`zl_core.ttgir_layout` layout. ``launches`` is 0 in every index row:
+  :mod:`zl_core.interface.ttgir_layout` layout. ``launches`` is 0 in every index row:
   nothing ran, and a reader must not mistake a compiled variant for a launch;
   ``compile_only: true`` in the identity says why.
 * ``results.json`` with no rows, ``compile_only: true`` and the time of each
   compile;
 * the compile-only fields merged into ``run_identity.json``, with the cell's phases
-  (:mod:`zl_core.phases`): imports, selecting the specs (collection), compiling, the
+  (:mod:`zl_core.interface.phases`): imports, selecting the specs (collection), compiling, the
   dump and writing the results (teardown); nothing is autotuned or timed, so those
   phases are 0.
 
@@ -34,8 +34,9 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from zl_core import contract, liveness, phases
-from zl_core.atomic import write_json_atomic
+from zl_core.cells import liveness
+from zl_core.foundation.atomic import write_json_atomic
+from zl_core.interface import contract, phases
 
 from zl_flaggems.common.compile_targets import (
     EXIT_COMPILE,
@@ -102,7 +103,7 @@ def compile_specs(specs, target_triple):
 
 def write_dump(cell_dir: Path, compiled) -> list[dict]:
     """Write the TTGIR layout + index; returns one record per compiled variant."""
-    from zl_core.ttgir_layout import (
+    from zl_core.interface.ttgir_layout import (
         TTGIR_DIR,
         IndexRow,
         safe_component,
@@ -178,7 +179,7 @@ def run(op: str, target: str, cell_dir: Path, dtypes: list[str]) -> int:
     for line in failures:
         print(line, file=sys.stderr)
 
-    from zl_core.caliber import fill_identity
+    from zl_core.interface.caliber import fill_identity
 
     # The core wrote these for a zl cell; only the compiler's version is the cell's own.
     fill_identity(cell_dir, {
@@ -198,7 +199,7 @@ def run(op: str, target: str, cell_dir: Path, dtypes: list[str]) -> int:
 
 def _write_phases(cell_dir: Path) -> None:
     """The cell's phase record, last: what follows it is the process's exit."""
-    from zl_core.caliber import merge_identity
+    from zl_core.interface.caliber import merge_identity
 
     CLOCK.leave(phases.TEARDOWN)
     seconds = {name: CLOCK.seconds.get(name, 0.0) for name in phases.CELL_PHASES}

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
-from zl_core import contract
+from zl_core.interface import contract
 
 REPLAYS = 10
 ESTIMATE_CALLS = 5

@@ -2,7 +2,7 @@
 
 A marker is one line starting with its name, then ``key=value`` fields, the
 free-text field last (``error=`` may contain spaces). Core counts them in
-run.log; the names are :mod:`zl_core.contract`'s; the counts kept here go into results.json (the autotune plugin keeps
+run.log; the names are :mod:`zl_core.interface.contract`'s; the counts kept here go into results.json (the autotune plugin keeps
 its own count of ``AUTOTUNE_REPLAY_FALLBACK``; the results plugin adds both).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 
-from zl_core import contract
+from zl_core.interface import contract
 
 DIRECT_NO_CUDAGRAPH = contract.BENCHMARK_DIRECT_NO_CUDAGRAPH
 CAPTURE_POISONED = contract.BENCHMARK_CAPTURE_POISONED

@@ -3,7 +3,7 @@
 The clock starts when this module is first imported: the phases plugin is the first
 ``-p`` module of a cell, so everything from there to the start of collection counts
 as interpreter start and imports (the orchestrator adds the time before it). The
-names and the record are :mod:`zl_core.phases`'; which of them this process could
+names and the record are :mod:`zl_core.interface.phases`'; which of them this process could
 measure is :data:`MEASURED`: a phase never hooked stays unknown in the record.
 """
 
@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from zl_core import liveness, phases
+from zl_core.cells import liveness
+from zl_core.interface import phases
 
 from zl_flaggems.cell import cellenv
 
@@ -28,7 +29,7 @@ def phase(name: str) -> Any:
 
 
 def progress() -> None:
-    """Something happened that the output may not show (zl_core.liveness)."""
+    """Something happened that the output may not show (zl_core.cells.liveness)."""
     liveness.beat()
 
 

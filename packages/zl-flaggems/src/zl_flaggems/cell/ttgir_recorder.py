@@ -15,7 +15,7 @@ iteration, so it is one dict increment keyed by the function handle (no
 hashing of names, no lookups of the variant, no allocation); everything else
 (handle -> hash -> variant, naming, files) happens at flush time, between
 shapes and tests. Triton 3.5/3.6 already call the (empty) hook chain on every
-launch, so the added host time is one Python call; :func:`measure_hook_cost`
+launch, so the added host time is one Python call; :func:`zl_flaggems.cell.ttgir_hook_cost.measure_hook_cost`
 reports it and :func:`recorder_stats` the number of launches it was paid on,
 so a validation run can put a number on it.
 
@@ -45,8 +45,8 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from zl_core.atomic import write_text_atomic
-from zl_core.ttgir_layout import IndexRow, safe_component, write_index
+from zl_core.foundation.atomic import write_text_atomic
+from zl_core.interface.ttgir_layout import IndexRow, safe_component, write_index
 
 from zl_flaggems.cell.ttgir_variants import (
     OPTION_KEYS,
@@ -361,39 +361,6 @@ def _prune_empty(root: Path, directory: Path) -> None:
         except OSError:
             return
         directory = directory.parent
-
-
-class _FakeLaunchMetadata:
-    __slots__ = ("data",)
-
-    def __init__(self, function: Any):
-        self.data = {"name": "probe", "function": function, "stream": 0}
-
-
-def measure_hook_cost(calls: int = 7000, repeats: int = 3) -> float:
-    """Nanoseconds one launch-hook call costs on this host (on a scratch recorder).
-
-    The fastest of ``repeats`` timed loops, less the fastest empty loop: on a
-    busy host a single pair of loops can come out the wrong way round.
-    """
-    scratch = TtgirRecorder()
-    hook = scratch.launch_hook
-    metadata = _FakeLaunchMetadata(12345)
-    for _ in range(min(calls, 1000)):
-        hook(metadata)
-    loop = empty = None
-    for _ in range(repeats):
-        started = time.perf_counter_ns()
-        for _ in range(calls):
-            hook(metadata)
-        took = time.perf_counter_ns() - started
-        loop = took if loop is None else min(loop, took)
-        started = time.perf_counter_ns()
-        for _ in range(calls):
-            pass
-        took = time.perf_counter_ns() - started
-        empty = took if empty is None else min(empty, took)
-    return max(0.0, ((loop or 0) - (empty or 0)) / max(calls, 1))
 
 
 # -- the process-wide recorder and the API other plugins call ---------------------

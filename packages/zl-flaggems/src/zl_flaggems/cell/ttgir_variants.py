@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from zl_core.ttgir_layout import variant_names
+from zl_core.interface.ttgir_layout import variant_names
 
 OPTION_KEYS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 
@@ -50,7 +50,7 @@ def variant_params(src: Any, metadata: Mapping[str, Any]) -> dict[str, str]:
     """The values that may tell variants of one kernel apart, as strings.
 
     Only those that differ within a (shape, kernel) group end up in a name
-    (:func:`zl_core.ttgir_layout.variant_names`), so listing more costs nothing.
+    (:func:`zl_core.interface.ttgir_layout.variant_names`), so listing more costs nothing.
     """
     out: dict[str, str] = {}
     fn = getattr(src, "fn", None)

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from zl_core import contract
-from zl_core.atomic import write_json_atomic
-from zl_core.ttgir_layout import safe_component
+from zl_core.foundation.atomic import write_json_atomic
+from zl_core.interface import contract
+from zl_core.interface.ttgir_layout import safe_component
 
 SCHEMA = 1
 RECORDS_DIR = "autotune_records"

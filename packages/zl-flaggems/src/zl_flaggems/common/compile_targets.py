@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from zl_core import targets
-from zl_core.backend import Backend
+from zl_core.foundation import targets
+from zl_core.foundation.backend import Backend
 
 EXIT_COMPILE = 1
 EXIT_USAGE = 2
@@ -35,7 +35,7 @@ def _installed() -> list:
 def parse_target(text: str, backends: Sequence[Backend] | None = None) -> tuple[str, object, int]:
     """``(kind, arch, warp size)`` of a target, by the grammar of the backend it
     belongs to (``backends``, default: the installed ones)."""
-    from zl_core.errors import UsageError
+    from zl_core.foundation.errors import UsageError
 
     try:
         return targets.resolve(text, _installed() if backends is None else backends)[1].triple
@@ -45,7 +45,7 @@ def parse_target(text: str, backends: Sequence[Backend] | None = None) -> tuple[
 
 def default_target(backends: Sequence[Backend] | None = None) -> str:
     """The target a cell compiles for when none is given."""
-    from zl_core.errors import UsageError
+    from zl_core.foundation.errors import UsageError
 
     try:
         return targets.default(_installed() if backends is None else backends)

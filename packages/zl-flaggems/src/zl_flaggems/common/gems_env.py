@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from zl_core import contract
-from zl_core.provider import WarmPlan
+from zl_core.interface import contract
+from zl_core.interface.provider import WarmPlan
 
 #: The variables FlagGems reads to pick its vendor, in its own order.
 VENDOR_ENV_KEYS = ("GEMS_VENDOR", "FLAGGEMS_VENDOR", "GEMS_BACKEND", "FLAGGEMS_BACKEND")

@@ -17,11 +17,11 @@ import ast
 import os
 from pathlib import Path
 
-from zl_core import contract
-from zl_core.compiler_env import CompilerEnv
-from zl_core.errors import PreflightError
-from zl_core.host import PluginHost
-from zl_core.provider import CellCommand, CellRequest, CheckSpec, OpInfo, Provider, WarmPlan
+from zl_core.foundation.compiler_env import CompilerEnv
+from zl_core.foundation.errors import PreflightError
+from zl_core.interface import contract
+from zl_core.interface.provider import CellCommand, CellRequest, CheckSpec, OpInfo, Provider, WarmPlan
+from zl_core.plugins.host import PluginHost
 
 from zl_flaggems.common import gems_env, plugin_order
 from zl_flaggems.host import preflight

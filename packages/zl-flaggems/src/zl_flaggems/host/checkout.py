@@ -10,7 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from zl_core.errors import ZlError
+from zl_core.foundation.errors import ZlError
 
 #: The packages a FlagGems-layout checkout may hold under src/, and the name its
 #: operators carry when it is not the first source: FlagGems (flag_gems) and

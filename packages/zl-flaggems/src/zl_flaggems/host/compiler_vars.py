@@ -1,6 +1,6 @@
 """The variables the providers' cells' compiler (Triton, or FlagTree, its fork) and library
 (FlagGems' protocol) read: what a cell records as it got them and compares where it
-inherited them (the caliber field ``compiler_env``, :mod:`zl_core.compiler_env`).
+inherited them (the caliber field ``compiler_env``, :mod:`zl_core.foundation.compiler_env`).
 
 From triton 3.6.0: its knobs (``triton.knobs``), the variables its C++ side reads into the
 compile-cache key (``get_cache_invalidating_env_vars``; :mod:`.switch_probe` asks them), and
@@ -10,7 +10,7 @@ FlagTree's own are ``FLAGTREE_*``; FlagGems' ``GEMS_*`` and ``FLAGGEMS_*``.
 
 from __future__ import annotations
 
-from zl_core.compiler_env import CompilerEnv
+from zl_core.foundation.compiler_env import CompilerEnv
 
 #: Triton's: prefixes of its knobs and C++ switches, and the names outside them.
 TRITON_READS = (

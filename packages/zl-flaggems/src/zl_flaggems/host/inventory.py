@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from zl_core.provider import OpInfo
+from zl_core.interface.provider import OpInfo
 
 from zl_flaggems.host.bench_dtypes import BenchDtypes
 from zl_flaggems.host.preflight import BENCH_DIR

@@ -13,8 +13,8 @@ import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from zl_core.errors import PreflightError
-from zl_core.provider import CellRequest
+from zl_core.foundation.errors import PreflightError
+from zl_core.interface.provider import CellRequest
 
 BENCH_DIR = "benchmark"
 LEVELS = ("core", "comprehensive")

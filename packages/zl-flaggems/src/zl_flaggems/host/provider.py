@@ -12,12 +12,12 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from zl_core import contract
-from zl_core.compiler_env import CompilerEnv
-from zl_core.errors import PreflightError
-from zl_core.host import PluginHost
-from zl_core.provider import CellCommand, CellRequest, OpInfo, Provider, ShardMerge, WarmPlan
-from zl_core.rows import LOG_NAME
+from zl_core.foundation.compiler_env import CompilerEnv
+from zl_core.foundation.errors import PreflightError
+from zl_core.interface import contract
+from zl_core.interface.provider import CellCommand, CellRequest, OpInfo, Provider, ShardMerge, WarmPlan
+from zl_core.interface.rows import LOG_NAME
+from zl_core.plugins.host import PluginHost
 
 from zl_flaggems.common import gems_env, plugin_order
 from zl_flaggems.common.gems_env import GEMS_PACKAGE_ENV

@@ -10,10 +10,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from zl_core import contract, interrupts
-from zl_core.errors import PreflightError, ZlError
-from zl_core.module_origins import imported, origins
-from zl_core.provider import CellCommand, CellRequest, CheckSpec, OpInfo
+from zl_core.foundation import interrupts
+from zl_core.foundation.errors import PreflightError, ZlError
+from zl_core.foundation.module_origins import imported, origins
+from zl_core.interface import contract
+from zl_core.interface.provider import CellCommand, CellRequest, CheckSpec, OpInfo
 
 from zl_flaggems.common import plugin_order
 from zl_flaggems.common.gems_env import GEMS_PACKAGE_ENV

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from zl_core import caliber
-from zl_core.provider import ShardMerge
+from zl_core.interface import caliber
+from zl_core.interface.provider import ShardMerge
 
 from zl_flaggems.common.autotune_records import (
     RECORDS_DIR,

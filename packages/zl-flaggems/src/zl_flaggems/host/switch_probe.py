@@ -24,7 +24,7 @@ import os
 import subprocess
 from collections.abc import Mapping, Sequence
 
-from zl_core.switch_check import SwitchReport
+from zl_core.interface.switch_check import SwitchReport
 
 from zl_flaggems.host.preflight import last_line, read_probe, shown_python
 

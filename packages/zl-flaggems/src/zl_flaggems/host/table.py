@@ -17,10 +17,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from zl_core import contract
-from zl_core.caliber import read_identity
-from zl_core.errors import BadInputError
-from zl_core.rows import FAILED, LOG_NAME, RESULTS_NAME, CellRows, Row, bare_dtype, read_results
+from zl_core.foundation.errors import BadInputError
+from zl_core.interface import contract
+from zl_core.interface.caliber import read_identity
+from zl_core.interface.rows import FAILED, LOG_NAME, RESULTS_NAME, CellRows, Row, bare_dtype, read_results
 
 FALLBACK_MARKER = contract.BENCHMARK_DIRECT_NO_CUDAGRAPH
 
@@ -180,7 +180,7 @@ def read_cell(cell_dir: Path) -> CellRows:
 
 class PrintedTableRows:
     """Mixin for providers whose benchmarks print FlagGems' table: their
-    :meth:`~zl_core.provider.Provider.read_rows`."""
+    :meth:`~zl_core.interface.provider.Provider.read_rows`."""
 
     def read_rows(self, cell_dir: Path) -> CellRows:
         return read_cell(cell_dir)

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from zl_core import contract
+from zl_core.interface import contract
 
 from zl_flaggems.cell import crashsafe
 from zl_flaggems.cell.autotune_cache import _CacheOverlay, _CacheSlot, _RecordCache, _ReplayCache
@@ -330,7 +330,7 @@ def pytest_sessionfinish(session: Any, exitstatus: Any) -> None:
     cell = Path(os.environ.get(contract.CELL_DIR, ""))
     try:
         _write_meta(cell / RECORDS_DIR)  # flag_gems may only now know its vendor
-        from zl_core.caliber import IDENTITY_NAME, merge_identity
+        from zl_core.interface.caliber import IDENTITY_NAME, merge_identity
 
         if (cell / IDENTITY_NAME).is_file():
             merge_identity(cell, {"autotune_stats": hub.stats()})

@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from zl_core import contract, phases
+from zl_core.interface import contract, phases
 
 from zl_flaggems.cell import cellenv, markers, phase_clock
 

@@ -1,4 +1,4 @@
-"""pytest plugin: where the cell's time goes, phase by phase (:mod:`zl_core.phases`).
+"""pytest plugin: where the cell's time goes, phase by phase (:mod:`zl_core.interface.phases`).
 
 Loaded first, so its clock (:mod:`zl_flaggems.cell.phase_clock`) starts before the other
 plugins and the benchmark's conftest import anything. What marks each phase:
@@ -18,7 +18,7 @@ plugins and the benchmark's conftest import anything. What marks each phase:
 * teardown: from the first ``pytest_sessionfinish`` to the last ``pytest_unconfigure``.
 
 Each candidate benchmarked, kernel compiled, timing call returned and test finished is
-also a progress beat (:mod:`zl_core.liveness`): a cell busy in a long autotune sweep
+also a progress beat (:mod:`zl_core.cells.liveness`): a cell busy in a long autotune sweep
 prints nothing for minutes, and must not look stalled.
 
 A hook that cannot go in (no Triton, no compilation listener, no ``get_latency``)
@@ -32,7 +32,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from zl_core import phases
+from zl_core.interface import phases
 
 from zl_flaggems.cell import benchapi, cellenv, phase_clock
 from zl_flaggems.cell.rowclock import CLOCK as ROWS

@@ -20,7 +20,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from zl_core import contract
+from zl_core.interface import contract
 
 from zl_flaggems.cell import benchapi, cellenv, crashsafe, markers
 from zl_flaggems.cell.rowclock import CLOCK

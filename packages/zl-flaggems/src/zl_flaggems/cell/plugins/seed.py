@@ -12,7 +12,7 @@ import random
 import sys
 from typing import Any
 
-from zl_core import contract
+from zl_core.interface import contract
 
 from zl_flaggems.cell import cellenv
 

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from zl_core import contract
-from zl_core.atomic import write_text_atomic
+from zl_core.foundation.atomic import write_text_atomic
+from zl_core.interface import contract
 
 from zl_flaggems.cell import benchapi, cellenv
 from zl_flaggems.cell.rowclock import CLOCK

@@ -45,7 +45,7 @@ from typing import Any
 
 import attrs
 import pytest
-from zl_core import contract
+from zl_core.interface import contract
 
 from zl_flaggems.cell import cellenv, markers
 from zl_flaggems.cell.graph_timing import (

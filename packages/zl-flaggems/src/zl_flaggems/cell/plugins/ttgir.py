@@ -2,7 +2,7 @@
 
 Load with ``-p zl_flaggems.cell.plugins.ttgir`` in a cell process; without
 ``ZL_CELL_DIR`` it does nothing. Output: ``<cell>/ttgir/<shape>/<kernel>/<variant>.ttgir``
-plus ``index.tsv`` (zl_core.ttgir_layout) and ``variants.json`` (full parameters).
+plus ``index.tsv`` (zl_core.interface.ttgir_layout) and ``variants.json`` (full parameters).
 
 Hooks used (Triton 3.4-3.6; each one optional, missing ones degrade to a note):
 
@@ -30,11 +30,12 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
-from zl_core import contract, phases
-from zl_core.ttgir_layout import TTGIR_DIR
+from zl_core.interface import contract, phases
+from zl_core.interface.ttgir_layout import TTGIR_DIR
 
 from zl_flaggems.cell import crashsafe, phase_clock
-from zl_flaggems.cell.ttgir_recorder import TtgirRecorder, get_recorder, measure_hook_cost
+from zl_flaggems.cell.ttgir_hook_cost import measure_hook_cost
+from zl_flaggems.cell.ttgir_recorder import TtgirRecorder, get_recorder
 from zl_flaggems.common import gems_env
 
 _ACTIVE: TritonHooks | None = None
@@ -239,7 +240,7 @@ def _backend_refuses_hooks() -> str | None:
 def _merge_identity(updates: dict) -> None:
     cell = Path(os.environ.get(contract.CELL_DIR, ""))
     try:
-        from zl_core.caliber import IDENTITY_NAME, merge_identity
+        from zl_core.interface.caliber import IDENTITY_NAME, merge_identity
 
         if (cell / IDENTITY_NAME).is_file():
             merge_identity(cell, updates)

@@ -1,0 +1,158 @@
+"""Caliber: the measurement conditions a number is only comparable under.
+
+This module is the single definition of the caliber fields. Screen tables,
+status files and the report all take their columns from :data:`CALIBER_FIELDS`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+import attrs
+
+from zl_core.foundation.atomic import write_json_atomic
+from zl_core.foundation.errors import BadInputError
+
+IDENTITY_NAME = "run_identity.json"
+
+#: Fields that must be equal across every cell of one comparison.
+CALIBER_FIELDS = (
+    "backend",
+    "device",
+    "device_name",
+    "timer",
+    "bench_level",
+    "shape_mode",
+    "tuner_cache",
+    "direct_repeat",
+    "replay_ms",
+    "timing",
+    "triton_version",
+    "compiler_build",
+    "compiler_env",
+    "torch_version",
+    "compile_only",
+    "target",
+    "concurrency",
+    "start",
+)
+#: What a field means when an identity predates it.
+FIELD_DEFAULTS = {"concurrency": 1, "replay_ms": "rep/10",  # rep/10: ten replays shared rep
+                  "timing": "full",  # before --timing every cell timed the reference too
+                  "start": "cold",  # before --start every cell was a new interpreter
+                  # Before these were recorded, neither the build nor the inherited compiler
+                  # variables are known: such cells compare equal to each other (an old
+                  # campaign reports as it did) and to no recorded value.
+                  "compiler_build": "unrecorded", "compiler_env": "unrecorded"}
+#: Compared by rule rather than equality: one side records, the other replays it.
+AUTOTUNE_FIELD = "autotune_mode"
+ALL_FIELDS = (*CALIBER_FIELDS, AUTOTUNE_FIELD)
+
+
+def read_identity(cell_dir: Path) -> dict | None:
+    """The cell's identity, or None when absent. Corrupt JSON raises BadInputError."""
+    path = Path(cell_dir) / IDENTITY_NAME
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BadInputError(f"corrupt run identity {path}: {exc}; re-run that cell") from None
+    if not isinstance(data, dict):
+        raise BadInputError(f"corrupt run identity {path}: not a JSON object; re-run that cell")
+    return data
+
+
+def write_identity(cell_dir: Path, identity: Mapping) -> Path:
+    """Write atomically so a reader never sees half a file."""
+    return write_json_atomic(Path(cell_dir) / IDENTITY_NAME, identity, sort_keys=True)
+
+
+def merge_identity(cell_dir: Path, updates: Mapping) -> dict:
+    """Read, update and rewrite the identity (used during and after the run)."""
+    current = read_identity(cell_dir) or {}
+    current.update(updates)
+    write_identity(cell_dir, current)
+    return current
+
+
+def fill_identity(cell_dir: Path, updates: Mapping) -> dict:
+    """Merge only the fields the identity does not hold yet (absent or null).
+
+    Each field has one writer: the core and the provider write theirs before the
+    cell starts; what the cell process adds fills what only it can know (library
+    versions, a device name no vendor tool gave) and, in a cell started by hand
+    without an identity, everything it records.
+    """
+    current = read_identity(cell_dir) or {}
+    missing = {k: v for k, v in updates.items() if current.get(k) is None}
+    if missing:
+        current.update(missing)
+        write_identity(cell_dir, current)
+    return current
+
+
+def caliber_of(identity: Mapping | None) -> dict:
+    """The caliber fields of an identity, None for missing ones."""
+    identity = identity or {}
+    return {f: identity.get(f) for f in ALL_FIELDS}
+
+
+@attrs.frozen(kw_only=True)
+class CaliberCheck:
+    problems: tuple[str, ...]
+    warnings: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def compare(cells: Mapping[str, Mapping | None]) -> CaliberCheck:
+    """Compare the identities of the cells of one comparison, labelled for messages.
+
+    Every :data:`CALIBER_FIELDS` value must agree. For the autotune mode, two
+    recording cells are refused by name (each side tuned for itself, so the
+    switch's effect is mixed with the autotuner's), uncontrolled cells and
+    recording on a shared tuner cache are warnings.
+    """
+    problems: list[str] = []
+    warnings: list[str] = []
+    present = {}
+    for label, ident in cells.items():
+        if not ident:
+            problems.append(f"{label}: no {IDENTITY_NAME}; its conditions are unknown")
+        else:
+            present[label] = ident
+    if len(present) >= 2:
+        for field in CALIBER_FIELDS:
+            values = {label: _norm(ident.get(field, FIELD_DEFAULTS.get(field)))
+                      for label, ident in present.items()}
+            if len(set(values.values())) > 1:
+                shown = " ".join(f"{label}={v}" for label, v in values.items())
+                problems.append(f"caliber field {field!r} differs: {shown}")
+    modes = {label: ident.get(AUTOTUNE_FIELD) for label, ident in present.items()}
+    recorders = [label for label, m in modes.items() if m == "record"]
+    if len(recorders) > 1:
+        problems.append(
+            "autotune_mode: record vs record (" + ", ".join(recorders) + "): each side tuned "
+            "for itself, so config choice is mixed into the difference; replay one side's record")
+    for label, mode in modes.items():
+        if mode in (None, ""):
+            problems.append(f"caliber field 'autotune_mode' missing in {label}")
+        elif mode == "uncontrolled":
+            warnings.append(f"{label}: autotune configs were not pinned (autotune_mode=uncontrolled)")
+        elif mode == "record" and str(present[label].get("tuner_cache", "")).startswith("shared"):
+            warnings.append(f"{label}: recorded on a shared tuner cache "
+                            f"({present[label].get('tuner_cache')}); its picks may be inherited")
+    sources = {str(ident.get("replay_source")) for ident in present.values()
+               if ident.get(AUTOTUNE_FIELD) == "replay"}
+    if len(sources) > 1:
+        problems.append("autotune_mode: replay cells replay different records: " + ", ".join(sorted(sources)))
+    return CaliberCheck(problems=tuple(problems), warnings=tuple(warnings))
+
+
+def _norm(value: object) -> str:
+    return "<missing>" if value is None or value == "" else str(value)
