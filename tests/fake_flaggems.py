@@ -28,6 +28,7 @@ from zl_core import Backend, hookimpl
 from zl_flaggems.host.provider import FlagGemsProvider
 
 LAUNCH_OVERHEAD = 0.005
+FLUSH_COST = 0.04  # device time of the fake driver's L2 flush
 
 #: The backend of the fake checkout's cells (``fakegpu_plugin.py`` declares it there).
 FAKEGPU = Backend(name="fakegpu", flaggems_vendor="fakevendor", graph_capture=True,
@@ -102,6 +103,7 @@ FILES["fakedevice.py"] = f'''
 import contextlib
 
 LAUNCH_OVERHEAD = {LAUNCH_OVERHEAD}
+FLUSH_COST = {FLUSH_COST}
 
 
 class _State:
@@ -183,7 +185,7 @@ class FakeDriver:
         return object()
 
     def clear_cache(self, cache):
-        pass
+        launch(FLUSH_COST)  # do_bench's L2 flush, and a flushed graph's
 
     def get_benchmarker(self):
         from triton.testing import do_bench

@@ -10,7 +10,7 @@ import re
 
 import fake_flaggems
 import pytest
-from fake_flaggems import LAUNCH_OVERHEAD
+from fake_flaggems import FLUSH_COST, LAUNCH_OVERHEAD
 
 pytest.importorskip("triton")
 
@@ -76,6 +76,30 @@ def test_graph_rows_match_the_printed_table(fg, tmp_path):
     assert identity["shape_mode"] == "upstream"
     shapes = (cell / "shapes.yaml").read_text()
     assert "fakeadd:" in shapes and "source: upstream" in shapes
+
+
+@pytest.mark.parametrize("l2", ["warm", "flush", None])
+def test_the_l2_mode_reaches_the_graph_timer_and_the_identity(fg, tmp_path, l2):
+    extra = {} if l2 is None else {"ZL_L2": l2}
+    proc, doc, identity, _ = run(fg, tmp_path, f"{FILE}::test_fakeadd", extra_env=extra)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    mode = l2 or "warm"  # a cell given none keeps the graph timer's warm cache
+    assert identity["l2"] == mode and f"replay_ms=30 l2={mode}" in proc.stdout
+    row = doc["rows"][0]
+    assert row["timer"] == "graph" and not row["fallback"]
+    # A flush is captured before every call and subtracted: the kernel's 0.01 ms either way
+    # (the fake card has no cache for it to change).
+    assert row["latency_ms"] == pytest.approx(0.01)
+    assert row["flush_ms"] == (pytest.approx(FLUSH_COST) if mode == "flush" else None)
+
+
+def test_a_direct_timed_cell_records_the_flush_do_bench_makes(fg, tmp_path):
+    proc, doc, identity, _ = run(fg, tmp_path, f"{FILE}::test_fakeadd",
+                                 extra_env={"ZL_TIMER": "direct", "ZL_L2": "warm"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert identity["timer"] == "direct" and identity["l2"] == "flush"
+    assert "ZL_L2=warm does not apply to timer=direct" in proc.stdout
+    assert doc["rows"][0]["flush_ms"] is None
 
 
 def test_users_gems_vendor_is_kept_and_a_mismatch_noted(fg, tmp_path):

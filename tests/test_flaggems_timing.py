@@ -443,3 +443,59 @@ def test_marker_error_is_the_first_line_of_the_message(host, capsys):
     make_timer(host, di, op="nonzero").do_bench(di.kernel(1.0), return_mode="median")
     assert ("BENCHMARK_DIRECT_NO_CUDAGRAPH op=nonzero phase=capture error=RuntimeError: "
             "CUDA error: operation not permitted when stream is capturing\n") in capsys.readouterr().out
+
+
+def test_a_flushed_graph_subtracts_the_flushes_timed_alone(host):
+    # --l2 flush: a write before every call, captured with the calls and again alone;
+    # each replay of the two gives (both - flushes alone) / calls.
+    di = FakeDI()
+    nodes = captured_graphs(di)
+    flush = di.kernel(2.0)
+    timing_ = graph_timing.graph_replays(di.kernel(0.5), di, warmup=1, replay_ms=100, flush=flush)
+    with_calls, alone = nodes
+    assert with_calls[:4] == [2.0, 0.5, 2.0, 0.5] and set(alone) == {2.0}
+    assert len(with_calls) == 2 * len(alone) and 20 <= len(alone) <= 40  # the budget covers call + flush
+    assert timing_.median_ms == pytest.approx(0.5) and timing_.flush_ms == pytest.approx(2.0)
+    assert di.replays == 2 * (graph_timing.REPLAYS + 1)  # each graph uploaded once, untimed
+    warm = graph_timing.graph_replays(di.kernel(0.5), di, warmup=1, replay_ms=100)
+    assert warm.flush_ms is None and warm.median_ms == pytest.approx(0.5)
+
+
+def test_the_timer_builds_its_flush_once_and_logs_what_it_cost(host):
+    di = FakeDI()
+    made = []
+
+    def flush_factory():
+        made.append(1)
+        return di.kernel(3.0)
+
+    timer = make_timer(host, di)
+    timer.flush = flush_factory
+    for _ in range(2):
+        assert timer.do_bench(di.kernel(0.25), warmup=10, rep=10, return_mode="median") == pytest.approx(0.25)
+    assert timer.log[-1].flush_ms == pytest.approx(3.0) and timer.log[-1].timer == "graph"
+    assert len(made) == 2  # asked per call; the plugin's factory allocates its buffer once
+
+
+def test_a_flush_that_cannot_be_built_falls_back_to_the_direct_timer(host, capsys):
+    di = FakeDI()
+    timer = make_timer(host, di, original=Original([0.9]))
+
+    def broken():
+        raise RuntimeError("out of memory allocating the flush buffer")
+
+    timer.flush = broken
+    assert timer.do_bench(di.kernel(0.25), return_mode="median") == 0.9
+    assert "phase=flush " in capsys.readouterr().out
+    assert timer.log[-1].fallback and timer.log[-1].phase == "flush"
+
+
+@pytest.mark.parametrize("value,expected", [("warm", ("warm", None)), ("flush", ("flush", None)),
+                                            (" FLUSH ", ("flush", None)), ("", ("warm", None))])
+def test_the_l2_mode_is_read_from_the_contract(value, expected):
+    assert timing.l2_mode(value) == expected
+
+
+def test_an_unknown_l2_mode_is_said_and_the_default_used():
+    mode, note = timing.l2_mode("cold")
+    assert mode == "warm" and "unknown ZL_L2='cold'; using warm" in note

@@ -17,6 +17,7 @@ variable                  writer      meaning
 ``ZL_TIMER``              core        the requested timer (auto | graph | direct | none)
 ``ZL_DIRECT_REPEAT``      core        calls per direct-timed measurement (median)
 ``ZL_REPLAY_MS``          core        device milliseconds of one graph replay
+``ZL_L2``                 core        the L2 cache graph-timed calls find (warm | flush)
 ``ZL_COMPILE_ONLY``       core        "1" for a compile-only cell
 ``ZL_TARGET``             core        the compile-only target (compile-only only)
 ``ZL_SEED``               user        random seed; core passes it on, "0" when unset
@@ -67,6 +68,13 @@ STARTS = ("cold", "warm")
 #: How screens and A/B rounds start their cells by default: warm gave the same verdicts,
 #: TTGIR and A/A side noise as cold on the H200 (docs/validation/2026-12-04-h200-throughput.md).
 CAMPAIGN_START = "warm"
+#: The L2 cache each graph-timed call finds: "warm", what the calls before it left (as
+#: Triton's do_bench_cudagraph), or "flush", cleared by a write before it, subtracted
+#: (as Triton's do_bench clears it). The identity's ``l2``, a caliber field.
+L2 = "ZL_L2"
+L2_MODES = ("warm", "flush")
+#: What a cell does without ZL_L2, and what a campaign recorded before the setting did.
+DEFAULT_L2 = "warm"
 COMPILE_ONLY = "ZL_COMPILE_ONLY"
 TARGET = "ZL_TARGET"
 #: Threads that compile an autotune sweep's candidates before they are timed (1: none).
@@ -76,7 +84,7 @@ COMPILE_WORKERS = "ZL_COMPILE_WORKERS"
 SWEEP_SHARD = "ZL_SWEEP_SHARD"
 
 CORE_WRITES = (CELL_DIR, BACKEND, OP, DTYPES, AUTOTUNE_MODE, REPLAY_DIR, TIMER, DIRECT_REPEAT,
-               REPLAY_MS, COMPILE_ONLY, TARGET, COMPILE_WORKERS, SWEEP_SHARD)
+               REPLAY_MS, L2, COMPILE_ONLY, TARGET, COMPILE_WORKERS, SWEEP_SHARD)
 
 # -- environment written by the provider (through its cell command) -------------------
 

@@ -3,6 +3,14 @@
 The device interface is Triton's (``torch.cuda``, ``torch.musa``, ...), never a
 vendor named here; :mod:`zl_flaggems.cell.plugins.timing` decides when a call is
 graph-timed and what a failure means.
+
+The L2 cache (``ZL_L2``): ``warm`` captures the calls back to back, so every call but
+the graph's first finds what the one before left in the cache, as
+``triton.testing.do_bench_cudagraph`` does. ``flush`` captures a cache-clearing write
+before every call (the one ``triton.testing.do_bench`` makes: the driver's benchmark
+buffer, 256 MiB on CUDA, zeroed), captures the same writes alone into a second graph,
+replays the two in turn and takes, per pair, (both - writes alone) / calls: each call
+then starts from a cache holding none of its inputs (docs/validation/2026-12-07-l2-flush.md).
 """
 
 from __future__ import annotations
@@ -26,10 +34,12 @@ DEFAULT_REPLAY_MS = contract.DEFAULT_REPLAY_MS
 
 @attrs.frozen
 class GraphTiming:
-    """What the replays of one measurement gave: milliseconds per call, one per replay."""
+    """What the replays of one measurement gave: milliseconds per call, one per replay.
+    ``flush_ms``: with the L2 flushed, the median time of one flush alone (subtracted)."""
 
     times: tuple[float, ...]
     calls_per_graph: int
+    flush_ms: float | None = None
 
     @property
     def median_ms(self) -> float:
@@ -129,12 +139,33 @@ def replay_plan(estimate_ms: float, replay_ms: float) -> tuple[int, int]:
     return n_calls, replays
 
 
+def _timed_replay(di: Any, graph: Any) -> float:
+    start, end = di.Event(enable_timing=True), di.Event(enable_timing=True)
+    start.record()
+    graph.replay()
+    end.record()
+    di.synchronize()
+    return float(start.elapsed_time(end))
+
+
 def graph_replays(fn: Callable, di: Any, *, warmup: float = 25, replay_ms: float = DEFAULT_REPLAY_MS,
-                  grad_to_none: Any = None) -> GraphTiming:
+                  grad_to_none: Any = None, flush: Callable[[], Any] | None = None) -> GraphTiming:
     """Time ``fn`` by capturing it into one graph and replaying it.
+
+    ``flush``: a write that clears the L2 cache, captured before every call and
+    subtracted (a graph of the writes alone, replayed before each timed replay); None:
+    the calls run back to back on a warm cache. The replay budget covers a call with
+    its flush, and the flushes alone are replayed too: a flushed measurement spends up
+    to twice the device time of a warm one, the most where the kernel is short.
 
     Raises :class:`CaptureFailure` naming the phase (sync, warmup, capture, replay).
     """
+
+    def call() -> None:
+        if flush is not None:
+            flush()
+        fn()
+
     phase = "sync"
     try:
         di.synchronize()  # inputs may still be in flight on the default stream
@@ -143,19 +174,19 @@ def graph_replays(fn: Callable, di: Any, *, warmup: float = 25, replay_ms: float
         if graph_cls is None or not callable(getattr(di, "graph", None)):
             raise RuntimeError(f"device interface {getattr(di, '__name__', di)!r} has no graph API")
         with di.stream(di.Stream()):
-            fn()  # absorbs JIT compilation and autotuning
+            call()  # absorbs JIT compilation and autotuning
             _reset_grads(grad_to_none, detach=True)
             di.synchronize()
             start, end = di.Event(enable_timing=True), di.Event(enable_timing=True)
             start.record()
             for _ in range(ESTIMATE_CALLS):
-                fn()
+                call()
             end.record()
             di.synchronize()
             estimate = start.elapsed_time(end) / ESTIMATE_CALLS
             n_warm = WARMUP_CALLS[1] if estimate <= 0 else int(warmup / estimate)
             for _ in range(min(max(n_warm, WARMUP_CALLS[0]), WARMUP_CALLS[1])):
-                fn()
+                call()
             di.synchronize()
             n_calls, replays = replay_plan(estimate, replay_ms)
             phase = "capture"
@@ -164,24 +195,34 @@ def graph_replays(fn: Callable, di: Any, *, warmup: float = 25, replay_ms: float
                 with di.graph(graph):
                     for _ in range(n_calls):
                         _reset_grads(grad_to_none)
-                        fn()
+                        call()
+                flushes = None
+                if flush is not None:
+                    flushes = graph_cls()
+                    with di.graph(flushes):
+                        for _ in range(n_calls):
+                            flush()
                 di.synchronize()
                 phase = "replay"
                 # The first replay uploads the graph: 3-10% slower than the rest on the
                 # H200 (docs/validation/noise-floor.md), so it is not timed.
                 graph.replay()
+                if flushes is not None:
+                    flushes.replay()
                 di.synchronize()
                 times: list[float] = []
+                flush_times: list[float] = []
                 for _ in range(replays):
-                    start, end = di.Event(enable_timing=True), di.Event(enable_timing=True)
-                    start.record()
-                    graph.replay()
-                    end.record()
-                    di.synchronize()
-                    times.append(float(start.elapsed_time(end)) / n_calls)
-                del graph
+                    # The flushes alone first, then the calls with theirs: one pair, so
+                    # a drift of the clocks between replays falls on both.
+                    alone = _timed_replay(di, flushes) if flushes is not None else 0.0
+                    both = _timed_replay(di, graph)
+                    flush_times.append(alone / n_calls)
+                    times.append((both - alone) / n_calls)
+                del graph, flushes
     except CaptureFailure:
         raise
     except Exception as exc:
         raise CaptureFailure(phase, exc) from exc
-    return GraphTiming(times=tuple(times), calls_per_graph=n_calls)
+    return GraphTiming(times=tuple(times), calls_per_graph=n_calls,
+                       flush_ms=statistics.median(flush_times) if flush is not None else None)

@@ -123,6 +123,8 @@ class Collector:
             # FlagGems times the torch baseline first and its own kernel last.
             "replays": calls[-1].replays if calls else None,
             "replay_spread_pct": calls[-1].replay_spread_pct if calls else None,
+            # With the L2 flushed: one flush's time, subtracted from each replay.
+            "flush_ms": getattr(calls[-1], "flush_ms", None) if calls else None,
             "tflops": _num(getattr(metric, "tflops", None)),
             "torch_gbps": _num(getattr(metric, "gbps_base", None)),
             "gems_gbps": _num(getattr(metric, "gbps", None)),

@@ -18,6 +18,13 @@ over the ten), chosen from measured device seconds per decided verdict
 graph-timed call logs the spread of its replays, the within-cell spread the report
 shows beside the spread across processes.
 
+The L2 cache the graph-timed calls find (``ZL_L2``, the identity's ``l2``): ``warm``,
+each call after the one before as Triton's ``do_bench_cudagraph`` runs them, or
+``flush``, each call after a write that clears the cache, subtracted
+(:func:`zl_flaggems.cell.graph_timing.graph_replays`); the write is Triton's driver's,
+the one ``do_bench`` makes before every call. A direct-timed cell records ``flush``
+whatever was asked: ``do_bench`` always clears the cache.
+
 When capture fails the error is classified by the backend plugin
 (``zl_classify_capture_error``; every exception in the chain, worst wins):
 
@@ -76,6 +83,7 @@ class TimedCall:
     repeat: int = 1  # direct calls whose median this is
     replays: int | None = None  # graph replays whose median this is
     replay_spread_pct: float | None = None  # (max - min) / median of those replays
+    flush_ms: float | None = None  # graph, L2 flushed: one flush alone, subtracted
 
 
 #: Every routed call of this process, in order (read by the results plugin).
@@ -109,6 +117,9 @@ class Timer:
     device_interface: Callable[[], Any] | None = None
     repeat: int = 1
     replay_ms: float = DEFAULT_REPLAY_MS
+    #: A write that clears the L2 cache before every graph-timed call (the L2 ``flush``
+    #: mode), built on first use; None: the calls find a warm cache.
+    flush: Callable[[], Callable[[], Any]] | None = None
     op: Callable[[], str] = lambda: ""
     graph: Callable[..., GraphTiming] = graph_replays
     log: list = attrs.field(factory=list)
@@ -142,8 +153,14 @@ class Timer:
             di = self.device_interface() if self.device_interface is not None else None
             if di is None:
                 raise CaptureFailure("setup", RuntimeError("no device interface for graph capture"))
+            flush = None
+            if self.flush is not None:
+                try:
+                    flush = self.flush()
+                except Exception as exc:  # classified as any graph failure
+                    raise CaptureFailure("flush", exc) from exc
             timing = self.graph(fn, di, warmup=kwargs["warmup"], replay_ms=self.replay_ms,
-                                grad_to_none=kwargs["grad_to_none"])
+                                grad_to_none=kwargs["grad_to_none"], flush=flush)
         except CaptureFailure as failure:
             verdict, decisive = self._classify(failure.error)
             line = cellenv.one_line(decisive)
@@ -159,7 +176,7 @@ class Timer:
             return self._direct(fn, kwargs, op, fallback=True, phase=failure.phase, error=line)
         self.log.append(TimedCall(row=CLOCK.seq, op=op, timer="graph", fallback=False,
                                   replays=len(timing.times),
-                                  replay_spread_pct=timing.spread_pct))
+                                  replay_spread_pct=timing.spread_pct, flush_ms=timing.flush_ms))
         return summarize(list(timing.times), None, kwargs["return_mode"])
 
     def _classify(self, exc: BaseException) -> tuple[str, BaseException]:
@@ -213,6 +230,31 @@ def _device_interface() -> Any:
     return triton.runtime.driver.active.get_device_interface()
 
 
+def l2_mode(requested: str) -> tuple[str, str | None]:
+    """(the L2 mode a graph timer applies, a note or None) for ``ZL_L2``'s value."""
+    value = (requested or contract.DEFAULT_L2).strip().lower()
+    if value in contract.L2_MODES:
+        return value, None
+    return contract.DEFAULT_L2, f"unknown {contract.L2}={requested!r}; using {contract.DEFAULT_L2}"
+
+
+def _flusher() -> Callable[[], Callable[[], Any]]:
+    """Triton's driver's cache-clearing write (the one ``do_bench`` makes), its buffer
+    allocated once on first use."""
+    made: list[Callable[[], Any]] = []
+
+    def get() -> Callable[[], Any]:
+        if not made:
+            import triton
+
+            driver = triton.runtime.driver.active
+            buffer = driver.get_empty_cache_for_benchmark()
+            made.append(lambda: driver.clear_cache(buffer))
+        return made[0]
+
+    return get
+
+
 def pytest_configure(config: Any) -> None:
     cellenv.bind_config(config)
     global _TIMER
@@ -224,6 +266,13 @@ def pytest_configure(config: Any) -> None:
         cellenv.note(PLUGIN, message)
     repeat = cellenv.env_int(contract.DIRECT_REPEAT, 1)
     replay_ms = cellenv.env_float(contract.REPLAY_MS, DEFAULT_REPLAY_MS)
+    l2, l2_note = l2_mode(cellenv.env(contract.L2))
+    if l2_note:
+        cellenv.note(PLUGIN, l2_note)
+    if mode == "direct" and l2 != "flush":
+        cellenv.note(PLUGIN, f"{contract.L2}={l2} does not apply to timer=direct: triton's "
+                     "do_bench clears the L2 cache before every call (l2=flush)")
+        l2 = "flush"
     if mode == "none":
         cellenv.merge_identity(PLUGIN, {"timer": "none"})
         return
@@ -240,7 +289,7 @@ def pytest_configure(config: Any) -> None:
 
     timer = Timer(original=testing.do_bench, mode=mode, backend=backend, classify=classify,
                   device_interface=_device_interface, repeat=repeat, replay_ms=replay_ms,
-                  op=current_op, log=TIMING_LOG)
+                  flush=_flusher() if l2 == "flush" else None, op=current_op, log=TIMING_LOG)
 
     def do_bench(fn: Callable, warmup: Any = 25, rep: Any = 100, grad_to_none: Any = None,
                  quantiles: Any = None, return_mode: str = "mean", **extra: Any) -> Any:
@@ -254,8 +303,8 @@ def pytest_configure(config: Any) -> None:
     # Overwritten on purpose: the timer this process installed is the fact; the
     # provider's plan (and the core's request) only forecast it.
     cellenv.merge_identity(PLUGIN, {"timer": mode, "direct_repeat": repeat,
-                                    "replay_ms": replay_ms})
-    cellenv.note(PLUGIN, f"timer={mode} direct_repeat={repeat} replay_ms={replay_ms:g}")
+                                    "replay_ms": replay_ms, "l2": l2})
+    cellenv.note(PLUGIN, f"timer={mode} direct_repeat={repeat} replay_ms={replay_ms:g} l2={l2}")
 
 
 @pytest.hookimpl(tryfirst=True)
