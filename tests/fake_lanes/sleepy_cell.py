@@ -31,7 +31,8 @@ def note(event: str) -> None:
 
 
 note("start")
-print(f"sleepy cell op={op} side={cell.name} device={device} pid={os.getpid()}", flush=True)
+print(f"sleepy cell op={op} side={cell.name} device={device} pid={os.getpid()} "
+      f"l2={os.environ.get('ZL_L2')}", flush=True)
 if op.startswith("crash"):
     once = os.environ.get("ZL_FAKE_CRASH_ONCE")
     if not once or not Path(once, op).exists():

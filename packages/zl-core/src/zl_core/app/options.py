@@ -37,6 +37,9 @@ class Measurement:
     timer: str = "auto"
     direct_repeat: int = 1
     replay_ms: float = contract.DEFAULT_REPLAY_MS  # device time of one graph replay
+    #: contract.L2_MODES: the L2 cache graph-timed calls find; a campaign recorded before
+    #: the setting was warm.
+    l2: str = contract.DEFAULT_L2
     timing: str = "full"  # contract.TIMINGS
     shared_tuner_cache: bool = False
     timeout_s: float = contract.DEFAULT_TIMEOUT_S

@@ -319,7 +319,7 @@ def cell_settings(measure: Measurement, sources: Sources | str | None) -> CellSe
     return CellSettings(python=measure.python, source=sources.default, sources=sources,
                         shape_file=measure.shape_file,
                         shapes=measure.shapes, level=measure.level, timer=measure.timer,
-                        direct_repeat=measure.direct_repeat, replay_ms=measure.replay_ms,
+                        direct_repeat=measure.direct_repeat, replay_ms=measure.replay_ms, l2=measure.l2,
                         timing=measure.timing,
                         isolate_tuner_cache=not measure.shared_tuner_cache,
                         timeout_s=measure.timeout_s, stall_timeout_s=measure.stall_timeout_s,

@@ -112,6 +112,7 @@ def frozen_options(kind: str, frozen_dir: Path, given):
     measure = attrs.evolve(base, python=matrix["python"], lock_timeout_s=given.measure.lock_timeout_s, timer=matrix["measure"]["timer"],
                            # a matrix frozen before the key, or without it: the command's default
                            timing=matrix["measure"].get("timing") or base.timing,
+                           l2=matrix["measure"].get("l2") or base.l2,
                            replay_ms=float(matrix["measure"]["replay_ms"]),
                            level=matrix["measure"]["level"],
                            timeout_s=float(matrix["measure"]["timeout_s"]),

@@ -31,6 +31,7 @@ class CellSettings:
     compile_only: bool
     target: str | None
     replay_ms: float = contract.DEFAULT_REPLAY_MS
+    l2: str = contract.DEFAULT_L2
     timing: str = "full"
     stall_timeout_s: float = contract.DEFAULT_STALL_TIMEOUT_S
     start: str = "cold"  # contract.STARTS; zl_core.campaigns.start_check settles it
@@ -71,7 +72,7 @@ class CellSettings:
                            device=device, source=self._source_of(op), shape_file=self.shape_file,
                            shapes=self.shapes, level=self.level, autotune_mode=autotune_mode,
                            replay_from=replay_from, timer=self.timer, timing=self.timing,
-                           direct_repeat=self.direct_repeat, replay_ms=self.replay_ms,
+                           direct_repeat=self.direct_repeat, replay_ms=self.replay_ms, l2=self.l2,
                            isolate_tuner_cache=self.isolate_tuner_cache, env=env,
                            switch_vars=switch_vars,
                            timeout_s=self.timeout_of(op), stall_timeout_s=self.stall_timeout_s,

@@ -158,6 +158,11 @@ def add_measure_args(p: argparse.ArgumentParser, *, default_timeout: float,
     g.add_argument("--replay-ms", type=replay_ms, default=default_replay_ms,
                    metavar="MS", help="device time of one of the ten graph replays per "
                    f"measurement (default {default_replay_ms:g}; see docs/statistics.md)")
+    g.add_argument("--l2", choices=contract.L2_MODES, default=contract.DEFAULT_L2,
+                   help="the L2 cache each graph-timed call finds: warm, what the calls before it "
+                   "left (as Triton's do_bench_cudagraph); flush, cleared by a write before every "
+                   "call, whose time is measured apart and subtracted (as Triton's do_bench "
+                   f"clears it). A caliber field (default {contract.DEFAULT_L2}; see docs/caliber.md)")
     g.add_argument("--timing", choices=contract.TIMINGS, default=default_timing,
                    help="full: time the reference (torch) too, as the suite does by itself; "
                    f"operator: the operator alone, what verdicts read (default {default_timing})")
@@ -273,7 +278,7 @@ def where_from(args: argparse.Namespace) -> Where:
 def measurement_from(args: argparse.Namespace) -> Measurement:
     return Measurement(python=args.python, shape_file=args.shape_file, shapes=args.shapes,
                        level=args.level, timer=args.timer, direct_repeat=args.direct_repeat,
-                       replay_ms=args.replay_ms, timing=args.timing,
+                       replay_ms=args.replay_ms, l2=args.l2, timing=args.timing,
                        shared_tuner_cache=args.shared_tuner_cache, timeout_s=args.timeout,
                        stall_timeout_s=args.stall_timeout, start=args.start,
                        lock_timeout_s=args.lock_timeout, compile_workers=args.compile_workers,

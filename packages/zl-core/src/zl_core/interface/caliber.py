@@ -28,6 +28,7 @@ CALIBER_FIELDS = (
     "tuner_cache",
     "direct_repeat",
     "replay_ms",
+    "l2",
     "timing",
     "triton_version",
     "compiler_build",
@@ -41,6 +42,10 @@ CALIBER_FIELDS = (
 #: What a field means when an identity predates it.
 FIELD_DEFAULTS = {"concurrency": 1, "replay_ms": "rep/10",  # rep/10: ten replays shared rep
                   "timing": "full",  # before --timing every cell timed the reference too
+                  # Before --l2 the graph timer ran its calls back to back (warm) and the
+                  # direct one was do_bench, which clears the cache before every call.
+                  "l2": lambda ident: (None if ident.get("timer") in (None, "none") else
+                                       "flush" if ident.get("timer") == "direct" else "warm"),
                   "start": "cold",  # before --start every cell was a new interpreter
                   # Before these were recorded, neither the build nor the inherited compiler
                   # variables are known: such cells compare equal to each other (an old
@@ -128,7 +133,7 @@ def compare(cells: Mapping[str, Mapping | None]) -> CaliberCheck:
             present[label] = ident
     if len(present) >= 2:
         for field in CALIBER_FIELDS:
-            values = {label: _norm(ident.get(field, FIELD_DEFAULTS.get(field)))
+            values = {label: _norm(ident[field] if field in ident else _default(field, ident))
                       for label, ident in present.items()}
             if len(set(values.values())) > 1:
                 shown = " ".join(f"{label}={v}" for label, v in values.items())
@@ -152,6 +157,12 @@ def compare(cells: Mapping[str, Mapping | None]) -> CaliberCheck:
     if len(sources) > 1:
         problems.append("autotune_mode: replay cells replay different records: " + ", ".join(sorted(sources)))
     return CaliberCheck(problems=tuple(problems), warnings=tuple(warnings))
+
+
+def _default(field: str, identity: Mapping) -> object:
+    """What ``field`` meant in an identity written before it was recorded."""
+    default = FIELD_DEFAULTS.get(field)
+    return default(identity) if callable(default) else default
 
 
 def _norm(value: object) -> str:

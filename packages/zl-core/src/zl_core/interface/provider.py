@@ -83,6 +83,7 @@ class CellRequest:
     timing: str = "full"  # contract.TIMINGS: also the reference, or the operator alone
     direct_repeat: int = 1
     replay_ms: float = contract.DEFAULT_REPLAY_MS  # device time of one graph replay
+    l2: str = contract.DEFAULT_L2  # contract.L2_MODES: the L2 cache graph-timed calls find
     isolate_tuner_cache: bool = True
     env: Mapping[str, str] = attrs.field(factory=dict)  # this side's overrides
     #: Every variable the campaign's sides (and a control side) set: none of them, nor a

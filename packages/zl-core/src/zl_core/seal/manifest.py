@@ -16,7 +16,7 @@ import attrs
 
 from zl_core.foundation.errors import BadInputError
 from zl_core.foundation.small_files import read_small
-from zl_core.interface.contract import TIMINGS
+from zl_core.interface.contract import L2_MODES, TIMINGS
 
 SCHEMA = 1
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -24,7 +24,7 @@ COMMIT = re.compile(r"^[0-9a-f]{40}$")
 TIMERS = ("graph", "direct")
 #: The keys a manifest may hold, and those a workload may hold.
 KEYS = ("schema", "campaign", "claim", "suite", "sources", "backend", "device", "device_name",
-        "compile_only", "target", "switch", "timer", "timing", "replay_ms", "level", "rounds", "max_rounds",
+        "compile_only", "target", "switch", "timer", "timing", "l2", "replay_ms", "level", "rounds", "max_rounds",
         "threshold_pct", "launch_floor", "gain_pct", "regression_pct", "timeout_s", "correctness",
         "control", "workloads")
 WORKLOAD_KEYS = ("op", "source", "op_file", "dtypes", "timeout_s", "reason", "correctness")
@@ -80,6 +80,7 @@ class Manifest:
     b_value: str
     timer: str
     timing: str | None  # None: the command's default (a screen times the operator alone)
+    l2: str | None  # None: the command's default (--l2)
     replay_ms: float
     level: str
     rounds: int | None  # None: adaptive up to max_rounds
@@ -151,6 +152,7 @@ class _Reader:
             b_value=self.text("switch.b", switch.get("b"), allow_empty=True),
             timer=self.choice("timer", d.get("timer", "graph"), TIMERS),
             timing=None if d.get("timing") is None else self.choice("timing", d.get("timing"), TIMINGS),
+            l2=None if d.get("l2") is None else self.choice("l2", d.get("l2"), L2_MODES),
             replay_ms=self.number("replay_ms", d.get("replay_ms", 100.0)),
             level=self.text("level", d.get("level", "core")),
             rounds=None if rounds == "auto" else rounds,
