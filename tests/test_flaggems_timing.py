@@ -499,3 +499,41 @@ def test_the_l2_mode_is_read_from_the_contract(value, expected):
 def test_an_unknown_l2_mode_is_said_and_the_default_used():
     mode, note = timing.l2_mode("cold")
     assert mode == "warm" and "unknown ZL_L2='cold'; using warm" in note
+
+
+def test_the_flushes_alone_are_captured_apart_from_the_operators_launches():
+    # The capture of the flushes alone runs in the TTGIR recorder's harness context: what
+    # it launches (its flushes, the capture's own prologue) is the timer's, not a shape's.
+    di = FakeDI()
+    captured_inside = []
+
+    @contextlib.contextmanager
+    def apart():
+        captured_inside.append(di.capturing)
+        yield
+
+    graph_timing.graph_replays(di.kernel(0.5), di, warmup=1, replay_ms=10, flush=di.kernel(2.0), apart=apart)
+    assert len(captured_inside) == 1 and captured_inside[0] is None  # entered before that capture
+    graph_timing.graph_replays(di.kernel(0.5), di, warmup=1, replay_ms=10, apart=apart)
+    assert len(captured_inside) == 1  # warm: no second capture, nothing apart
+
+
+def test_a_timer_given_the_recorders_harness_counts_the_flush_capture_apart(monkeypatch):
+    from zl_flaggems.cell import ttgir_recorder
+
+    recorder = ttgir_recorder.get_recorder()
+    kinds = []
+    real = recorder.apart
+
+    @contextlib.contextmanager
+    def spy(kind):
+        kinds.append(kind)
+        with real(kind):
+            yield
+
+    monkeypatch.setattr(recorder, "apart", spy)
+    di = FakeDI()
+    timer = timing.Timer(original=Original(), mode="graph", backend=GPU, device_interface=lambda: di,
+                         flush=lambda: di.kernel(2.0), apart=recorder.harness, log=[])
+    timer.do_bench(di.kernel(0.25), warmup=10, rep=10, return_mode="median")
+    assert kinds == [ttgir_recorder.HARNESS]

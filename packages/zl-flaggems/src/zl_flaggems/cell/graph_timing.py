@@ -149,7 +149,8 @@ def _timed_replay(di: Any, graph: Any) -> float:
 
 
 def graph_replays(fn: Callable, di: Any, *, warmup: float = 25, replay_ms: float = DEFAULT_REPLAY_MS,
-                  grad_to_none: Any = None, flush: Callable[[], Any] | None = None) -> GraphTiming:
+                  grad_to_none: Any = None, flush: Callable[[], Any] | None = None,
+                  apart: Callable[[], Any] | None = None) -> GraphTiming:
     """Time ``fn`` by capturing it into one graph and replaying it.
 
     ``flush``: a write that clears the L2 cache, captured before every call and
@@ -157,6 +158,9 @@ def graph_replays(fn: Callable, di: Any, *, warmup: float = 25, replay_ms: float
     the calls run back to back on a warm cache. The replay budget covers a call with
     its flush, and the flushes alone are replayed too: a flushed measurement spends up
     to twice the device time of a warm one, the most where the kernel is short.
+    ``apart``: a context the capture of the flushes alone runs in (the TTGIR recorder's
+    harness: what that capture launches, the flushes and the device interface's own
+    capture prologue, is the timer's, not the operator's).
 
     Raises :class:`CaptureFailure` naming the phase (sync, warmup, capture, replay).
     """
@@ -199,7 +203,7 @@ def graph_replays(fn: Callable, di: Any, *, warmup: float = 25, replay_ms: float
                 flushes = None
                 if flush is not None:
                     flushes = graph_cls()
-                    with di.graph(flushes):
+                    with apart() if apart is not None else contextlib.nullcontext(), di.graph(flushes):
                         for _ in range(n_calls):
                             flush()
                 di.synchronize()

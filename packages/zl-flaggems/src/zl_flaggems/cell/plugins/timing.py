@@ -63,6 +63,7 @@ from zl_flaggems.cell.graph_timing import (
     summarize,
 )
 from zl_flaggems.cell.rowclock import CLOCK
+from zl_flaggems.cell.ttgir_recorder import get_recorder
 from zl_flaggems.common.plugin_order import resolve_timer
 
 PLUGIN = "timing"
@@ -120,6 +121,8 @@ class Timer:
     #: A write that clears the L2 cache before every graph-timed call (the L2 ``flush``
     #: mode), built on first use; None: the calls find a warm cache.
     flush: Callable[[], Callable[[], Any]] | None = None
+    #: The context the capture of the flushes alone runs in (the TTGIR recorder's harness).
+    apart: Callable[[], Any] | None = None
     op: Callable[[], str] = lambda: ""
     graph: Callable[..., GraphTiming] = graph_replays
     log: list = attrs.field(factory=list)
@@ -160,7 +163,7 @@ class Timer:
                 except Exception as exc:  # classified as any graph failure
                     raise CaptureFailure("flush", exc) from exc
             timing = self.graph(fn, di, warmup=kwargs["warmup"], replay_ms=self.replay_ms,
-                                grad_to_none=kwargs["grad_to_none"], flush=flush)
+                                grad_to_none=kwargs["grad_to_none"], flush=flush, apart=self.apart)
         except CaptureFailure as failure:
             verdict, decisive = self._classify(failure.error)
             line = cellenv.one_line(decisive)
@@ -289,7 +292,8 @@ def pytest_configure(config: Any) -> None:
 
     timer = Timer(original=testing.do_bench, mode=mode, backend=backend, classify=classify,
                   device_interface=_device_interface, repeat=repeat, replay_ms=replay_ms,
-                  flush=_flusher() if l2 == "flush" else None, op=current_op, log=TIMING_LOG)
+                  flush=_flusher() if l2 == "flush" else None, apart=get_recorder().harness,
+                  op=current_op, log=TIMING_LOG)
 
     def do_bench(fn: Callable, warmup: Any = 25, rep: Any = 100, grad_to_none: Any = None,
                  quantiles: Any = None, return_mode: str = "mean", **extra: Any) -> Any:
