@@ -39,7 +39,7 @@ class Measurement:
     replay_ms: float = contract.DEFAULT_REPLAY_MS  # device time of one graph replay
     #: contract.L2_MODES: the L2 cache graph-timed calls find; a campaign recorded before
     #: the setting was warm.
-    l2: str = contract.DEFAULT_L2
+    l2: str = contract.L2_UNSET
     timing: str = "full"  # contract.TIMINGS
     shared_tuner_cache: bool = False
     timeout_s: float = contract.DEFAULT_TIMEOUT_S
@@ -109,8 +109,8 @@ class ScreenOptions:
     ops: tuple[str, ...] = ()  # op[:op_file[:dtypes]] specs; () = every op of the suite
     dismiss: Path | None = None  # "op  reason" lines: listed as SKIPPED, never run
     where: Where = Where()
-    measure: Measurement = Measurement(replay_ms=contract.SCREEN_REPLAY_MS,
-                                       timing=contract.SCREEN_TIMING, start=contract.CAMPAIGN_START)
+    measure: Measurement = Measurement(replay_ms=contract.SCREEN_REPLAY_MS, timing=contract.SCREEN_TIMING,
+                                       start=contract.CAMPAIGN_START, l2=contract.DEFAULT_L2)
     switch: SwitchChoice = SwitchChoice()
     runs_root: Path | None = None
     lanes: Lanes = Lanes()
@@ -122,7 +122,7 @@ class ScreenOptions:
 class AbOptions:
     ops: tuple[str, ...] = ()  # () = the IR_CHANGED operators of the screen
     where: Where = Where()
-    measure: Measurement = Measurement(start=contract.CAMPAIGN_START)
+    measure: Measurement = Measurement(start=contract.CAMPAIGN_START, l2=contract.DEFAULT_L2)
     switch: SwitchChoice = SwitchChoice()
     runs_root: Path | None = None
     lanes: Lanes = Lanes()

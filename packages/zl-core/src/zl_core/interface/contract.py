@@ -73,8 +73,13 @@ CAMPAIGN_START = "warm"
 #: (as Triton's do_bench clears it). The identity's ``l2``, a caliber field.
 L2 = "ZL_L2"
 L2_MODES = ("warm", "flush")
+#: What zl's commands ask for when none is given (--l2). On an H100 a warm cache timed
+#: relu on L2-sized inputs 1.3-1.6x faster than flushed, and put DISABLE_MMA_V3's effect
+#: on a 1024^3 fp16 mm at -40% where flushed it read -19%; flushing cost noise on the
+#: memory-bound shapes, not on the GEMM's (docs/validation/2026-12-07-l2-flush.md).
+DEFAULT_L2 = "flush"
 #: What a cell does without ZL_L2, and what a campaign recorded before the setting did.
-DEFAULT_L2 = "warm"
+L2_UNSET = "warm"
 COMPILE_ONLY = "ZL_COMPILE_ONLY"
 TARGET = "ZL_TARGET"
 #: Threads that compile an autotune sweep's candidates before they are timed (1: none).

@@ -235,10 +235,10 @@ def _device_interface() -> Any:
 
 def l2_mode(requested: str) -> tuple[str, str | None]:
     """(the L2 mode a graph timer applies, a note or None) for ``ZL_L2``'s value."""
-    value = (requested or contract.DEFAULT_L2).strip().lower()
+    value = (requested or contract.L2_UNSET).strip().lower()
     if value in contract.L2_MODES:
         return value, None
-    return contract.DEFAULT_L2, f"unknown {contract.L2}={requested!r}; using {contract.DEFAULT_L2}"
+    return contract.L2_UNSET, f"unknown {contract.L2}={requested!r}; using {contract.L2_UNSET}"
 
 
 def _flusher() -> Callable[[], Callable[[], Any]]:
