@@ -9,7 +9,7 @@
 screen, ab and report run in the interpreter that holds the user's torch and
 triton (never an isolated virtualenv, which would hide a vendor build); the logic
 lives in the zl packages, this file only dispatches. zl's own exit code is the
-exit code of ``nox -s screen|ab|report|run`` (README's table), not nox's blanket 1.
+exit code of ``nox -s screen|ab|report|run`` (docs/exit-codes.md), not nox's blanket 1.
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def ensure_triton(session: nox.Session, python: str) -> None:
 def forward(session: nox.Session, command: str, *, needs_triton: bool = True) -> None:
     python = user_python()
     if not (shutil.which(python) or (os.path.isfile(python) and os.access(python, os.X_OK))):
-        # zl's usage error, in zl's words and with its code (the README's exit-code table)
+        # zl's usage error, in zl's words and with its code (docs/exit-codes.md)
         named = "$ZL_PYTHON" if os.environ.get("ZL_PYTHON") else "the interpreter found"
         print(f"nox -s {command}: {named} ({python}) is not an executable interpreter; point "
               "ZL_PYTHON at the python that holds your torch/triton, or unset it", file=sys.stderr)
@@ -116,8 +116,8 @@ def forward(session: nox.Session, command: str, *, needs_triton: bool = True) ->
     try:
         session.run(python, "-m", "zl_core", command, *session.posargs, external=True)
     except nox.command.CommandFailed as exc:
-        # nox would turn every failure into exit 1; a CI job reading the README's
-        # exit-code table needs zl's own code, so leave nox with it. SystemExit is
+        # nox would turn every failure into exit 1; a CI job reading the exit-code
+        # table (docs/exit-codes.md) needs zl's own code, so leave nox with it. SystemExit is
         # not an Exception, so nox's session runner lets it through.
         raise SystemExit(_return_code(exc) or 1) from None
 

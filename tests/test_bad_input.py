@@ -1,5 +1,5 @@
-"""Bad input never crashes: one line naming what is wrong and what to do, the README's
-exit code, no traceback, and nothing written where nothing should be. Run through
+"""Bad input never crashes: one line naming what is wrong and what to do, the exit code
+docs/exit-codes.md gives, no traceback, and nothing written where nothing should be. Run through
 the real ``zl`` command line with the installed plugins, or an in-test suite whose
 cells are real processes."""
 

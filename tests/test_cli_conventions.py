@@ -388,14 +388,16 @@ def test_every_command_says_where_its_output_goes_and_takes_q_and_v():
     assert "progress goes to stderr" in _help("screen") and "progress goes to stderr" in _help("ab")
 
 
-# -- the README's table of environment variables ------------------------------------------------------
+# -- the manual's table of environment variables (docs/environment.md) --------------------------------
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _readme_variables_section() -> str:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    return text.split("Environment variables zl reads:", 1)[1].split("### Exit codes", 1)[0]
+def _variables_page() -> str:
+    """docs/environment.md from its table of the variables zl reads to its end (the variables
+    zl writes into each cell)."""
+    text = (REPO / "docs" / "environment.md").read_text(encoding="utf-8")
+    return text.split("## Variables zl reads", 1)[1]
 
 
 def _sources() -> dict[Path, str]:
@@ -403,7 +405,7 @@ def _sources() -> dict[Path, str]:
     return {p: p.read_text(encoding="utf-8") for p in [*files, REPO / "noxfile.py"]}
 
 
-def test_the_readme_names_every_variable_zl_reads_or_writes():
+def test_the_manual_names_every_variable_zl_reads_or_writes():
     from zl_core.campaigns import dask_executor
     from zl_core.cells import devicelock
     from zl_core.interface import contract
@@ -422,13 +424,13 @@ def test_the_readme_names_every_variable_zl_reads_or_writes():
     named |= {key for b in PluginHost.load().backends() for key in b.visibility_env_keys}
     named |= {p.source_env for p in PluginHost.load().providers().values() if p.source_env}
     assert "ZL_PYTHON" in named and "ZL_LOCK_DIR" in named
-    section = _readme_variables_section()
+    section = _variables_page()
     missing = sorted(name for name in named if f"`{name}`" not in section and f"`{name}=" not in section)
     assert missing == []
 
 
-def test_every_variable_the_readme_names_is_in_the_code():
+def test_every_variable_the_manual_names_is_in_the_code():
     code = "\n".join(_sources().values())
-    listed = set(re.findall(r"`([A-Z][A-Z0-9_]{3,})(?:=[^`]*)?`", _readme_variables_section()))
+    listed = set(re.findall(r"`([A-Z][A-Z0-9_]{3,})(?:=[^`]*)?`", _variables_page()))
     assert {"ZL_PYTHON", "NO_COLOR", "FLAGGEMS_DIR"} <= listed
     assert sorted(name for name in listed if name not in code) == []

@@ -235,9 +235,9 @@ def test_campaigns_written_before_configuration_files_still_read(tmp_path):
         read_campaign(tmp_path)
 
 
-def test_the_readmes_example_is_a_file_both_commands_take(project, monkeypatch):
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    section = readme.split("### A configuration file", 1)[1]
+def test_the_manuals_example_is_a_file_both_commands_take(project, monkeypatch):
+    page = (Path(__file__).resolve().parents[1] / "docs" / "configuration.md").read_text()
+    section = page.split("# A configuration file", 1)[1]
     example = section.split("```toml\n", 1)[1].split("```", 1)[0]
     (project / "pyproject.toml").write_text(example)
     monkeypatch.chdir(project)

@@ -64,7 +64,7 @@ def test_sessions_exit_with_zls_own_code(tmp_path):
     (tmp_path / "FlagGems").write_text("a file, not a checkout")
     proc = nox("-s", "screen", "--", "--ops", "topk", "--flaggems-dir", str(tmp_path / "FlagGems"),
                "--backend", "cuda", "--device", "0", cwd=tmp_path)
-    assert proc.returncode == 3, proc.stdout + proc.stderr  # PREFLIGHT_FAILED, as the README says
+    assert proc.returncode == 3, proc.stdout + proc.stderr  # PREFLIGHT_FAILED, as docs/exit-codes.md says
     assert "PREFLIGHT_FAILED check=flaggems_dir" in proc.stdout + proc.stderr
     report = nox("-s", "report", "--", str(tmp_path / "nothing-here"), cwd=tmp_path)
     assert report.returncode == 2
