@@ -2,7 +2,7 @@
 campaign.json, status.tsv, screen.json, run_identity.json, results.json and the TTGIR
 index of a real campaign is truncated, replaced by binary bytes, emptied, made valid JSON
 of the wrong type, and (for JSON objects) given each field of the wrong type; `zl report`
-(text and --json) must end with an exit code the README documents, never a traceback."""
+(text and --json) must end with an exit code docs/report-json.md documents, never a traceback."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from zl_core.cli import main
 
-#: Exit codes `zl report` may give (README): ok, usage/bad input, caliber, verdict, incomplete.
+#: Exit codes `zl report` may give (docs/report-json.md, docs/exit-codes.md): ok, usage/bad input,
+#: caliber, verdict, incomplete.
 DOCUMENTED = {0, 2, 4, 5, 6}
 FILES = {
     "ab": ["campaign.json", "status.tsv", "gemm/r01/A/run_identity.json", "gemm/r01/A/results.json",
@@ -23,6 +24,13 @@ FILES = {
                "gemm/B/results.json", "gemm/A/ttgir/index.tsv"],
 }
 
+
+
+def test_the_codes_accepted_are_the_ones_the_report_documents():
+    """DOCUMENTED is docs/report-json.md's table of `zl report`'s exit codes, no more."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "report-json.md").read_text(encoding="utf-8")
+    table = text.split("## Exit codes of `zl report`", 1)[1].split("|---|---|\n", 1)[1].split("\n\n", 1)[0]
+    assert {int(row.split("|")[1]) for row in table.splitlines()} == DOCUMENTED
 
 def damaged(path: Path):
     raw = path.read_bytes()
