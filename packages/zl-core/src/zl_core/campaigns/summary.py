@@ -29,7 +29,7 @@ from .state import planned_op
 
 log = logging.getLogger(__name__)
 
-#: The columns every summary.csv has, in this order (README.md, "summary.csv").
+#: The columns every summary.csv has, in this order (docs/outputs.md, "summary.csv").
 COLUMNS = ("op", "round", "side", "switch_value", "backend", "device", "cell", "cell_flags",
            "dtype", "size_detail", "status", "latency_ms", "timer", "fallback",
            "replay_spread_pct", "error")

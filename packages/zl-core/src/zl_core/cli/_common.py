@@ -191,7 +191,7 @@ def add_measure_args(p: argparse.ArgumentParser, *, default_timeout: float,
     g.add_argument("--start", choices=contract.STARTS, default=default_start,
                    help="cold: each cell a new interpreter; warm: each cell forked from one that "
                    "imported the suite's heavy modules (torch, triton) once, where nothing those "
-                   f"imports read differs between cells (default {default_start}; see the README)")
+                   f"imports read differs between cells (default {default_start}; see docs/campaigns-at-scale.md)")
     g.add_argument("--python", default=sys.executable,
                    help="interpreter that runs the cells (default: this one)")
     g.add_argument("--compile-only", action="store_true",

@@ -19,7 +19,7 @@ def add_parser(sub) -> None:
                        "SHELL on stdout. bash: source <(zl completion bash); zsh (after compinit): "
                        "source <(zl completion zsh); fish: zl completion fish | source. Save the "
                        "output in the shell's completion folder to load it in every session "
-                       "(see the README).")
+                       "(see docs/usage.md).")
     p.add_argument("shell", choices=SHELLS, metavar="SHELL", help="bash, zsh or fish")
     p.set_defaults(handler=run)
 

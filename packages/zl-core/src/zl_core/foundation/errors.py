@@ -1,6 +1,6 @@
 """One error hierarchy. Every message says what is wrong and what to do next.
 
-Exit codes (documented in the README):
+Exit codes (documented in docs/exit-codes.md):
   0 success; 2 usage, unknown name or unusable machine; 3 preflight failed;
   4 caliber mismatch (report refused); 5 a verdict named by ``--fail-on`` is present;
   6 a campaign ended with failed operators (a cell error, timeout or preflight), or a
