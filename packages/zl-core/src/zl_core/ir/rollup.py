@@ -8,6 +8,9 @@ new, layout parameters that moved the same way everywhere) and counts variants.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+
+import attrs
 
 from zl_core.interface.ttgir_layout import LAUNCH_FLOOR
 from zl_core.ir.cells import CellComparison, ChangeGroup
@@ -24,47 +27,74 @@ def operator_lines(cmp: CellComparison) -> list[str]:
         return [cmp.headline()]
     changed = [g for g in cmp.groups if g.change.status == CHANGED]
     n_changed = sum(len(g.files) for g in changed)
-    out = [cmp.headline()]
-    removed: dict[str, int] = {}
-    added: dict[str, int] = {}
-    layouts: dict[str, int] = {}
-    attrs: dict[str, int] = {}
-    shared = {"down": 0, "up": 0}
+    return [cmp.headline(), *_common_lines(_tally(changed), n_changed), *_convert_lines(changed),
+            *_other_lines(cmp.groups)]
+
+
+@attrs.define
+class _Tally:
+    """What the changed variants changed, each count weighted by its group's variants."""
+
+    removed: dict[str, int] = attrs.Factory(dict)  # op name -> occurrences
+    added: dict[str, int] = attrs.Factory(dict)
+    layouts: dict[str, int] = attrs.Factory(dict)  # one layout parameter's move -> variants
+    attributes: dict[str, int] = attrs.Factory(dict)  # "key a -> b" -> variants
+    shared_less: int = 0  # variants with less shared memory (local_alloc)
+    shared_more: int = 0
+
+
+def _add(counts: dict[str, int], key: str, n: int) -> None:
+    counts[key] = counts.get(key, 0) + n
+
+
+def _tally(changed: list[ChangeGroup]) -> _Tally:
+    tally = _Tally()
     for g in changed:
         weight = len(g.files)
         c = g.change
         for name, n in c.ops_removed.items():
-            removed[name] = removed.get(name, 0) + n * weight
+            _add(tally.removed, name, n * weight)
         for name, n in c.ops_added.items():
-            added[name] = added.get(name, 0) + n * weight
+            _add(tally.added, name, n * weight)
         for line in c.layouts:
             for part in _layout_parts(line):
-                layouts[part] = layouts.get(part, 0) + weight
+                _add(tally.layouts, part, weight)
         for key, (a, b) in c.attrs.items():
-            text = f"{key} {a} -> {b}"
-            attrs[text] = attrs.get(text, 0) + weight
+            _add(tally.attributes, f"{key} {a} -> {b}", weight)
         a, b = c.shared_bytes
         if a != b:
-            shared["down" if b < a else "up"] += weight
-    if removed:
-        out.append("ops removed: " + ", ".join(f"{k} x{v}" for k, v in removed.items()))
-    if added:
-        out.append("ops added: " + ", ".join(f"{k} x{v}" for k, v in added.items()))
-    everywhere = [t for t, n in layouts.items() if n == n_changed]
+            if b < a:
+                tally.shared_less += weight
+            else:
+                tally.shared_more += weight
+    return tally
+
+
+def _common_lines(tally: _Tally, n_changed: int) -> list[str]:
+    """Ops gone and new, layout parameters that moved the same way in every changed variant
+    (the rest named only), attributes and shared memory, each with its count."""
+    out = []
+    if tally.removed:
+        out.append("ops removed: " + ", ".join(f"{k} x{v}" for k, v in tally.removed.items()))
+    if tally.added:
+        out.append("ops added: " + ", ".join(f"{k} x{v}" for k, v in tally.added.items()))
+    everywhere = [t for t, n in tally.layouts.items() if n == n_changed]
     out += [f"layout {text} ({_of(n_changed, n_changed)})" for text in everywhere]
-    varying = dict.fromkeys(_param_name(t) for t, n in layouts.items() if n != n_changed)
+    varying = dict.fromkeys(_param_name(t) for t, n in tally.layouts.items() if n != n_changed)
     if varying:
         out.append("layout changes that depend on the config: " + ", ".join(varying))
-    for text, n in attrs.items():
-        out.append(f"{text} ({_of(n, n_changed)})")
-    if shared["down"] or shared["up"]:
-        out.append(f"shared memory (local_alloc): less in {shared['down']}, more in "
-                   f"{shared['up']} of {n_changed} changed variant(s)")
-    out += _convert_lines(changed)
-    one_sided = [g for g in cmp.groups if g.change.status in (ONLY_A, ONLY_B)]
-    for g in one_sided:
-        out.append(f"{g.kernel}: {len(g.files)} variant(s) {g.lines[0]}")
-    names = sum(len(g.files) for g in cmp.groups if g.change.status == NAMES_ONLY)
+    out += [f"{text} ({_of(n, n_changed)})" for text, n in tally.attributes.items()]
+    if tally.shared_less or tally.shared_more:
+        out.append(f"shared memory (local_alloc): less in {tally.shared_less}, more in "
+                   f"{tally.shared_more} of {n_changed} changed variant(s)")
+    return out
+
+
+def _other_lines(groups: Sequence[ChangeGroup]) -> list[str]:
+    """The variants only one side has, and a count of those that differ in names only."""
+    out = [f"{g.kernel}: {len(g.files)} variant(s) {g.lines[0]}"
+           for g in groups if g.change.status in (ONLY_A, ONLY_B)]
+    names = sum(len(g.files) for g in groups if g.change.status == NAMES_ONLY)
     if names:
         out.append(f"{names} more variant(s) differ in names and source locations only")
     return out

@@ -37,6 +37,20 @@ def _true(value: object) -> bool:
 def op_cells(layout: CampaignLayout, meta: CampaignRecord, op: str, control: bool,
              status: dict[CellKey, StatusRow]) -> OpCells:
     found = layout.rounds_on_disk(op)
+    failures, notes = _cell_findings(layout, op, status)
+    complete = tuple(sorted(r for r, sides in found.items() if sides == set(SIDES)))
+    problem, skipped = _stopped(layout, op, status, found, failures)
+    if not problem and not skipped:
+        skipped = _no_ir_diff(layout, meta, op, control, complete, status)
+    if not problem and not skipped:
+        problem = _too_few_rounds(meta, complete)
+    return OpCells(op=op, control=control, rounds=complete, problem=problem, skipped=skipped,
+                   notes=tuple(notes))
+
+
+def _cell_findings(layout: CampaignLayout, op: str, status: dict[CellKey, StatusRow]
+                   ) -> tuple[list[str], list[str]]:
+    """The op's failed cells, and the notes its cells carry (a foreign module first)."""
     failures = []
     notes = []
     foreign = ""
@@ -45,39 +59,54 @@ def op_cells(layout: CampaignLayout, meta: CampaignRecord, op: str, control: boo
             continue
         where = f"{round_name(rnd)}/{side}"
         foreign = foreign or _foreign(layout, where, row)
-        if _true(row.stalled):
-            failures.append(f"{where} stalled (rc={row.rc}; stacks in {where}/stacks.txt)")
-        elif _true(row.timed_out):
-            failures.append(f"{where} timed out (rc={row.rc})")
-        elif row.rc.strip() != "0":
-            failures.append(f"{where} failed (rc={row.rc})")
+        failure = _failure(where, row)
+        if failure:
+            failures.append(failure)
         replay = row.replay_fallback.strip()
         if replay not in ("", "0"):
             notes.append(f"{where}: {replay} autotune replay fallback(s): configs not fully pinned")
     if foreign:  # once per operator: every round imports the same modules
         notes.insert(0, foreign)
-    complete = tuple(sorted(r for r, sides in found.items() if sides == set(SIDES)))
-    partial = sorted(r for r, sides in found.items() if sides != set(SIDES))
-    problem = skipped = ""
+    return failures, notes
+
+
+def _failure(where: str, row: StatusRow) -> str:
+    """How one cell failed, or ""."""
+    if _true(row.stalled):
+        return f"{where} stalled (rc={row.rc}; stacks in {where}/stacks.txt)"
+    if _true(row.timed_out):
+        return f"{where} timed out (rc={row.rc})"
+    if row.rc.strip() != "0":
+        return f"{where} failed (rc={row.rc})"
+    return ""
+
+
+def _stopped(layout: CampaignLayout, op: str, status: dict[CellKey, StatusRow],
+             found: dict[int, frozenset[str]], failures: list[str]) -> tuple[str, str]:
+    """(problem, skipped) read from the cells alone: a failed cell, a benchmark that
+    skipped at run time, no cells, or a round with one side missing; ("", "") if none."""
     if failures:
-        problem = "a cell failed: " + "; ".join(failures)
-    elif declined := _runtime_skip(layout, op, status):
-        skipped = declined  # the engine stopped the operator at that cell
-    elif not found:
-        problem = "no cells (never ran)"
-    elif partial:
-        problem = (f"round(s) {', '.join(round_name(r) for r in partial)} incomplete "
-                   "(one side missing: campaign interrupted?)")
-    if not problem and not skipped:
-        skipped = _no_ir_diff(layout, meta, op, control, complete, status)
-    if not problem and not skipped:
-        planned = meta.rounds
-        if isinstance(planned, int) and len(complete) < planned:
-            problem = f"only {len(complete)} of {planned} rounds complete"
-        elif len(complete) < 2:
-            problem = f"{len(complete)} complete round(s); a verdict needs at least 2"
-    return OpCells(op=op, control=control, rounds=complete, problem=problem, skipped=skipped,
-                   notes=tuple(notes))
+        return "a cell failed: " + "; ".join(failures), ""
+    declined = _runtime_skip(layout, op, status)
+    if declined:
+        return "", declined  # the engine stopped the operator at that cell
+    if not found:
+        return "no cells (never ran)", ""
+    partial = sorted(r for r, sides in found.items() if sides != set(SIDES))
+    if partial:
+        return (f"round(s) {', '.join(round_name(r) for r in partial)} incomplete "
+                "(one side missing: campaign interrupted?)"), ""
+    return "", ""
+
+
+def _too_few_rounds(meta: CampaignRecord, complete: tuple[int, ...]) -> str:
+    """Why the complete rounds are too few for a verdict, or ""."""
+    planned = meta.rounds
+    if isinstance(planned, int) and len(complete) < planned:
+        return f"only {len(complete)} of {planned} rounds complete"
+    if len(complete) < 2:
+        return f"{len(complete)} complete round(s); a verdict needs at least 2"
+    return ""
 
 
 def _foreign(layout: CampaignLayout, where: str, row: StatusRow) -> str:

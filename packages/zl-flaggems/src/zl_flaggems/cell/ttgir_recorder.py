@@ -244,8 +244,8 @@ class TtgirRecorder:
         shape_counts = {s: dict(c) for s, c in self._shape_counts.items()}
         apart_counts = {k: dict(c) for k, c in self._apart_counts.items()}
         self._resolve({h for c in (*shape_counts.values(), *apart_counts.values()) for h in c})
-        launched: dict[tuple[str, str], int] = {}
-        unresolved: dict[str, int] = {}
+        launched: dict[tuple[str, str], int] = {}  # (shape, variant hash) -> launches
+        unresolved: dict[str, int] = {}  # shape -> launches of kernels compiled before the recorder
         for shape, counts in shape_counts.items():
             for handle, n in counts.items():
                 digest = self.fn_to_hash.get(handle)
@@ -253,12 +253,21 @@ class TtgirRecorder:
                     unresolved[shape] = unresolved.get(shape, 0) + n
                 else:
                     launched[(shape, digest)] = launched.get((shape, digest), 0) + n
-        ever = {digest for _, digest in launched}
+        ever = {digest for _, digest in launched}  # the variants listed so far
         if self.dump_unlaunched:
             for digest, variant in self.variants.items():
                 if digest not in ever:
                     launched[(variant.first_shape, digest)] = 0
                     ever.add(digest)
+        files, rows, details = self._launched_files(launched)
+        rows += self._apart_rows(apart_counts, ever)
+        rows += [IndexRow(shape=safe_component(shape), kernel="?", file=UNRESOLVED, launches=n)
+                 for shape, n in sorted(unresolved.items())]
+        return Plan(files=files, rows=rows, details=details)
+
+    def _launched_files(self, launched: dict[tuple[str, str], int]
+                        ) -> tuple[dict[str, str], list[IndexRow], dict[str, dict]]:
+        """The files, index rows and details of the launched variants, named per (shape, kernel)."""
         groups: dict[tuple[str, str], list[tuple[Variant, int]]] = {}
         for (shape, digest), n in launched.items():
             variant = self.variants[digest]
@@ -277,22 +286,24 @@ class TtgirRecorder:
                 rows.append(IndexRow(shape=shape_dir, kernel=kernel_dir, file=rel, launches=n))
                 details[rel] = {"hash": variant.hash, "shape": shape, "kernel": variant.kernel,
                                 "launches": n, "params": variant.params}
+        return files, rows, details
+
+    def _apart_rows(self, apart_counts: dict[str, dict[Any, int]], ever: set[str]) -> list[IndexRow]:
+        """Index rows of variants launched only in a sweep or the harness (not dumped)."""
+        rows: list[IndexRow] = []
         for kind, counts in sorted(apart_counts.items()):
             only: dict[str, dict[str, Variant]] = {}
             for handle in counts:
                 digest = self.fn_to_hash.get(handle)
                 if digest in self.variants and digest not in ever:
-                    ever_apart = only.setdefault(self.variants[digest].kernel, {})
-                    ever_apart[digest] = self.variants[digest]
+                    only.setdefault(self.variants[digest].kernel, {})[digest] = self.variants[digest]
                     ever.add(digest)  # listed once, under the first kind it ran in
             for kernel, variants in sorted(only.items()):
                 for _member, name in _named([(v, 0) for v in variants.values()]):
                     rows.append(IndexRow(shape=SWEEP_SHAPE, kernel=safe_component(kernel),
                                          file=f"({APART_LABELS.get(kind, kind)} only, not dumped: {name})",
                                          launches=0))
-        for shape, n in sorted(unresolved.items()):
-            rows.append(IndexRow(shape=safe_component(shape), kernel="?", file=UNRESOLVED, launches=n))
-        return Plan(files=files, rows=rows, details=details)
+        return rows
 
     def flush(self, ttgir_root: Path) -> Path:
         """Write changed ``.ttgir`` files, drop renamed ones, rewrite index.tsv.
