@@ -45,7 +45,7 @@ class Cdp:
             os.dup2(write_end, 4)
 
         self.proc = subprocess.Popen([browser, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
-                                     preexec_fn=bind, pass_fds=(3, 4),  # noqa: PLW1509 - single-threaded test
+                                     preexec_fn=bind, pass_fds=(3, 4),  # preexec_fn: a single-threaded test
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(to_chrome_r)
         os.close(from_chrome_w)

@@ -541,7 +541,7 @@ def test_plugin_is_inert_without_a_cell_or_when_uncontrolled(tmp_path):
         env = _subprocess_env(ZL_AUTOTUNE_MODE=mode)
         if mode == "uncontrolled":
             env["ZL_CELL_DIR"] = str(tmp_path / "cell_u")
-        proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",  # noqa: PLW1510
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
                                "zl_flaggems.cell.plugins.autotune", "test_cell.py"], cwd=test_dir,
                               capture_output=True, text=True, timeout=300, env=env)
         assert proc.returncode == 0, proc.stdout + proc.stderr

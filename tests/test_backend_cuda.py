@@ -86,7 +86,7 @@ def test_telemetry_argv_pins_a_device_only_when_given(host, cuda):
             "--format=csv,noheader,nounits"]
     assert host.telemetry_command(cuda, None) == base
     assert host.telemetry_command(cuda, "") == base  # never a bare trailing -i
-    assert host.telemetry_command(cuda, "3") == base + ["-i", "3"]
+    assert host.telemetry_command(cuda, "3") == [*base, "-i", "3"]
 
 
 def test_parses_real_nvidia_smi_output(host, cuda):

@@ -302,13 +302,13 @@ def test_the_campaign_sampler_writes_nvml_rows_and_names_a_fallback_as_it_starts
 def test_zl_doctor_says_which_sampler_is_in_use(nvml, host, smi, monkeypatch, capsys):
     monkeypatch.setattr(host_module, "_HOST", host)
     main(["doctor", "--backend", "cuda"])
-    line = next(l for l in capsys.readouterr().out.splitlines() if " sampler " in l)
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if " sampler " in ln)
     assert line.split(None, 2)[:2] == ["ok", "sampler"]
     assert "in use: NVML (pynvml from " in line and line.endswith(", in-process (1 device(s) read)")
     cuda_plugin.NVML = NvmlSampler()
     nvml.set(H200, init_error=9)
     main(["doctor", "--backend", "cuda"])
-    line = next(l for l in capsys.readouterr().out.splitlines() if " sampler " in l)
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if " sampler " in ln)
     assert line.split(None, 2)[:2] == ["ok", "sampler"]
     assert f"in use: nvidia-smi at {smi / 'nvidia-smi'} answers (NVML (pynvml from " in line
     assert line.endswith("cannot sample: nvmlInit failed: NVMLError_DriverNotLoaded: Driver Not Loaded)")

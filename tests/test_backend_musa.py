@@ -78,7 +78,7 @@ def test_telemetry_argv(host, musa):
     base = ["mthreads-gmi", "-q", "-d", "TEMPERATURE,CLOCK,POWER,UTILIZATION", "--json"]
     assert host.telemetry_command(musa, None) == base
     assert host.telemetry_command(musa, "") == base
-    assert host.telemetry_command(musa, "7") == base + ["-i", "7"]
+    assert host.telemetry_command(musa, "7") == [*base, "-i", "7"]
 
 
 def test_parses_real_json_with_units_and_the_spaced_power_key(host, musa):

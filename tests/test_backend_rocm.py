@@ -63,7 +63,7 @@ def test_illegal_address_is_fatal_and_the_footer_is_not(host, rocm):
 def test_telemetry_argv(host, rocm):
     base = ["rocm-smi", "--showtemp", "--showpower", "--showclocks", "--showuse", "--json"]
     assert host.telemetry_command(rocm, None) == base
-    assert host.telemetry_command(rocm, "2") == base + ["-d", "2"]
+    assert host.telemetry_command(rocm, "2") == [*base, "-d", "2"]
 
 
 def test_parses_mi100_report(host, rocm):

@@ -176,7 +176,7 @@ def test_failed_rows_print_na_and_optional_columns_follow_the_first_row():
     header, dashes, row = wide.split("\n")[2:5]
     # Each label right-aligned in 20 (note the trailing space inside the GBPS labels), one
     # space between columns.
-    assert header == " ".join([  # noqa: FLY002 - one literal per column
+    assert header == " ".join([  # one literal per column
         "Status    ", "  Torch Latency (ms)", "   Gems Latency (ms)", "        Gems Speedup",
         "              TFLOPS", "         Torch GBPS ", "          Gems GBPS ", "         Size Detail"])
     assert dashes == "-" * (len(header) + 1)  # FlagGems counts the header's newline too

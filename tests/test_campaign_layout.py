@@ -156,6 +156,6 @@ def test_telemetry_tsv_has_one_column_list_for_its_writers_and_readers():
     from zl_core.plugins import host
     from zl_core.store.layout import TELEMETRY_TSV_COLUMNS
 
-    assert TELEMETRY_TSV_COLUMNS == ("timestamp", *backend.TELEMETRY_COLUMNS)
+    assert ("timestamp", *backend.TELEMETRY_COLUMNS) == TELEMETRY_TSV_COLUMNS
     assert host.TELEMETRY_COLUMNS is backend.TELEMETRY_COLUMNS
     assert drift.TELEMETRY_COLUMNS is TELEMETRY_TSV_COLUMNS is telemetry_sampler.TELEMETRY_COLUMNS

@@ -231,7 +231,7 @@ def test_campaigns_written_before_configuration_files_still_read(tmp_path):
     meta = json.loads(files[0][1])
     meta["config"] = {"path": "/p/zl.yaml", "sha256": "0" * 63, "values": {}, "overridden": []}
     (tmp_path / "campaign.json").write_text(json.dumps(meta))
-    with pytest.raises(BadInputError, match="'config' is .*expected the configuration file used"):
+    with pytest.raises(BadInputError, match=r"'config' is .*expected the configuration file used"):
         read_campaign(tmp_path)
 
 

@@ -104,8 +104,8 @@ def test_one_low_sample_is_not_a_throttle():
     # (the clock ramping), and an addmm cell whose only busy sample, 1440 MHz at 95%
     # utilisation, caught its power-limited shape while the other addmm cells' busy
     # samples were light launches at 1965-1980.
-    samples = steady(0, 5) + [sample(T0 + 5, clock=1470.0)] + steady(6, 12)
-    samples += steady(20, 26, clock=345.0, util=0.0) + [sample(T0 + 26, clock=1440.0, util=95.0)]
+    samples = [*steady(0, 5), sample(T0 + 5, clock=1470.0), *steady(6, 12)]
+    samples += [*steady(20, 26, clock=345.0, util=0.0), sample(T0 + 26, clock=1440.0, util=95.0)]
     samples += steady(27, 38, clock=345.0, util=0.0) + steady(40, 60, clock=1965.0, util=8.0)
     windows = [CellWindow(label="ramp", device="0", start=T0, end=T0 + 11, group="g"),
                CellWindow(label="one", device="0", start=T0 + 20, end=T0 + 37, group="g"),
@@ -156,7 +156,7 @@ def test_window_edges_follow_whole_second_stamps():
     # A sample stamped 11:00:05 was taken in [05, 06): it belongs to a cell that
     # started at 05.7, but one stamped 11:00:04 does not.
     samples = [sample(T0 + 4, clock=1000.0), sample(T0 + 5, clock=1100.0),
-               sample(T0 + 6, clock=1150.0)] + steady(7, 20)
+               sample(T0 + 6, clock=1150.0), *steady(7, 20)]
     [f, _] = flag_cells([CellWindow(label="c", device="0", start=T0 + 5.7, end=T0 + 6.5, group="g"),
                          CellWindow(label="d", device="0", start=T0 + 8, end=T0 + 19, group="g")],
                         samples)

@@ -131,8 +131,11 @@ def test_a_signal_in_the_finish_leaves_it_finishing_and_the_resume_completes_it(
                             env=fake_env(tmp_path, ZL_FAKE_SLEEP="0.05", ZL_FAKE_SLOW_FINISH="2"),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     kind = "screen" if command == "screen" else "ab"
-    state = lambda: next((json.loads(p.read_text()).get("state")
-                          for p in (tmp_path / "runs").glob(f"{kind}_*/campaign.json")), None)
+
+    def state():
+        return next((json.loads(p.read_text()).get("state")
+                     for p in (tmp_path / "runs").glob(f"{kind}_*/campaign.json")), None)
+
     assert wait_for(lambda: state() == "finishing", timeout=90)
     (campaign,) = (tmp_path / "runs").glob(f"{kind}_*")
     before = {p.parent.relative_to(campaign).as_posix(): p.read_bytes()

@@ -162,7 +162,7 @@ def test_interpreter_check_missing_plugins(fg, monkeypatch):
 
     def plan_with_missing(*a, **kw):
         p = real(*a, **kw)
-        return plugin_order.PluginPlan(modules=p.modules + ("zl_no_such_plugin.mod",), timer=p.timer)
+        return plugin_order.PluginPlan(modules=(*p.modules, "zl_no_such_plugin.mod"), timer=p.timer)
 
     monkeypatch.setattr(plugin_order, "plan", plan_with_missing)
     err = check_of(FlagGemsProvider(), request(fg))
@@ -177,7 +177,7 @@ def test_interpreter_check_names_why_a_plugin_could_not_be_looked_up(fg, monkeyp
 
     def plan_with_broken(*a, **kw):
         p = real(*a, **kw)
-        return plugin_order.PluginPlan(modules=p.modules + ("zl_broken_pkg.mod",), timer=p.timer)
+        return plugin_order.PluginPlan(modules=(*p.modules, "zl_broken_pkg.mod"), timer=p.timer)
 
     monkeypatch.setattr(plugin_order, "plan", plan_with_broken)
     err = check_of(FlagGemsProvider(), request(fg))

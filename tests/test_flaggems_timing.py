@@ -257,8 +257,8 @@ def test_fatal_found_anywhere_in_the_chain_wins(host):
         if di.capturing is not None:
             try:
                 raise inner
-            except RuntimeError:
-                raise RuntimeError("operation failed due to a previous error during capture")
+            except RuntimeError:  # torch's own chain: the capture error's __context__ says why
+                raise RuntimeError("operation failed due to a previous error during capture")  # noqa: B904
         di.now += 1
 
     with pytest.raises(RuntimeError, match="previous error during capture"):

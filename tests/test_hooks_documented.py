@@ -15,7 +15,7 @@ HOOKS = sorted(hookspecs.__all__)
 
 def test_all_lists_every_hookspec():
     defined = sorted(n for n, f in vars(hookspecs).items() if n.startswith("zl_") and callable(f))
-    assert HOOKS == defined
+    assert defined == HOOKS
 
 
 @pytest.mark.parametrize("name", HOOKS)

@@ -23,7 +23,7 @@ def nox(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 def test_sessions_are_listed_with_descriptions(tmp_path):
     out = nox("-l", cwd=tmp_path).stdout
     for name in ("screen", "ab", "report", "tests"):
-        line = next(l for l in out.splitlines() if l.lstrip("*- ").startswith(name + " "))
+        line = next(ln for ln in out.splitlines() if ln.lstrip("*- ").startswith(name + " "))
         assert "->" in line  # nox prints "name -> docstring"
 
 
@@ -52,8 +52,8 @@ def test_ir_only_screen_runs_end_to_end_through_nox(tmp_path):
                "--compile-only", "--backend", "cuda", cwd=tmp_path)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
-    assert any("mm" in l and "IR_CHANGED" in l for l in out.splitlines())
-    assert any(l.strip().startswith("add") and "NO_IR_DIFF" in l for l in out.splitlines())
+    assert any("mm" in ln and "IR_CHANGED" in ln for ln in out.splitlines())
+    assert any(ln.strip().startswith("add") and "NO_IR_DIFF" in ln for ln in out.splitlines())
     report = nox("-s", "report", "--", str(next((tmp_path / "runs").glob("screen_*"))), "--json",
                  cwd=tmp_path)
     assert report.returncode == 0, report.stdout + report.stderr
@@ -83,8 +83,11 @@ def test_the_install_probe_refuses_an_entry_point_that_no_longer_loads(tmp_path)
     # An editable install made before a module moved names the old module: the campaign
     # sessions must reinstall then, not run a zl whose provider is gone.
     probe, packages = _zl_probe()
-    run = lambda env: subprocess.run([sys.executable, "-c", probe, *packages], env=env,
-                                     capture_output=True, text=True, timeout=120, check=False)
+
+    def run(env):
+        return subprocess.run([sys.executable, "-c", probe, *packages], env=env,
+                              capture_output=True, text=True, timeout=120, check=False)
+
     assert run(dict(os.environ)).returncode == 0
     stale = tmp_path / "zl_flaggems-0.0.1.dist-info"
     stale.mkdir()

@@ -56,7 +56,7 @@ def test_an_unread_default_switch_is_refused_with_stock_suggestions():
 def test_a_misspelled_switch_names_the_lookalikes_it_does_read():
     report = SwitchReport(compiler="triton 3.6.0 in /py", unread=("DISABLE_MMA_V4",), known=STOCK_KNOWN)
     sides = resolve_sides(CUDA, "DISABLE_MMA_V4", None, None)
-    with pytest.raises(IneffectiveSwitchError, match="look alike: DISABLE_MMA_V[35], DISABLE_MMA_V[35]"):
+    with pytest.raises(IneffectiveSwitchError, match=r"look alike: DISABLE_MMA_V[35], DISABLE_MMA_V[35]"):
         check_switch(_ask(report)[0], sides, backend=CUDA, defaulted=False, force=False)
 
 

@@ -228,7 +228,7 @@ def _cell(tmp_path: Path, name: str, kind: str, suite: Path | None = None,
     cell = tmp_path / name
     cell.mkdir()
     env.setdefault("TRITON_CACHE_DIR", str(tmp_path / f"cache_{name}"))
-    proc = subprocess.run(  # noqa: PLW1510 - the return code is asserted
+    proc = subprocess.run(  # the return code is asserted
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "zl_flaggems.cell.plugins.ttgir",
          "test_cell.py"],
         cwd=suite, capture_output=True, text=True, timeout=600,
@@ -285,7 +285,7 @@ def test_plugin_is_inert_without_a_cell(tmp_path):
             assert knobs.compilation.listener is None
             assert not knobs.runtime.launch_enter_hook.calls
     """))
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",  # noqa: PLW1510
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
                            "zl_flaggems.cell.plugins.ttgir", "test_inert.py"], cwd=suite, capture_output=True,
                           text=True, timeout=300, env=_env())
     assert proc.returncode == 0, proc.stdout + proc.stderr

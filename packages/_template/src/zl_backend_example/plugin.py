@@ -66,7 +66,7 @@ def zl_classify_capture_error(backend: Backend, exc: BaseException) -> str | Non
 @answers_for(BACKEND)
 def zl_telemetry_command(backend: Backend, device: str | None) -> list[str] | None:
     argv = [TOOL, "--query"]
-    return argv + ["--device", device] if device else argv
+    return [*argv, "--device", device] if device else argv
 
 
 @hookimpl

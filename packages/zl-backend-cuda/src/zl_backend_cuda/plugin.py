@@ -140,7 +140,7 @@ def zl_classify_capture_error(backend: Backend, exc: BaseException) -> str | Non
 @answers_for(BACKEND)
 def zl_telemetry_command(backend: Backend, device: str | None) -> list[str] | None:
     argv = [SMI, f"--query-gpu={TELEMETRY_QUERY}", "--format=csv,noheader,nounits"]
-    return argv + ["-i", str(device)] if device not in (None, "") else argv
+    return [*argv, "-i", str(device)] if device not in (None, "") else argv
 
 
 #: NVML in this process, where pynvml is installed (the ``nvml`` extra); else nvidia-smi.

@@ -151,7 +151,7 @@ def zl_classify_capture_error(backend: Backend, exc: BaseException) -> str | Non
 @answers_for(BACKEND)
 def zl_telemetry_command(backend: Backend, device: str | None) -> list[str] | None:
     argv = [SMI, *TELEMETRY_FLAGS]
-    return argv + ["-d", str(device)] if device not in (None, "") else argv
+    return [*argv, "-d", str(device)] if device not in (None, "") else argv
 
 
 @hookimpl

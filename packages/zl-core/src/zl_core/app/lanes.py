@@ -24,7 +24,7 @@ from zl_core.store.record import read_campaign
 from .options import Lanes, Measurement, SwitchChoice, Where
 from .resolve import Resolved, check_op_specs, resolve, resolve_devices, runs_root
 
-O = TypeVar("O")
+OptionsT = TypeVar("OptionsT")
 _NESTED = {"where": Where, "measure": Measurement, "switch": SwitchChoice, "lanes": Lanes}
 _PATHS = ("runs_root", "screen", "shape_file", "resume", "dismiss", "frozen", "replay_root")
 _PAIRS = ("a_env", "b_env", "op_timeouts", "control_env", "checks")
@@ -38,7 +38,7 @@ def options_json(options: Any) -> dict:
                         value_serializer=lambda _i, _f, v: str(v) if isinstance(v, Path) else v)
 
 
-def options_from_json(cls: type[O], data: dict) -> O:
+def options_from_json(cls: type[OptionsT], data: dict) -> OptionsT:
     kwargs = {}
     for field in attrs.fields(cls):
         if field.name not in data:
@@ -66,7 +66,7 @@ def flat_options(data: dict, prefix: str = "") -> dict[str, object]:
     return out
 
 
-def recorded_options(options: O, got: Resolved) -> O:
+def recorded_options(options: OptionsT, got: Resolved) -> OptionsT:
     """The options as campaign.json keeps them: every path absolute, nothing to re-guess."""
     items = got.sources.items()
     where = attrs.evolve(options.where, source=items[0] if items else got.source,
@@ -86,7 +86,7 @@ def recorded_options(options: O, got: Resolved) -> O:
                         lanes=attrs.evolve(options.lanes, resume=None))
 
 
-def resumed(options: O, kind: str) -> tuple[O, CampaignLayout]:
+def resumed(options: OptionsT, kind: str) -> tuple[OptionsT, CampaignLayout]:
     """The campaign's own options (with this call's lanes) and its folder."""
     layout = CampaignLayout(Path(options.lanes.resume).expanduser().resolve())
     meta = state.check_resumable(layout.root, kind)
@@ -126,7 +126,7 @@ class Placement:
     recorded: dict
 
 
-def checked(options: O, kind: str) -> tuple[O, CampaignLayout | None]:
+def checked(options: OptionsT, kind: str) -> tuple[OptionsT, CampaignLayout | None]:
     """The options a --resume recorded (and the campaign it resumes), checked before
     anything is probed: operator specs, and lanes that go together."""
     resume = None

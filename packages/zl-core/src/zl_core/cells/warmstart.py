@@ -174,7 +174,7 @@ def left_out(python: str, plan: WarmPlan, env: Mapping[str, str]) -> str:
 
 def cold_reason(zygote: Zygote, argv: tuple[str, ...] | list[str], cell_env: Mapping[str, str]) -> str:
     """Why this cell cannot start from ``zygote`` ("" when it can)."""
-    runs = len(argv) >= 3 and argv[1] == "-m" or len(argv) >= 2 and not argv[1].startswith("-")
+    runs = (len(argv) >= 3 and argv[1] == "-m") or (len(argv) >= 2 and not argv[1].startswith("-"))
     if not runs or argv[0] != zygote.python:
         return "its command is not '<the interpreter> -m <module> ...' or '<the interpreter> <script> ...'"
     differ = sorted(key for key in zygote.env_read if cell_env.get(key) != zygote.env.get(key))

@@ -71,9 +71,9 @@ def screen_verdict(a: SideResult, b: SideResult, *, compile_only: bool) -> tuple
                    f"stall window; its Python stacks are in {side.outcome.cell_dir.name}/stacks.txt")
             return STALLED, [*notes, why]
         if side.outcome is not None and side.outcome.timed_out:
-            return TIMEOUT, notes + [f"{label} timed out after {side.outcome.elapsed_s:.0f}s"]
+            return TIMEOUT, [*notes, f"{label} timed out after {side.outcome.elapsed_s:.0f}s"]
         if side.outcome is not None and side.outcome.rows_error:
-            return FAILED, notes + [f"{label}: {side.outcome.rows_error}"]
+            return FAILED, [*notes, f"{label}: {side.outcome.rows_error}"]
     skipped = [f"{label} skipped at run time: {'; '.join(dict.fromkeys(side.outcome.skips))}"
                for label, side in (("A", a), ("B", b)) if side.outcome is not None and side.outcome.skipped]
     if skipped:  # the benchmark declined to run here: no rows to judge, and no failure
@@ -90,7 +90,7 @@ def screen_verdict(a: SideResult, b: SideResult, *, compile_only: bool) -> tuple
             return FAILED, notes + said
     elif a.rows == 0 or b.rows == 0:
         empty = [lbl for lbl, s in (("A", a), ("B", b)) if s.rows == 0]
-        return NO_ROWS, notes + [f"no successful rows on side {', '.join(empty)}"]
+        return NO_ROWS, [*notes, f"no successful rows on side {', '.join(empty)}"]
     verdict, why = compare_ir(a.ir.fingerprint, b.ir.fingerprint)
     return verdict, notes + ([why] if why else [])
 

@@ -233,7 +233,7 @@ class Provider(abc.ABC):
         ``NAME:op``), or None when the user must name it (``--source NAME=PATH``)."""
         return None
 
-    def check_source(self, source: str | None) -> None:
+    def check_source(self, source: str | None) -> None:  # noqa: B027 - optional, a no-op by default
         """Check the provider's checkout once, before any cell runs (a campaign's
         cells would each fail their preflight); raise PreflightError (exit 3) naming
         what is wrong. The default checks nothing."""

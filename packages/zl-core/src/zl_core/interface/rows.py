@@ -57,7 +57,7 @@ class Row:
     #: throughput columns. The core judges none of them; a report may show them.
     extra: tuple[tuple[str, float | None], ...] = ()
 
-    def __init__(self, *, gems_latency_ms: float | None | object = attrs.NOTHING, **fields: Any) -> None:
+    def __init__(self, *, gems_latency_ms: float | object | None = attrs.NOTHING, **fields: Any) -> None:
         if gems_latency_ms is not attrs.NOTHING:  # the earlier name of latency_ms: it wins when given
             fields["latency_ms"] = gems_latency_ms
         self.__attrs_init__(**fields)

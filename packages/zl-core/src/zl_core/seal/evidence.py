@@ -15,10 +15,10 @@ from zl_core.plugins.cell_rows import read_cell
 from zl_core.store.layout import SIDES, CampaignLayout, CellLayout
 
 from .classes import Correctness, Evidence
+from .correctness import read_side
 
 #: The control side's cells (campaigns.checks writes ``<op>/r01/C``).
 CONTROL = "C"
-from .correctness import read_side
 
 
 def gather(campaign: Path, model: Mapping, *, floor: int) -> tuple[list[Evidence], list[dict]]:

@@ -178,7 +178,7 @@ def size_detail_of(bench: Any, item: Any) -> str | None:
                 bench.is_backward = saved
             else:
                 del bench.is_backward
-        except Exception:  # noqa: BLE001, S110 - the flag put back as it was, best effort
+        except Exception:  # noqa: BLE001 - the flag put back as it was, best effort
             pass
     try:
         return format_size_detail(record(*args, **kwargs))

@@ -40,7 +40,7 @@ def line_start() -> None:
     if callable(ensure):
         try:
             ensure()
-        except Exception:  # noqa: BLE001, S110 - cosmetic, as above
+        except Exception:  # noqa: BLE001 - cosmetic, as above
             pass
 
 

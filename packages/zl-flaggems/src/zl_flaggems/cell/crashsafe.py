@@ -43,7 +43,7 @@ def run_all() -> None:
     for flush in pending:
         try:
             flush()
-        except Exception:  # noqa: BLE001, S110 - best effort at exit: one failing writer must not stop the others
+        except Exception:  # noqa: BLE001 - best effort at exit: one failing writer must not stop the others
             pass
 
 

@@ -36,7 +36,7 @@ class Emitter:
         if callable(ensure_newline):
             try:
                 ensure_newline()
-            except Exception:  # noqa: BLE001, S110 - cosmetic: the line is printed anyway
+            except Exception:  # noqa: BLE001 - cosmetic: the line is printed anyway
                 pass
         stream = sys.stderr if err else sys.stdout
         stream.write(line + "\n")

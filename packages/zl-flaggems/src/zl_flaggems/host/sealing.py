@@ -78,8 +78,8 @@ class FlagGemsSealing:
         if proc.returncode == 5:  # pytest: no tests collected
             return []
         if proc.returncode != 0:
-            lines = [l.strip() for l in (proc.stdout + "\n" + proc.stderr).splitlines() if l.strip()]
-            why = next((l for l in lines if l.startswith(("ERROR", "E ", "error:"))), lines[-1] if lines else "")
+            lines = [ln.strip() for ln in (proc.stdout + "\n" + proc.stderr).splitlines() if ln.strip()]
+            why = next((ln for ln in lines if ln.startswith(("ERROR", "E ", "error:"))), lines[-1] if lines else "")
             raise ZlError(f"{check.file} {shlex.join(check.select)}: its tests cannot be collected "
                           f"(pytest exit {proc.returncode}: {why[:200]})")
         return [line.strip() for line in proc.stdout.splitlines() if "::" in line]

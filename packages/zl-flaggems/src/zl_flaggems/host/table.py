@@ -175,7 +175,7 @@ def read_cell(cell_dir: Path) -> CellRows:
     markers = {FALLBACK_MARKER: fallbacks}
     return CellRows(cell_dir=cell_dir, rows=tuple(rows), source=LOG_NAME if rows else None,
                     identity=identity, markers=markers,
-                    notes=tuple(notes) + (f"{cell_dir}: rows parsed from the printed table",))
+                    notes=(*notes, f"{cell_dir}: rows parsed from the printed table"))
 
 
 class PrintedTableRows:

@@ -103,7 +103,7 @@ class AutotuneHub:
             try:
                 if isinstance(obj, autotuner_cls) and "cache" in obj.__dict__:
                     obj.cache = obj.__dict__["cache"]
-            except Exception:  # noqa: BLE001, S112 - exotic objects in gc; skip them
+            except Exception:  # noqa: BLE001 - exotic objects in gc; skip them
                 continue
 
     def uninstall(self) -> None:

@@ -230,5 +230,5 @@ def pytest_unconfigure(config: Any) -> Any:
     while _undo:
         try:
             _undo.pop()()
-        except Exception:  # noqa: BLE001, S110 - undo the rest even if one step fails
+        except Exception:  # noqa: BLE001 - undo the rest even if one step fails
             pass

@@ -99,10 +99,9 @@ class Collector:
         key = (op, dtype, size_detail)
         occurrence = self._occurrence[key]
         self._occurrence[key] += 1
+        timer = None  # no routed call seen for this row: not claimed either way
         if calls:
             timer = "graph" if all(c.timer == "graph" for c in calls) else "direct"
-        else:
-            timer = None  # no routed call seen for this row: not claimed either way
         return {
             "op": op,
             "dtype": dtype,

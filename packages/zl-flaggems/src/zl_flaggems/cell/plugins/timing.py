@@ -202,7 +202,7 @@ class Timer:
             di = self.device_interface() if self.device_interface is not None else None
             if di is not None:
                 di.synchronize()
-        except Exception:  # noqa: BLE001, S110 - the direct call reports real problems
+        except Exception:  # noqa: BLE001 - the direct call reports real problems
             pass
 
     def _direct(self, fn: Callable, kwargs: dict, op: str, *, fallback: bool,
@@ -335,6 +335,6 @@ def pytest_unconfigure(config: Any) -> None:
 
         if getattr(testing.do_bench, "__zl_timer__", None) is timer:
             testing.do_bench = timer.original
-    except Exception:  # noqa: BLE001, S110 - at the session's end: the process exits next
+    except Exception:  # noqa: BLE001 - at the session's end: the process exits next
         pass
     _TIMER = None

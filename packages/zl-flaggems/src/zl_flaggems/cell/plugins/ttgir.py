@@ -202,7 +202,7 @@ class TritonHooks:
         while self._undo:
             try:
                 self._undo.pop()()
-            except Exception:  # noqa: BLE001, S110 - undo the rest even if one step fails
+            except Exception:  # noqa: BLE001 - undo the rest even if one step fails
                 pass
         self.recorder.resolver = None
 
@@ -244,7 +244,7 @@ def _merge_identity(updates: dict) -> None:
 
         if (cell / IDENTITY_NAME).is_file():
             merge_identity(cell, updates)
-    except Exception:  # noqa: BLE001, S110 - identity extras are informative only
+    except Exception:  # noqa: BLE001 - identity extras are informative only
         pass
 
 
