@@ -67,7 +67,7 @@ def rounds_model(n_ops: int, *, seed: int = 7) -> dict:
     for k, (op, shapes) in enumerate(latencies.items()):
         judged = verdict.operator(op)
         medians = []
-        for shape, key in zip(judged.shapes, shapes):
+        for shape, key in zip(judged.shapes, shapes, strict=True):
             by_round = shapes[key]
             medians.append(shape.median_delta_pct)
             rows.append({"op": op, "control": False, "dtype": key[0], "size_detail": key[1],

@@ -320,7 +320,7 @@ def _libtuner_like():
             return key + tuple(str(v.dtype) for v in args.values() if hasattr(v, "dtype"))
 
         def run(self, *args, **kwargs):
-            self.nargs = dict(zip(self.arg_names, args))
+            self.nargs = dict(zip(self.arg_names, args, strict=False))
             _args = {k: v for k, v in {**self.nargs, **kwargs}.items() if k in self.arg_names}
             key = self.get_key(_args)
             if key not in self.cache:

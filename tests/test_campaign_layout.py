@@ -120,7 +120,7 @@ def test_status_rows_read_back_as_written_and_damaged_values_read_as_none(tmp_pa
 
     old_columns = [c for c in COLUMNS if c not in ("device", "stalled")]  # a campaign from before them
     good = dict(zip(old_columns, ["t", "2", "mm", "B", "1", "0", "3.5", "0", "4", "0", "0", "0", "0",
-                                  "10.000", "13.500", "mm/r02/B", "a,b"]))
+                                  "10.000", "13.500", "mm/r02/B", "a,b"], strict=True))
     bad = {**good, "round": "x", "start": "?", "rc": "9"}
     lines = ["\t".join(old_columns), "\t".join(good.values()), "\t".join(bad.values()), "t\t1\tmm"]
     (tmp_path / "status.tsv").write_text("\n".join(lines) + "\n")

@@ -53,7 +53,7 @@ def test_graph_rows_match_the_printed_table(fg, tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     table = printed_rows(proc.stdout)
     assert len(table) == 4 and len(doc["rows"]) == 4
-    for printed, row in zip(table, doc["rows"]):
+    for printed, row in zip(table, doc["rows"], strict=True):
         assert row["op"] == printed["op"] == "fakeadd"
         assert "torch." + row["dtype"] == printed["dtype"]
         assert row["size_detail"] == printed["detail"]

@@ -219,7 +219,7 @@ def _telemetry(root, slow_label):
     rows = ["timestamp\tindex\tsm_clock_mhz\tmem_clock_mhz\ttemp_c\tpower_w\tutil_pct"]
     status = (root / "status.tsv").read_text().splitlines()
     header = status[0].split("\t")
-    windows = [dict(zip(header, line.split("\t"))) for line in status[1:]]
+    windows = [dict(zip(header, line.split("\t"), strict=True)) for line in status[1:]]
     slow = next(w for w in windows if f"{w['op']} r{int(w['round']):02d}/{w['side']}" == slow_label)
     end = max(float(w["end"]) for w in windows)
     t = T0

@@ -36,7 +36,7 @@ ORDER = alternating_order(range(1, 41))
 
 
 def shape(a, b):
-    return {r: (x, y) for r, (x, y) in enumerate(zip(a, b), start=1)}
+    return {r: (x, y) for r, (x, y) in enumerate(zip(a, b, strict=True), start=1)}
 
 
 def judge_one(a, b, plan=None, **kw):

@@ -192,10 +192,10 @@ def _ar_residuals(rng, rho, lam, shapes, n=10):
     out = []
     for _ in range(shapes):
         y = [math.sqrt(lam) * s + math.sqrt(1 - lam) * rng.gauss(0, 1) for s in state]
-        means = {o: sum(v for v, oo in zip(y, orders) if oo == o) / orders.count(o)
+        means = {o: sum(v for v, oo in zip(y, orders, strict=True) if oo == o) / orders.count(o)
                  for o in (1, -1)}
         out.append(Residuals(rounds=tuple(range(1, n + 1)), orders=orders,
-                             e=tuple(v - means[o] for v, o in zip(y, orders))))
+                             e=tuple(v - means[o] for v, o in zip(y, orders, strict=True))))
     return out
 
 

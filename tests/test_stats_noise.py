@@ -54,7 +54,7 @@ def test_company_never_takes_a_decision_away():
             data = {"t": tracked}
             data.update({f"n{j}": operator_rounds(rng, [0.0] * 6, 8, GAUSS, [factor] * 6) for j in range(30)})
             within = judge_campaign(data, ORDER, DEFAULT).operator("t")
-            for a, c in zip(alone.shapes, within.shapes):
+            for a, c in zip(alone.shapes, within.shapes, strict=True):
                 if a.test.serial_factor != c.test.serial_factor:
                     continue  # the campaign's rounds showed a serial state: only that may widen
                 checked += 1
@@ -83,7 +83,7 @@ def test_a_quiet_operator_among_noisier_ones_keeps_its_own_calls():
         own_alone = [s.test.verdict for s in alone.shapes]
         own_within = [s.test.verdict for s in within.shapes]
         assert [v for v in own_alone if v != INCONCLUSIVE] == [
-            w for v, w in zip(own_alone, own_within) if v != INCONCLUSIVE]
+            w for v, w in zip(own_alone, own_within, strict=True) if v != INCONCLUSIVE]
         kept += own_within[:3].count("FASTER")
     assert kept >= 8  # rules 2: a quiet operator among 2x noisier ones lost every call
 

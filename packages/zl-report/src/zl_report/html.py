@@ -218,12 +218,12 @@ def _table(table: Table) -> str:
         headers, align = [headers[i] for i in keep], "".join(align[i] for i in keep)
         rows = [[r[i] for i in keep] for r in rows]
     aligns = [' class="r"' if a == "r" else "" for a in align]
-    head = "".join(f"<th{a}>{escape(h)}</th>" for h, a in zip(headers, aligns))
+    head = "".join(f"<th{a}>{escape(h)}</th>" for h, a in zip(headers, aligns, strict=True))
     tones = table.tones or (None,) * len(rows)
     links = table.links or ("",) * len(rows)
     body = []
-    for row, tone, link in zip(rows, tones, links):
-        cells = [f"<td{a}>{_cell(c)}</td>" for c, a in zip(row, aligns)]
+    for row, tone, link in zip(rows, tones, links, strict=True):
+        cells = [f"<td{a}>{_cell(c)}</td>" for c, a in zip(row, aligns, strict=True)]
         if link and cells:
             cells[0] = f'<td{aligns[0]}><a href="#{escape(link)}">{_cell(row[0])}</a></td>'
         body.append(f"<tr{_cls(tone)}>{''.join(cells)}</tr>")

@@ -40,7 +40,7 @@ def render_markdown(doc: Document, *, limit: int = GITHUB_COMMENT_LIMIT, link: s
     closing = [Para(text=f"the whole report: {link}")] if link else []
     room = limit - len(title) - (len(_body(closing)) + 1 if closing else 0)
     blocks = fit(doc.blocks, _body, room, whole_report=link or whole_report or "its HTML form")
-    cut = len(blocks) != len(doc.blocks) or any(a is not b for a, b in zip(blocks, doc.blocks))
+    cut = len(blocks) != len(doc.blocks) or any(a is not b for a, b in zip(blocks, doc.blocks, strict=True))
     # A cut report names the link in its own closing line already.
     return title + _body([*blocks, *([] if cut else closing)])
 

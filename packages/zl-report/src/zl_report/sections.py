@@ -272,7 +272,7 @@ def briefed(blocks: Sequence[Block]) -> tuple[Block, ...]:
             continue
         if isinstance(block, Table) and block.interactive:
             rows = [(r, t, link) for r, t, link in zip(block.rows, block.tones or (None,) * len(block.rows),
-                                                       block.links or ("",) * len(block.rows))
+                                                       block.links or ("",) * len(block.rows), strict=True)
                     if r[1] in CHANGED and "(control)" not in r[0]]
             block = Table(headers=block.headers, rows=tuple(r for r, _, _ in rows), align=block.align,
                           tones=tuple(t for _, t, _ in rows), interactive=True,

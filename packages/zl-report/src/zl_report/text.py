@@ -101,7 +101,7 @@ def table_lines(table: Table, width: int = 10**6) -> list[Line]:
 def _natural(headers: list[str], rows: list[list[str]]) -> list[int]:
     widths = [len(h) for h in headers]
     for row in rows:
-        widths = [max(w, len(c)) for w, c in zip(widths, row)]
+        widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
     return widths
 
 
@@ -140,7 +140,7 @@ def _grid(headers, rows, align, tones, widths, width) -> list[Line]:
     spill = align[-1] == "l"
 
     def lines(cells, tone, *, header: bool = False) -> list[Line]:  # cells side by side
-        wrapped = [_cell_lines(c, w, hyphens=header) for c, w in zip(cells, widths)]
+        wrapped = [_cell_lines(c, w, hyphens=header) for c, w in zip(cells, widths, strict=True)]
         below: list[str] = []
         if spill and not header and len(wrapped[-1]) > 1:
             # A long last cell (a verdict and its reason) keeps what fits its column in the
@@ -155,12 +155,12 @@ def _grid(headers, rows, align, tones, widths, width) -> list[Line]:
         for k in range(height):
             parts = [(col[k] if k < len(col) else "") for col in wrapped]
             out.append((_GAP.join(p.rjust(w) if a == "r" else p.ljust(w)
-                                  for p, w, a in zip(parts, widths, align)).rstrip(), tone))
+                                  for p, w, a in zip(parts, widths, align, strict=True)).rstrip(), tone))
         return out + [(line, tone) for line in below]
 
     out = lines(headers, None, header=True)
     out.append((_GAP.join("-" * w for w in widths), None))
-    for row, tone in zip(rows, tones):
+    for row, tone in zip(rows, tones, strict=True):
         out += lines(row, tone)
     return out
 
@@ -174,9 +174,9 @@ def _cell_lines(cell: str, width: int, *, hyphens: bool = False) -> list[str]:
 
 def _records(headers, rows, tones, width) -> list[Line]:
     out: list[Line] = []
-    for row, tone in zip(rows, tones):
+    for row, tone in zip(rows, tones, strict=True):
         out += _wrap(row[0], width, tone)
-        for header, cell in zip(headers[1:], row[1:]):
+        for header, cell in zip(headers[1:], row[1:], strict=True):
             out += _wrap(f"{header}: {cell}", width, tone, first="    ", rest="      ")
     return out
 

@@ -65,6 +65,6 @@ def suite_ops(host: PluginHost, where: Where) -> OpsListing:
     for name, path in (sources.entries or (("", source),)):
         specs = every_op(provider, path, "" if sources.is_default(name) else name)
         listed.append(SourceOps(name=name, path=path,
-                                ops=tuple(zip(specs, provider.list_ops(path))),
+                                ops=tuple(zip(specs, provider.list_ops(path), strict=True)),
                                 dtype_choices=tuple(provider.dtype_choices(path))))
     return OpsListing(suite=provider.name, sources=tuple(listed))

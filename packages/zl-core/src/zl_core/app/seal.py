@@ -119,7 +119,7 @@ def frozen_options(kind: str, frozen_dir: Path, given):
                            op_timeouts=tuple(
                                (OpSpec.parse(spec, prefixes=frozenset(s["name"] for s in sources),
                                              default_source=default_name).op, float(t["timeout_s"]))
-                               for spec, t in zip(ops, matrix["tasks"])
+                               for spec, t in zip(ops, matrix["tasks"], strict=True)
                                if float(t["timeout_s"]) != float(matrix["measure"]["timeout_s"])),
                            compile_only=bool(matrix["compile_only"]), target=matrix["target"])
     switch = SwitchChoice(switch=matrix["switch"]["name"], a_value=matrix["switch"]["a"],
@@ -131,7 +131,7 @@ def frozen_options(kind: str, frozen_dir: Path, given):
     rounds = matrix["rounds"]
     checks = tuple((OpSpec.parse(spec, prefixes=frozenset(s["name"] for s in sources),
                                  default_source=default_name).op, t["check"]["file"], tuple(t["check"]["select"]))
-                   for spec, t in zip(ops, matrix["tasks"]) if t.get("check"))
+                   for spec, t in zip(ops, matrix["tasks"], strict=True) if t.get("check"))
     control = tuple(((matrix.get("control") or {}).get("env") or {}).items())
     return AbOptions(**common, telemetry_interval=given.telemetry_interval, checks=checks,
                      control_env=control,

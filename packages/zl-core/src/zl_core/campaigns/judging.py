@@ -37,9 +37,9 @@ def series_latencies(series: Iterable[ShapeSeries], *, fallback: bool = False
             continue
         if fallback:
             out[s.key] = {r: (p.a.latency_ms, p.b.latency_ms)
-                          for r, p in zip(s.rounds, s.pairs) if p and p.a and p.b}
+                          for r, p in zip(s.rounds, s.pairs, strict=True) if p and p.a and p.b}
             continue
-        usable = [(r, p) for r, p in zip(s.rounds, s.pairs) if p is not None and p.cls == OK]
+        usable = [(r, p) for r, p in zip(s.rounds, s.pairs, strict=True) if p is not None and p.cls == OK]
         timers = Counter(p.timer for _, p in usable)
         if not timers:
             continue

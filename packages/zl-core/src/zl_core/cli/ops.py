@@ -57,5 +57,5 @@ def run(args: argparse.Namespace) -> int:
         rows = [COLUMNS] + [_cells(spec.op, info, source.dtype_choices) for spec, info in source.ops]
         widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
         for row in rows:
-            print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+            print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
     return 0

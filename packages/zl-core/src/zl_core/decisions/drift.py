@@ -139,7 +139,7 @@ def read_telemetry_tsv(path: str | Path) -> list[TelemetrySample]:
         fields = ln.split("\t")
         if len(fields) != len(header):
             continue
-        sample = TelemetrySample.from_row(dict(zip(header, fields)))
+        sample = TelemetrySample.from_row(dict(zip(header, fields, strict=True)))
         if sample is not None:
             out.append(sample)
     out.sort(key=lambda s: s.timestamp)
@@ -262,4 +262,4 @@ def flag_cells(windows: Sequence[CellWindow], samples: Sequence[TelemetrySample]
                     abs(power - power_ref) / power_ref * 100.0 > max_power_drift_pct:
                 pct = (power - power_ref) / power_ref * 100.0
                 flags.append(f"power_drift({pct:+.0f}%>{max_power_drift_pct:g}%)")
-    return [CellFlag(label=w.label, flags=tuple(f)) for w, f in zip(windows, flags_of)]
+    return [CellFlag(label=w.label, flags=tuple(f)) for w, f in zip(windows, flags_of, strict=True)]

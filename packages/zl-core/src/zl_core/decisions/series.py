@@ -74,7 +74,7 @@ def shape_series(pairs_by_round: Mapping[int, Sequence[Pair]]) -> list[ShapeSeri
             segment, timer = INCOMPLETE, None
             reason = "; ".join(
                 f"{round_name(r)}: {p.reason if p else 'no row on either side'}"
-                for r, p in zip(rounds, got) if p is None or p.cls != OK
+                for r, p in zip(rounds, got, strict=True) if p is None or p.cls != OK
             ) or "timer changed between rounds"
         out.append(ShapeSeries(key=key, rounds=rounds, pairs=got, segment=segment, timer=timer,
                                reason=reason))

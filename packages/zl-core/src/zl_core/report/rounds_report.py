@@ -236,7 +236,7 @@ def _rounds_op(plan: OpCells, loaded: tuple[list, list[str]], op_verdict: stats.
         "op": plan.op, "control": plan.control, "rounds": len(rounds),
         "verdict": op_verdict.verdict, "text": op_verdict.text,
         "operator": operator,
-        "round_median_deltas_pct": dict(zip([round_name(r) for r in rounds], round_medians))
+        "round_median_deltas_pct": dict(zip([round_name(r) for r in rounds], round_medians, strict=True))
         if len(round_medians) == len(rounds) else {},
         "median_side_noise_pct": _median(spreads),
         # The same measure inside one cell (its graph replays). A side noise far above it

@@ -27,7 +27,7 @@ def account(campaign: Path, model: Mapping, *, floor: int, gain_pct: float,
             "rule": {"launch_floor": floor, "gain_pct": gain_pct, "regression_pct": regression_pct},
             "counts": dict(Counter(d.cls for d in decided)),
             "classes": [{**d.to_json(), "evidence": _evidence_json(e, by_op.get(e.op))}
-                        for d, e in zip(decided, evidence)]}
+                        for d, e in zip(decided, evidence, strict=True)]}
 
 
 def reaccount(sealed: Mapping, campaign: Path, model: Mapping, *, floor: int, gain_pct: float,

@@ -81,7 +81,7 @@ def _order_deltas(rows: list, op: str, orders: Mapping[str, str]) -> dict[str, f
         if row.get("op") != op or row.get("segment") != "main":
             continue
         for order, means in per_order.items():
-            values = [d for name, d in zip(row.get("rounds") or [], row.get("deltas_pct") or [])
+            values = [d for name, d in zip(row.get("rounds") or [], row.get("deltas_pct") or [], strict=False)
                       if d is not None and orders.get(name) == order]
             if values:
                 means.append(statistics.fmean(values))

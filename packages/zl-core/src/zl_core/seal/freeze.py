@@ -313,7 +313,7 @@ def _collect_checks(provider: Provider, manifest: Manifest, tasks: list[dict], p
         results = list(pool.map(collect, jobs))
     finally:  # interrupted: the running collections are killed (interrupts.run), none starts
         pool.shutdown(cancel_futures=True)
-    for (i, task, check), (found, error) in zip(jobs, results):
+    for (i, task, check), (found, error) in zip(jobs, results, strict=True):
         where = f"workloads[{i}] ({task['op']}).correctness"
         if error is not None:
             problems.append(f"{where}: {error}")

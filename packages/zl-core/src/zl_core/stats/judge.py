@@ -149,7 +149,7 @@ def _resolution(op: str, shapes: Mapping) -> float | None:
     for key, by_round in shapes.items():
         for r, raw in by_round.items():
             if isinstance(raw, (tuple, list)) and len(raw) == 2:
-                for side, value in zip("AB", raw):
+                for side, value in zip("AB", raw, strict=True):
                     v = latency(value, f"{op} {key} round {r} side {side}")
                     if v is not None:
                         steps.append(decimal_step(v))
@@ -198,7 +198,7 @@ def _mean_observations(series: list[_Series], done: int) -> tuple[list[Observati
     if len(complete) < 2:
         return None
     m = len(complete)
-    rows = list(zip(*complete))  # per round, that round's observation of every shape
+    rows = list(zip(*complete, strict=True))  # per round, that round's observation of every shape
     return [Observation(round_no=row[0].round_no, order=row[0].order, y=sum(o.y for o in row) / m,
                         tie_var=sum(o.tie_var for o in row) / m ** 2) for row in rows], m
 

@@ -32,7 +32,7 @@ def look_stats(prepared: list, plan: Plan, *, mean_class: object) -> dict[int, d
     alone (so company never takes a verdict away)."""
     out: dict[int, dict[SeriesId, LookStat]] = {}
     alpha = 1.0 - plan.confidence
-    for look, share in zip(plan.looks, spending(plan.looks)):
+    for look, share in zip(plan.looks, spending(plan.looks), strict=True):
         fits: dict[SeriesId, tuple[str, object, object]] = {}
         for i, (op, done, series, mean_obs) in enumerate(prepared):
             if done < look:

@@ -144,7 +144,7 @@ def judge_series(stats: Mapping[int, LookStat | None], *, looks: Sequence[int], 
     taken = 0
     decided_at: int | None = None
     last: tuple[int, LookStat, float, float] | None = None  # look, stat, half-width, share
-    for look, share in zip(looks, shares):
+    for look, share in zip(looks, shares, strict=True):
         if look > rounds_done:
             break
         st = stats.get(look)

@@ -266,7 +266,7 @@ def models(evidence_of: dict[object, tuple[Evidence | None, Evidence | None]]
         z = sum(e.excess for e in evs) / math.sqrt(sum(e.var for e in evs))
         if norm_sf(z) < CAMPAIGN_ALPHA:
             pooled = _pooled_share(evs)
-            campaign = _candidates(pooled), {id(e): p for e, p in zip(evs, pooled)}
+            campaign = _candidates(pooled), {id(e): p for e, p in zip(evs, pooled, strict=True)}
     out = {}
     for key, (e, mean) in evidence_of.items():
         if e is None:

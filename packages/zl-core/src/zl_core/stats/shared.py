@@ -30,7 +30,7 @@ def pair_r(x: Sequence[float], y: Sequence[float], df: float) -> tuple[float, fl
     """Correlation of two residual vectors, and its square less what chance alone gives
     (1/df): unbiased at no correlation, so it may be negative (averages are clipped, not
     pairs)."""
-    sxy = sum(a * b for a, b in zip(x, y))
+    sxy = sum(a * b for a, b in zip(x, y, strict=True))
     sxx, syy = sum(a * a for a in x), sum(b * b for b in y)
     if not (sxx > 0 and syy > 0) or df <= 1:
         return 1.0, 1.0

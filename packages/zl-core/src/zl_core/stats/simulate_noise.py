@@ -65,11 +65,11 @@ def rates(build: Build, noise: Noise, plan: Plan, campaigns: int, seed: int, *,
                 for j, op in enumerate(ops)}
         verdict = judge_operators(data, plan, adaptive=adaptive)
         out["campaigns_with_call"] += any(o.verdict in (FASTER, SLOWER, MIXED) for o in verdict.operators)
-        for op, judged in zip(ops, verdict.operators):
+        for op, judged in zip(ops, verdict.operators, strict=True):
             if not op.tracked:
                 continue
             out["op_calls"] += judged.verdict in (FASTER, SLOWER, MIXED)
-            for i, (effect, s) in enumerate(zip(op.effects, judged.shapes)):
+            for i, (effect, s) in enumerate(zip(op.effects, judged.shapes, strict=True)):
                 if op.track is not None and i not in op.track:
                     continue
                 want = FASTER if effect > thr else SLOWER if effect < -thr else None

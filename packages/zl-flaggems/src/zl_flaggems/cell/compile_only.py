@@ -120,7 +120,7 @@ def write_dump(cell_dir: Path, compiled) -> list[dict]:
         names = variant_names([spec.variant_key() for spec, *_ in items])
         folder = root / safe_component(label) / safe_component(kernel)
         folder.mkdir(parents=True, exist_ok=True)
-        for (spec, ttgir, _, seconds), variant in zip(items, names):
+        for (spec, ttgir, _, seconds), variant in zip(items, names, strict=True):
             path = folder / f"{variant}.ttgir"
             path.write_text(ttgir, encoding="utf-8")
             rel = path.relative_to(root).as_posix()

@@ -124,4 +124,4 @@ def _named(members: list[tuple[Variant, int]]) -> list[tuple[tuple[Variant, int]
         chosen = [{k: v for k, v in p.items() if k not in drop} for p in params]
         if len({json.dumps(c, sort_keys=True) for c in chosen}) == len(chosen):
             break
-    return list(zip(ordered, variant_names(chosen)))
+    return list(zip(ordered, variant_names(chosen), strict=True))

@@ -203,8 +203,8 @@ def _passes_dtypes_on(init: ast.FunctionDef) -> bool:
     """An ``__init__`` that hands ``dtypes`` on untouched: it names it only to pass its
     own parameter (default None) as ``dtypes=dtypes``, or not at all (``**kwargs``)."""
     params = [*init.args.args, *init.args.kwonlyargs]
-    defaults = dict(zip([a.arg for a in init.args.args][::-1], init.args.defaults[::-1]))
-    defaults.update({a.arg: d for a, d in zip(init.args.kwonlyargs, init.args.kw_defaults) if d})
+    defaults = dict(zip([a.arg for a in init.args.args][::-1], init.args.defaults[::-1], strict=False))
+    defaults.update({a.arg: d for a, d in zip(init.args.kwonlyargs, init.args.kw_defaults, strict=True) if d})
     if any(a.arg == "dtypes" for a in params):
         default = defaults.get("dtypes")
         if default is not None and not (isinstance(default, ast.Constant) and default.value is None):

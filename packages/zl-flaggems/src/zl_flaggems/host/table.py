@@ -121,7 +121,7 @@ def _data_row(match: re.Match, op: str, dtype: str, numeric: tuple[str, ...],
     size_detail = parts[-1].strip()
     if not _balanced(size_detail):
         return None
-    by_name = dict(zip(numeric, values))
+    by_name = dict(zip(numeric, values, strict=True))
     torch_ms = _pick(by_name, "torch latency")
     gems_ms = _pick(by_name, "gems latency")
     speedup = _pick(by_name, "speedup")

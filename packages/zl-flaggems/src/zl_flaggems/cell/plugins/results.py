@@ -89,7 +89,7 @@ class Collector:
         metrics = list(getattr(result, "result", None) or [])
         op = str(getattr(result, "op_name", "") or "")
         dtype = benchapi.plain_dtype(getattr(result, "dtype", ""))
-        for metric, calls in zip(metrics, self.calls_per_row(len(metrics))):
+        for metric, calls in zip(metrics, self.calls_per_row(len(metrics)), strict=True):
             self.rows.append(self.row(op, dtype, metric, calls))
         self.write()
 
