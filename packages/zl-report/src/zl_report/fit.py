@@ -32,7 +32,7 @@ def fit(blocks: Sequence[Block], render: Render, limit: int, *, whole_report: st
     # The overview may take half the budget; its tables give up rows first.
     head = _shrink(head, render, budget // 2)
     used = len(render(head))
-    others = [s for s in sections if not s[0].anchor]
+    others = [section for heading, section in sections if not heading.anchor]
     kept_others: list[list[Block]] = []
     for section in others:
         section = _shrink(section, render, max(0, (budget - used) // 2))
@@ -42,23 +42,23 @@ def fit(blocks: Sequence[Block], render: Render, limit: int, *, whole_report: st
             used += size
     kept: set[int] = set()
     left_out: list[int] = []
-    ops = [i for i, s in enumerate(sections) if s[0].anchor]
+    ops = [i for i, (heading, _) in enumerate(sections) if heading.anchor]
     for index in sorted(ops, key=lambda i: (_priority(sections[i][0].text), i)):
-        size = len(render(sections[index]))
+        size = len(render(sections[index][1]))
         if used + size <= budget:
             kept.add(index)
             used += size
         else:
             left_out.append(index)
-    left_out = [sections[i][0].text.split(":")[0] for i in sorted(left_out)]
+    names = [sections[i][0].text.split(":")[0] for i in sorted(left_out)]
     dropped_others = len(others) - len(kept_others)
     out = list(head)
-    for index, section in enumerate(sections):
+    for index, (_, section) in enumerate(sections):
         if index in kept:
             out += section
     for section in kept_others:
         out += section
-    out.append(_footer(left_out, dropped_others, whole_report, render, limit - len(render(out))))
+    out.append(_footer(names, dropped_others, whole_report, render, limit - len(render(out))))
     return tuple(out)
 
 
@@ -72,15 +72,16 @@ def _priority(heading: str) -> int:
     return _FIRST.index(verdict) if verdict in _FIRST else len(_FIRST)
 
 
-def _sections(blocks: Sequence[Block]) -> tuple[list[Block], list[list[Block]]]:
-    """The blocks before the first level-2 heading, and each level-2 section."""
+def _sections(blocks: Sequence[Block]) -> tuple[list[Block], list[tuple[Heading, list[Block]]]]:
+    """The blocks before the first level-2 heading, and each level-2 section: its heading,
+    and its blocks (the heading first)."""
     head: list[Block] = []
-    sections: list[list[Block]] = []
+    sections: list[tuple[Heading, list[Block]]] = []
     for block in blocks:
         if isinstance(block, Heading) and block.level <= 2:
-            sections.append([block])
+            sections.append((block, [block]))
         elif sections:
-            sections[-1].append(block)
+            sections[-1][1].append(block)
         else:
             head.append(block)
     return head, sections
@@ -90,13 +91,13 @@ def _shrink(blocks: list[Block], render: Render, budget: int) -> list[Block]:
     """The longest tables and lists cut, one at a time, until the blocks fit ``budget``."""
     blocks = list(blocks)
     while len(render(blocks)) > budget:
-        sizes = [(len(render([b])), i) for i, b in enumerate(blocks)
+        sizes = [(len(render([b])), i, b) for i, b in enumerate(blocks)
                  if isinstance(b, (Table, Bullets)) and _length(b) > 1 and not _is_cut(blocks, i)]
         if not sizes:
             return blocks
-        _, index = max(sizes)
+        size, index, longest = max(sizes, key=lambda s: s[:2])
         over = len(render(blocks)) - budget
-        blocks[index:index + 1] = _cut(blocks[index], render, max(0, len(render([blocks[index]])) - over))
+        blocks[index:index + 1] = _cut(longest, render, max(0, size - over))
     return blocks
 
 

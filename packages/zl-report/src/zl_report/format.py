@@ -44,17 +44,17 @@ def short_shape(label: object) -> str:
     return re.sub(r"\[([^\[\]]*)\]", r"\1", short) if short != text else text
 
 
-def pct(value: object, *, signed: bool = True, digits: int = 2) -> str:
+def pct(value: float | None, *, signed: bool = True, digits: int = 2) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "-"
     return f"{float(value):+.{digits}f}%" if signed else f"{float(value):.{digits}f}%"
 
 
-def ms(value: object) -> str:
+def ms(value: float | None) -> str:
     return "-" if value is None else f"{float(value):.6f}"
 
 
-def speedup(delta_pct: object) -> str:
+def speedup(delta_pct: float | None) -> str:
     """B's speedup over A, ``A / B`` (the delta's own ratio: ``1.10x`` is 10% faster)."""
     if delta_pct is None or (isinstance(delta_pct, float) and not math.isfinite(delta_pct)):
         return "-"
@@ -69,7 +69,7 @@ def median_ms(values: Sequence[object]) -> str:
     return ms(usable[mid] if len(usable) % 2 else (usable[mid - 1] + usable[mid]) / 2)
 
 
-def span(low: object, high: object) -> str:
+def span(low: float | None, high: float | None) -> str:
     if low is None or high is None:
         return "-"
     return f"{pct(low)} .. {pct(high)}"

@@ -112,12 +112,12 @@ def _body(blocks: Sequence[Block]) -> list[str]:
     """The page's parts in order; folded operators' sections after the open ones of their
     run, each run's folded ones under one heading."""
     out: list[str] = []
-    moved: list[list[Block]] = []
+    moved: list[tuple[Heading, list[Block]]] = []
     for section in _split(blocks, 2):
         head = section[0]
         operator = isinstance(head, Heading) and bool(head.anchor)
-        if operator and head.fold:
-            moved.append(section)
+        if isinstance(head, Heading) and operator and head.fold:
+            moved.append((head, section[1:]))
             continue
         if moved and not operator:
             out += _moved(moved)  # before the next part that is not an operator's
@@ -144,8 +144,8 @@ def _draw(blocks: Sequence[Block]) -> list[str]:
     while i < len(blocks):
         block = blocks[i]
         if isinstance(block, Heading) and block.fold:
-            end = next((j for j in range(i + 1, len(blocks))
-                        if isinstance(blocks[j], Heading) and blocks[j].level <= block.level), len(blocks))
+            end = next((j for j, b in enumerate(blocks[i + 1:], i + 1)
+                        if isinstance(b, Heading) and b.level <= block.level), len(blocks))
             out.append(_fold(block, blocks[i + 1:end]))
             i = end
         else:
@@ -154,19 +154,20 @@ def _draw(blocks: Sequence[Block]) -> list[str]:
     return out
 
 
-def _moved(sections: list[list[Block]]) -> list[str]:
-    """Folded operators' sections, under one heading that says why they are folded."""
+def _moved(sections: list[tuple[Heading, list[Block]]]) -> list[str]:
+    """Folded operators' sections (each its heading and the rest), under one heading that
+    says why they are folded."""
     if not sections:
         return []
     verdicts: dict[str, int] = {}
-    for head, *_ in sections:  # an operator's heading reads "op: VERDICT"
+    for head, _ in sections:  # an operator's heading reads "op: VERDICT"
         verdict = head.text.rsplit(": ", 1)[-1]
         verdicts[verdict] = verdicts.get(verdict, 0) + 1
     counts = ", ".join(f"{n} {v}" for v, n in verdicts.items())
     return [f'<h2 class="folded">Folded: {len(sections)} operator(s) with no change found</h2>',
             (f'<p class="muted">{escape(counts)}. Each opens on a click, or from its link in the '
              "operator table.</p>"),
-            *(_fold(head, rest) for head, *rest in sections)]
+            *(_fold(head, rest) for head, rest in sections)]
 
 
 def _fold(head: Heading, rest: Sequence[Block]) -> str:

@@ -7,7 +7,7 @@ blocks, so the three forms can never disagree about content.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import attrs
 
@@ -187,7 +187,7 @@ def _rounds(model: Mapping) -> list[Block]:
     return blocks
 
 
-def _range(value: object) -> str:
+def _range(value: Sequence[float] | None) -> str:
     if not value:
         return "-"
     lo, hi = value
@@ -312,6 +312,7 @@ def _screen(model: Mapping) -> list[Block]:
             items.append(PlotItem(label=f"{r['op']} ({d['label']})", low=d["min_pct"],
                                   high=d["max_pct"], mid=d["median_pct"],
                                   tone=VERDICT_TONES.get(r["verdict"])))
+    headers: tuple[str, ...]
     if s.get("compile_only"):
         headers = ("operator", "verdict", "kernels A/B", "converts A/B", "IR", "notes")
         align = "llllll"
@@ -379,7 +380,8 @@ def document(model: Mapping, *, brief: bool = False) -> Document:
     """The document of a report; ``brief`` (pull requests) keeps the overview and the
     operators whose code or timing changed, without plots."""
     kind = model.get("kind")
-    build = {"pair": _pair, "rounds": _rounds, "screen": _screen}.get(kind)
+    builders = {"pair": _pair, "rounds": _rounds, "screen": _screen}
+    build = builders.get(kind) if isinstance(kind, str) else None
     if build is None:
         raise ValueError(f"unknown report kind {kind!r}; expected pair, rounds or screen")
     blocks = tuple(build(model)) + tuple(_notes(model))
