@@ -16,7 +16,7 @@ import re
 import sys
 import types
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeGuard
 
 #: Modules that hold the Benchmark class / BenchmarkResult, newest layout first.
 KNOWN_BASE_MODULES = ("benchmark.base", "benchmark.performance_utils")
@@ -25,7 +25,7 @@ _BENCH_METHODS = ("run", "set_shapes", "get_input_iter")
 WRAPPED_FLAG = "__zl_wrapped__"
 
 
-def looks_like_benchmark(obj: object) -> bool:
+def looks_like_benchmark(obj: object) -> TypeGuard[type]:
     return isinstance(obj, type) and all(callable(getattr(obj, m, None)) for m in _BENCH_METHODS)
 
 
@@ -47,7 +47,7 @@ def _roots_in_namespace(namespace: dict) -> set[type]:
             candidates = [getattr(value, "Benchmark", None)]
         for cand in candidates:
             if looks_like_benchmark(cand):
-                root = benchmark_root(cand)  # type: ignore[arg-type]
+                root = benchmark_root(cand)
                 if root is not None:
                     roots.add(root)
     return roots
@@ -114,12 +114,12 @@ def wrap_own(cls: type, name: str, make: Callable[[Callable], Callable]) -> bool
     wrapper = make(original)
     functools.update_wrapper(wrapper, original)
     setattr(wrapper, WRAPPED_FLAG, True)
-    wrapper.__zl_original__ = original  # type: ignore[attr-defined]
+    wrapper.__zl_original__ = original  # type: ignore[attr-defined]  # a marker on the wrapper function
     setattr(cls, name, wrapper)
     return True
 
 
-def on_subclass(root: type, key: str, callback: Callable[[type], None]) -> None:
+def on_subclass(root: type[Any], key: str, callback: Callable[[type], None]) -> None:
     """Call ``callback(cls)`` for every subclass of ``root`` defined from now on
     (benchmark classes defined inside test functions are created during the test)."""
     hooks = root.__dict__.get("__zl_subclass_hooks__")
@@ -140,8 +140,8 @@ def on_subclass(root: type, key: str, callback: Callable[[type], None]) -> None:
 
                     cellenv.note(name, f"could not patch {cls.__qualname__}: {cellenv.one_line(exc)}")
 
-        root.__zl_subclass_hooks__ = hooks  # type: ignore[attr-defined]
-        root.__init_subclass__ = classmethod(init_subclass)  # type: ignore[assignment]
+        root.__zl_subclass_hooks__ = hooks
+        root.__init_subclass__ = classmethod(init_subclass)  # type: ignore[assignment]  # patched on the class
     hooks[key] = callback
 
 

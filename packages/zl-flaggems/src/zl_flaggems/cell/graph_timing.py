@@ -123,7 +123,8 @@ def summarize(times: list[float], quantiles: Any, return_mode: str) -> Any:
         pass
     if return_mode == "all":
         return times
-    return {"min": min, "max": max, "mean": statistics.mean}.get(return_mode, statistics.median)(times)
+    summaries: dict[str, Callable[[list[float]], float]] = {"min": min, "max": max, "mean": statistics.mean}
+    return summaries.get(return_mode, statistics.median)(times)
 
 
 def replay_plan(estimate_ms: float, replay_ms: float) -> tuple[int, int]:

@@ -120,6 +120,7 @@ def _named(members: list[tuple[Variant, int]]) -> list[tuple[tuple[Variant, int]
     """
     ordered = sorted(members, key=lambda m: (json.dumps(m[0].params, sort_keys=True), m[0].seq))
     params = [m[0].params for m in ordered]
+    chosen: list[Mapping[str, object]] = []
     for drop in (TIE_BREAKERS, TIE_BREAKERS[2:], ()):
         chosen = [{k: v for k, v in p.items() if k not in drop} for p in params]
         if len({json.dumps(c, sort_keys=True) for c in chosen}) == len(chosen):

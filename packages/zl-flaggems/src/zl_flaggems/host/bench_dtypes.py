@@ -59,7 +59,7 @@ class BenchDtypes:
         in order, or None when that cannot be read from the files."""
         module = self.folder.module(f"test_{test_file}")
         func = module.functions.get(f"test_{function}") if module else None
-        if func is None:
+        if module is None or func is None:
             return None
         found = _built_dtypes(module, func, set())
         if not found:
@@ -143,7 +143,7 @@ def _class_chain(module: SourceModule, cls: ast.ClassDef, local: dict[str, ast.C
                  ) -> list[tuple[SourceModule, ast.ClassDef]] | None:
     """The class and its ancestors, first bases first, when it is a FlagGems benchmark
     class: its root defines ``set_dtypes`` and ``DEFAULT_DTYPES`` (None otherwise)."""
-    chain = []
+    chain: list[tuple[SourceModule, ast.ClassDef]] = []
     current: tuple[SourceModule, ast.ClassDef] | None = (module, cls)
     while current is not None and len(chain) <= 32:
         chain.append(current)

@@ -140,7 +140,8 @@ class BuiltinSuiteProvider(PrintedTableRows, Provider):
         node = f"{BENCH_DIR}/test_{op.op_file}.py"
         if not (self.root(source) / node).is_file():
             return None
-        return CheckSpec(file=node, select=(f"{node}::test_{op.op}",))
+        return CheckSpec(file=node,
+                         select=(f"{node}::test_{op.op}",))  # type: ignore[arg-type]  # attrs converter=tuple
 
     def workload_files(self, op: OpInfo, source: str | None) -> list[Path]:
         """The operator's benchmark file, the suite's harness and the operator's kernels."""
@@ -296,7 +297,7 @@ class BuiltinSuiteProvider(PrintedTableRows, Provider):
             identity.update({"timer": "none", "check": request.check.to_json(),
                              "plugins": list(plugin_order.CHECK_PLUGINS)})
             return CellCommand(argv=tuple(argv), cwd=root, env={contract.PROVIDER: self.name, **gems},
-                               unset=unset, identity=identity)
+                               unset=unset, identity=identity)  # type: ignore[arg-type]  # attrs converter=tuple
         if request.compile_only:
             target = self._target(request)
             argv = [request.python, "-m", "zl_flaggems.cell.compile_only", "--op", request.op.op,
@@ -305,8 +306,8 @@ class BuiltinSuiteProvider(PrintedTableRows, Provider):
                 argv += ["--dtypes", ",".join(request.op.dtypes)]
             identity.update({"timer": "none", "compile_only": True, "target": target})
             return CellCommand(argv=tuple(argv), cwd=Path(request.out_dir),
-                               env={contract.PROVIDER: self.name, **gems}, unset=unset,
-                               identity=identity)
+                               env={contract.PROVIDER: self.name, **gems},
+                               unset=unset, identity=identity)  # type: ignore[arg-type]  # attrs converter=tuple
 
         plan = self._plan(request, host)
         node = self._node(request)
@@ -331,7 +332,8 @@ class BuiltinSuiteProvider(PrintedTableRows, Provider):
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTEST_ADDOPTS": "",
         }
-        return CellCommand(argv=tuple(argv), cwd=root, env=env, unset=unset, identity=identity)
+        return CellCommand(argv=tuple(argv), cwd=root, env=env,
+                           unset=unset, identity=identity)  # type: ignore[arg-type]  # attrs converter=tuple
 
     def compiler_env(self) -> CompilerEnv:
         """Triton's (or FlagTree's) variables and FlagGems' (:mod:`.compiler_vars`)."""

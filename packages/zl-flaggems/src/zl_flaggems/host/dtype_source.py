@@ -184,14 +184,14 @@ def _unsettled_names(tree: ast.Module) -> set[str]:
     (``X.append(torch.float64)`` where the device supports it) or declared ``global``."""
     names: set[str] = set()
     stores: dict[str, int] = {}
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            stores[node.name] = stores.get(node.name, 0) + 1
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            stores[statement.name] = stores.get(statement.name, 0) + 1
             continue
-        for inner in _module_scope(node):
+        for inner in _module_scope(statement):
             if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store):
                 stores[inner.id] = stores.get(inner.id, 0) + 1
-                if not isinstance(node, (ast.Assign, ast.AnnAssign)):
+                if not isinstance(statement, (ast.Assign, ast.AnnAssign)):
                     names.add(inner.id)  # bound by a loop, a with, a branch
     names.update(name for name, count in stores.items() if count > 1)
     for node in ast.walk(tree):

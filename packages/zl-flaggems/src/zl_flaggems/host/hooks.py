@@ -5,14 +5,19 @@ imported only when asked for, never at import."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from zl_core import hookimpl
+
+if TYPE_CHECKING:
+    from zl_core.interface.provider import Provider
 
 
 @hookimpl
-def zl_providers() -> list:
+def zl_providers() -> list[Provider]:
     from zl_flaggems.host.provider import FlagGemsProvider
 
-    providers = [FlagGemsProvider()]
+    providers: list[Provider] = [FlagGemsProvider()]
     # -- other providers of this package go here (the built-in suite) --------
     from zl_flaggems.host.builtin_provider import BuiltinSuiteProvider
 

@@ -8,7 +8,7 @@ import os
 import shlex
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zl_core.foundation import interrupts
 from zl_core.foundation.errors import PreflightError, ZlError
@@ -39,6 +39,15 @@ class FlagGemsSealing:
     ``cell_env``)."""
 
     supports_checks = True
+    name: str
+
+    if TYPE_CHECKING:  # supplied by the provider this is mixed into
+        def _root(self, source: str | None) -> Path | None: ...
+
+        @staticmethod
+        def gems_package_of(root: Path) -> str: ...
+
+        def cell_env(self, request: CellRequest, root: Path) -> dict[str, str]: ...
 
     def default_check(self, op: OpInfo, source: str | None) -> CheckSpec | None:
         """``tests/test_<op_file>.py`` (else ``test_<op>.py``), its tests marked ``op``."""
@@ -47,7 +56,8 @@ class FlagGemsSealing:
             return None
         for name in dict.fromkeys((op.op_file, op.op)):
             if (root / TESTS_DIR / f"test_{name}.py").is_file():
-                return CheckSpec(file=f"{TESTS_DIR}/test_{name}.py", select=("-m", op.op))
+                return CheckSpec(file=f"{TESTS_DIR}/test_{name}.py",
+                                 select=("-m", op.op))  # type: ignore[arg-type]  # attrs converter=tuple
         return None
 
     def check_tests_exist(self, check: CheckSpec, root: Path) -> None:
@@ -91,6 +101,8 @@ class FlagGemsSealing:
         Only zl's plugins that change no test go in (``plugin_order.CHECK_PLUGINS`` says why),
         with the backend's compat plugins that ``host`` lists (``plugin_order.check_modules``)."""
         check = request.check
+        if check is None:
+            raise ValueError("check_command runs a request's accuracy tests: this request has none")
         plugins = plugin_order.check_modules(request.backend, host).modules
         argv = (request.python, "-m", "pytest", "-p", "no:cacheprovider",
                 *plugin_order.pytest_args(plugins), "-q",

@@ -33,10 +33,12 @@ IDENTITY_KEY = "sweep_shard"
 META_FIELDS = ("backend", "flaggems_vendor", "triton_version")
 
 
-def _coverage_problem(seen: Sequence[dict | None]) -> str:
-    for i, info in enumerate(seen):
+def _coverage_problem(recorded: Sequence[dict | None]) -> str:
+    seen: list[dict] = []
+    for i, info in enumerate(recorded):
         if not isinstance(info, dict) or not isinstance(info.get("ops"), dict):
             return f"shard {i} recorded no shape slice (its benchmark never settled its shapes)"
+        seen.append(info)
     first = seen[0]["ops"]
     for i, info in enumerate(seen[1:], start=1):
         if set(info["ops"]) != set(first):
@@ -92,4 +94,5 @@ def merge_shards(shard_cells: Sequence[Path], into: Path) -> ShardMerge:
                flaggems_vendor=str(ref.get("flaggems_vendor") or ""),
                triton_version=str(ref.get("triton_version") or ""), op=str(ref.get("op") or ""))
     recorder.flush()
-    return ShardMerge(entries=recorder.keys_recorded, conflicts=tuple(conflicts))
+    return ShardMerge(entries=recorder.keys_recorded,
+                      conflicts=tuple(conflicts))  # type: ignore[arg-type]  # attrs converter=tuple

@@ -67,7 +67,7 @@ class Benchmark:
 
     DEFAULT_METRICS = consts.DEFAULT_METRICS
     DEFAULT_DTYPES = consts.DTYPE_NAMES  # names; converted to torch dtypes on use
-    DEFAULT_SHAPES = consts.DEFAULT_SHAPES
+    DEFAULT_SHAPES: ClassVar[list] = consts.DEFAULT_SHAPES
     DEFAULT_SHAPE_DESC = "M, N"
     DEFAULT_SHAPE_FILES = "core_shapes.yaml"
 
@@ -75,9 +75,12 @@ class Benchmark:
                  **kwargs):
         if is_backward:
             raise ValueError("the built-in suite has no backward benchmarks")
+        gems_op = kwargs.get("gems_op")
+        if gems_op is None:
+            raise ValueError(f"{op_name}: the built-in suite needs gems_op (the Triton op)")
         self.op_name = op_name
         self.torch_op = torch_op
-        self.gems_op = kwargs.get("gems_op")
+        self.gems_op = gems_op
         self.is_backward = False
         self.is_inplace = is_inplace
         self.dtypes = list(dtypes) if dtypes is not None else consts.torch_dtypes(self.DEFAULT_DTYPES)
@@ -92,8 +95,6 @@ class Benchmark:
         for key, value in kwargs.items():  # as FlagGems: known attributes only
             if hasattr(self, key):
                 setattr(self, key, value)
-        if self.gems_op is None:
-            raise ValueError(f"{op_name}: the built-in suite needs gems_op (the Triton op)")
 
     # -- configuration (FlagGems' names) --------------------------------------------
 
@@ -140,7 +141,7 @@ class Benchmark:
         return []
 
     def init_user_config(self) -> None:
-        cfg = conftest.Config
+        cfg = conftest.config()
         self.mode = cfg.mode
         self.set_dtypes(cfg.user_desired_dtypes)
         self.set_metrics(cfg.user_desired_metrics)
@@ -207,7 +208,7 @@ class Benchmark:
         def fn():
             return op(*args, **kwargs)
 
-        cfg = conftest.Config
+        cfg = conftest.config()
         if cfg.mode == consts.BenchMode.KERNEL:
             return triton.testing.do_bench(fn, warmup=cfg.warm_up, rep=cfg.repetition,
                                            return_mode="median", grad_to_none=None)
@@ -239,7 +240,7 @@ class Benchmark:
     # -- the run ---------------------------------------------------------------------------
 
     def _print_result(self, dtype, metrics) -> None:
-        cfg = conftest.Config
+        cfg = conftest.config()
         result = BenchmarkResult(op_name=self.op_name, dtype=str(dtype), mode=cfg.mode.value,
                                  level=cfg.bench_level.value, result=metrics)
         print(result)
@@ -264,8 +265,9 @@ class Benchmark:
                         metric.latency_base = self.get_latency(self.torch_op, *args, **kwargs)
                     if "latency" in self.to_bench_metrics:
                         metric.latency = self.get_latency(self.gems_op, *args, **kwargs)
-                    if "speedup" in self.to_bench_metrics and metric.latency:
-                        metric.speedup = metric.latency_base / metric.latency
+                    torch_ms, gems_ms = metric.latency_base, metric.latency
+                    if "speedup" in self.to_bench_metrics and gems_ms and torch_ms is not None:
+                        metric.speedup = torch_ms / gems_ms
                 except CorrectnessError as exc:
                     metric.error_msg = str(exc)
                     mismatches.append(f"dtype={dtype} {metric.shape_detail}: {exc}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,7 +25,7 @@ REPORT_NAME = "benchmark_result.json"
 BUILTIN_MARKS = ("parametrize", "skip", "skipif", "xfail", "usefixtures", "filterwarnings",
                  "timeout", "tryfirst", "trylast")
 
-Config = None  # the BenchConfig of this session, set in pytest_configure
+Config: BenchConfig | None = None  # the BenchConfig of this session, set in pytest_configure
 TEST_RESULTS: dict = {}
 
 
@@ -38,9 +39,9 @@ class BenchConfig:
         self.repetition = consts.DEFAULT_ITER_TIME
         self.record_log = False
         self.record_json = False
-        self.output = None
-        self.user_desired_dtypes = None  # torch dtypes, or None for each op's own
-        self.user_desired_metrics = None
+        self.output: str | None = None
+        self.user_desired_dtypes: list[Any] | None = None  # torch dtypes, or None for each op's own
+        self.user_desired_metrics: list[str] | None = None
         self.shape_file = DEFAULT_SHAPE_FILE
         self.query = False
         self.parallel = 0
@@ -101,6 +102,13 @@ def pytest_configure(config):
     Config = cfg
 
 
+def config() -> BenchConfig:
+    """The session's configuration; pytest_configure sets it before any benchmark runs."""
+    if Config is None:
+        raise RuntimeError("the built-in benchmarks run under their own conftest, which was not configured")
+    return Config
+
+
 def update_result(op: str, data: dict) -> None:
     """Keep one dtype's result for the --record json report."""
     if Config is None or not Config.record_json:
@@ -139,7 +147,7 @@ def _reason(report) -> str:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    if Config is None or not Config.record_json:
+    if Config is None or not Config.record_json or Config.output is None:
         return
     path = Path(Config.output)
     data = {}

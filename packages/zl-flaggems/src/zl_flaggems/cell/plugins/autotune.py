@@ -87,14 +87,14 @@ class AutotuneHub:
         self._tuners: list[weakref.ref] = []
         self._registered: set[int] = set()
         self._candidates: dict[int, tuple[Any, dict[str, Any]]] = {}
-        self._patched: list[tuple[type, object]] = []
+        self._patched: list[tuple[type[Any], object]] = []
         self._warned: set[str] = set()
         self.errors = 0
         self.lost_pre_hooks = 0
 
     # installation -------------------------------------------------------------
 
-    def install(self, autotuner_cls: type) -> None:
+    def install(self, autotuner_cls: type[Any]) -> None:
         """Put the descriptor on the class and wrap tuners that already exist."""
         previous = autotuner_cls.__dict__.get("cache", _MISSING)
         autotuner_cls.cache = _CacheSlot(self)
@@ -182,16 +182,17 @@ class AutotuneHub:
 
     def resolve_pin(self, tuner: Any, key: Any) -> Any:
         """The config to inject for ``key``, or None after printing the fallback marker."""
-        assert self.book is not None
+        book = self.book
+        assert book is not None  # resolve_pin is installed in replay mode only, which needs a book
         try:
             ident = self.identity(tuner)
             key_json = key_to_json(key)
         except Exception as exc:  # noqa: BLE001
             self._error("replay key", exc)
             return None
-        data = self.book.lookup(ident, key_json)
+        data = book.lookup(ident, key_json)
         if data is None:
-            self._report_missing(ident, key_json)
+            self._report_missing(book, ident, key_json)
             return None
         try:
             config = self._candidate_configs(tuner).get(config_identity(data))
@@ -199,7 +200,7 @@ class AutotuneHub:
                 config = config_from_dict(data, self.config_cls or _triton_config_cls())
         except Exception as exc:  # noqa: BLE001 - an unbuildable record is a miss, said out loud
             self._error("replay config", exc)
-            self._report_missing(ident, key_json)
+            self._report_missing(book, ident, key_json)
             return None
         if data.get("pre_hook") and getattr(config, "pre_hook", None) is None:
             self.lost_pre_hooks += 1
@@ -208,8 +209,8 @@ class AutotuneHub:
                             f"{data['pre_hook'].get('name')}; no matching config here, replayed without it")
         return config
 
-    def _report_missing(self, ident: TunerId, key_json: str) -> None:
-        line = self.book.report_missing(ident, key_json)
+    def _report_missing(self, book: ReplayBook, ident: TunerId, key_json: str) -> None:
+        line = book.report_missing(ident, key_json)
         if line is not None:
             self._emit(line)
 

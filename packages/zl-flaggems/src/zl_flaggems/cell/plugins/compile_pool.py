@@ -101,7 +101,7 @@ def _install() -> str:
             _fallback(self, f"{type(exc).__name__}: {exc}")
         return configs
 
-    prune_configs.__wrapped__ = original  # type: ignore[attr-defined]
+    prune_configs.__wrapped__ = original  # type: ignore[attr-defined]  # as functools.wraps sets it
     Autotuner.prune_configs = prune_configs
 
     def undo() -> None:

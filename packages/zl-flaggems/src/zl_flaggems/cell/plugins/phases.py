@@ -63,7 +63,7 @@ def _install_sweep() -> None:
         with phase_clock.phase(phases.AUTOTUNE):
             return original(self, *args, **kwargs)
 
-    _bench.__wrapped__ = original  # type: ignore[attr-defined]
+    _bench.__wrapped__ = original  # type: ignore[attr-defined]  # as functools.wraps sets it
     Autotuner._bench = _bench
     phase_clock.MEASURED.add(phases.AUTOTUNE)
 

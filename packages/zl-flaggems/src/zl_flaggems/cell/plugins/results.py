@@ -218,7 +218,7 @@ def install(modules: Any) -> set[type]:
             inherited = cls.__str__
             wrapper = _wrap_str(inherited)
             setattr(wrapper, benchapi.WRAPPED_FLAG, True)
-            cls.__str__ = wrapper  # type: ignore[method-assign]
+            cls.__str__ = wrapper  # type: ignore[method-assign]  # patched on the class
     return classes
 
 

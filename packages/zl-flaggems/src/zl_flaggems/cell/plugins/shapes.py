@@ -194,10 +194,11 @@ def _recorder_module() -> Any:
     if not _recorder_looked:
         _recorder_looked = True
         try:
-            from zl_flaggems.cell import ttgir_recorder as rec
+            from zl_flaggems.cell import ttgir_recorder
         except ImportError:
-            rec = None
-        _recorder = rec
+            _recorder = None
+        else:
+            _recorder = ttgir_recorder
     return _recorder
 
 

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import statistics
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 import attrs
@@ -147,7 +147,8 @@ class Timer:
         op = self.op() or "<unknown>"
         if self.mode != "graph":
             return self._direct(fn, kwargs, op, fallback=False)
-        deny = getattr(self.backend, "capture_deny", frozenset()) if self.backend is not None else ()
+        deny: Collection[str] = (getattr(self.backend, "capture_deny", frozenset())
+                                 if self.backend is not None else ())
         if op in deny:
             error = f"backend {getattr(self.backend, 'name', '?')} denies capture for this op"
             markers.emit(markers.DIRECT_NO_CUDAGRAPH, ("op", op), ("phase", "denylist"), ("error", error))
@@ -300,8 +301,8 @@ def pytest_configure(config: Any) -> None:
         return timer.do_bench(fn, warmup=warmup, rep=rep, grad_to_none=grad_to_none,
                               quantiles=quantiles, return_mode=return_mode, **extra)
 
-    do_bench.__zl_timer__ = timer  # type: ignore[attr-defined]
-    do_bench.__wrapped__ = testing.do_bench  # type: ignore[attr-defined]
+    do_bench.__zl_timer__ = timer  # type: ignore[attr-defined]  # a marker on the wrapper function
+    do_bench.__wrapped__ = testing.do_bench  # type: ignore[attr-defined]  # as functools.wraps sets it
     testing.do_bench = do_bench
     _TIMER = timer
     # Overwritten on purpose: the timer this process installed is the fact; the
@@ -330,11 +331,12 @@ def pytest_unconfigure(config: Any) -> None:
     timer = _TIMER
     if timer is None:
         return
+    original = timer.original
     try:
         from triton import testing
 
         if getattr(testing.do_bench, "__zl_timer__", None) is timer:
-            testing.do_bench = timer.original
+            testing.do_bench = original
     except Exception:  # noqa: BLE001 - at the session's end: the process exits next
         pass
     _TIMER = None

@@ -111,7 +111,7 @@ class TritonHooks:
     def _install_launch_hook(self, runtime: Any) -> None:
         hook = self.recorder.launch_hook
         chain = getattr(runtime, "launch_enter_hook", None) if runtime is not None else None
-        if hasattr(chain, "add") and hasattr(chain, "remove"):  # 3.5+: HookChain
+        if chain is not None and hasattr(chain, "add") and hasattr(chain, "remove"):  # 3.5+: HookChain
             chain.add(hook)
             self._chain = chain
             self._undo.append(lambda: chain.remove(hook))
@@ -138,7 +138,7 @@ class TritonHooks:
 
     def _install_load_hook(self, runtime: Any) -> None:
         chain = getattr(runtime, "kernel_load_end_hook", None) if runtime is not None else None
-        if hasattr(chain, "add") and hasattr(chain, "remove"):
+        if chain is not None and hasattr(chain, "add") and hasattr(chain, "remove"):
             on_load = self.recorder.on_load
             chain.add(on_load)
             self._undo.append(lambda: chain.remove(on_load))
@@ -160,7 +160,7 @@ class TritonHooks:
             with recorder.sweep():
                 return original(self, *args, **kwargs)
 
-        _bench.__wrapped__ = original  # type: ignore[attr-defined]
+        _bench.__wrapped__ = original  # type: ignore[attr-defined]  # as functools.wraps sets it
         Autotuner._bench = _bench
 
         def undo():
@@ -182,14 +182,14 @@ class TritonHooks:
         for backend in backends.values():
             cls = getattr(backend, "driver", None)
             original = getattr(cls, "__dict__", {}).get("clear_cache")
-            if not callable(original):
+            if cls is None or not callable(original):
                 continue
 
             def clear_cache(self, *args, _original=original, **kwargs):
                 with recorder.harness():
                     return _original(self, *args, **kwargs)
 
-            clear_cache.__wrapped__ = original  # type: ignore[attr-defined]
+            clear_cache.__wrapped__ = original  # type: ignore[attr-defined]  # as functools.wraps sets it
             cls.clear_cache = clear_cache
 
             def undo(cls=cls, original=original, installed=clear_cache):
