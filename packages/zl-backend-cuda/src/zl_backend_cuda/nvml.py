@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import threading
 from importlib import metadata
+from types import ModuleType
 
 from zl_core.foundation.backend import TelemetryReading
 
@@ -40,7 +41,7 @@ class NvmlSampler:
     """NVML initialised once per process, on the first sample; then one reading a call."""
 
     def __init__(self) -> None:
-        self._nvml = None  # the pynvml module, once nvmlInit succeeded
+        self._nvml: ModuleType | None = None  # the pynvml module, once nvmlInit succeeded
         self._absent = False  # pynvml is not installed: nvidia-smi, as without this module
         self._failed = ""  # why NVML cannot sample in this process
         self._name = "NVML"
@@ -54,9 +55,12 @@ class NvmlSampler:
                 self._start()
             if self._absent:
                 return None
-            if not self._failed:
+            nvml = self._nvml  # set unless NVML failed
+            if nvml is not None and not self._failed:
                 try:
-                    return TelemetryReading(sampler=self._name, rows=tuple(self._rows(device)))
+                    rows = tuple(_rows(nvml, device))
+                    return TelemetryReading(sampler=self._name,
+                                            rows=rows)  # type: ignore[arg-type]  # attrs converter=tuple
                 except Exception as exc:  # noqa: BLE001 - NVMLError, or a device NVML cannot name
                     self._failed = f"{type(exc).__name__}: {exc}"
             return TelemetryReading(sampler=self._name, unavailable=self._failed)
@@ -78,17 +82,17 @@ class NvmlSampler:
             return
         self._nvml = pynvml
 
-    def _rows(self, device: str | None) -> list[dict[str, str]]:
-        pynvml = self._nvml
-        if device in (None, ""):
-            handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
-        elif str(device).isdigit():
-            handles = [pynvml.nvmlDeviceGetHandleByIndex(int(device))]
-        elif str(device).startswith(("GPU-", "MIG-")):
-            handles = [pynvml.nvmlDeviceGetHandleByUUID(str(device).encode())]
-        else:
-            raise ValueError(f"device {device!r} is neither an index nor a GPU UUID")
-        return [_row(pynvml, handle) for handle in handles]
+
+def _rows(pynvml: ModuleType, device: str | None) -> list[dict[str, str]]:
+    if device in (None, ""):
+        handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
+    elif str(device).isdigit():
+        handles = [pynvml.nvmlDeviceGetHandleByIndex(int(device))]
+    elif str(device).startswith(("GPU-", "MIG-")):
+        handles = [pynvml.nvmlDeviceGetHandleByUUID(str(device).encode())]
+    else:
+        raise ValueError(f"device {device!r} is neither an index nor a GPU UUID")
+    return [_row(pynvml, handle) for handle in handles]
 
 
 def _row(pynvml, handle) -> dict[str, str]:
