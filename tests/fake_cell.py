@@ -7,7 +7,9 @@ Behaviour by op name: "gemm" changes its TTGIR and latency with FAKE_SWITCH;
 "norows" prints and measures nothing; "hang" sleeps (with a child) forever, silent;
 "quietwork" prints nothing for 3 s but beats its progress file, as compiling cells do;
 as a sweep shard (ZL_SWEEP_SHARD), "shardfail"'s second shard fails.
-A cell that gets to its end writes its phase record as the real plugins do.
+A cell that gets to its end writes its phase record as the real plugins do, with the
+interval in which it "timed" on its device ($FAKE_TIME_S seconds, default 0.05, in the
+operator-timing phase).
 """
 
 import json
@@ -20,7 +22,7 @@ from pathlib import Path
 from zl_core.cells import liveness
 from zl_core.interface import caliber, phases
 
-CLOCK = phases.PhaseClock()
+CLOCK = phases.PhaseClock(device=phases.DEVICE_PHASES)
 CLOCK.enter(phases.START)
 liveness.arm()
 cell = Path(os.environ["ZL_CELL_DIR"])
@@ -90,8 +92,10 @@ rows = [{"op": op, "dtype": "float16", "size_detail": f"[torch.Size([{n}])]",
         for n in (64, 128)]
 (cell / "results.json").write_text(json.dumps({"schema": 1, "op": op, "rows": rows, "markers": {}}))
 print(f"Operator: {op}  Performance Test (dtype=torch.float16, mode=kernel,level=core)")
+with CLOCK.phase(phases.OPERATOR):  # its "timing loop": the device held for timing
+    time.sleep(float(os.environ.get("FAKE_TIME_S", "0.05")))
 
-# The phases the real plugins measure; a fake cell spends its time in none but the start.
+# The phases the real plugins measure; a fake cell spends its time in the start and timing.
 caliber.merge_identity(cell, {phases.CELL_KEY: phases.cell_record(
     {name: CLOCK.seconds.get(name, 0.0) for name in phases.CELL_PHASES},
-    started_epoch=CLOCK.started_epoch, final=True)})
+    started_epoch=CLOCK.started_epoch, final=True, device_busy=CLOCK.busy_record())})

@@ -5,7 +5,9 @@ Behaviour by op name: "slow*" sleeps 4x longer; "crash*" dies by SIGSEGV on its
 first attempt only when $ZL_FAKE_CRASH_ONCE names a marker file, otherwise on
 every attempt; "dtype*" rejects its dtype filter the way FlagGems words it; "diskfull*"
 fails as Python does on a full disk while the file $ZL_FAKE_DISK_FULL exists.
-Everything else sleeps $ZL_FAKE_SLEEP seconds (default 0.3) and measures two rows.
+Everything else sleeps $ZL_FAKE_SLEEP seconds (default 0.3) and measures two rows. The
+sleep is its "timing loop": a cell that gets to its end records it as the interval in
+which it held its device for timing (zl_core.interface.occupancy).
 """
 
 import json
@@ -15,6 +17,9 @@ import sys
 import time
 from pathlib import Path
 
+from zl_core.interface import caliber, phases
+
+CLOCK = phases.PhaseClock(device=phases.DEVICE_PHASES)
 cell = Path(os.environ["ZL_CELL_DIR"])
 op = os.environ["ZL_OP"]
 mode = os.environ["ZL_AUTOTUNE_MODE"]
@@ -48,7 +53,8 @@ if op.startswith("dtype") and os.environ.get("ZL_DTYPES"):
     print(f"AssertionError: {os.environ['ZL_DTYPES']} can't be supported by this op")
     sys.exit(1)
 seconds = float(os.environ.get("ZL_FAKE_SLEEP", "0.3")) * (4 if op.startswith("slow") else 1)
-time.sleep(seconds)
+with CLOCK.phase(phases.OPERATOR):
+    time.sleep(seconds)
 
 if mode == "record":
     (cell / "autotune_records").mkdir(parents=True, exist_ok=True)
@@ -93,4 +99,7 @@ rows = [{"op": op, "dtype": "float16", "size_detail": f"[torch.Size([{n}])]",
 # (SleepyProvider.read_rows), as a suite whose benchmarks print their results keeps them.
 rows_file = "rows.sleepy.json" if os.environ.get("ZL_FAKE_SLOW_FINISH") else "results.json"
 (cell / rows_file).write_text(json.dumps({"schema": 1, "op": op, "rows": rows, "markers": {}}))
+caliber.merge_identity(cell, {phases.CELL_KEY: phases.cell_record(
+    {name: CLOCK.seconds.get(name, 0.0) for name in phases.CELL_PHASES},
+    started_epoch=CLOCK.started_epoch, final=True, device_busy=CLOCK.busy_record())})
 note("end")

@@ -44,6 +44,18 @@ def short_shape(label: object) -> str:
     return re.sub(r"\[([^\[\]]*)\]", r"\1", short) if short != text else text
 
 
+def duration(seconds: float) -> str:
+    """Seconds as a reader takes them in: ``4.2 s``, ``42 s``, ``4.2 min``, ``4.2 h``."""
+    seconds = float(seconds)
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
 def pct(value: float | None, *, signed: bool = True, digits: int = 2) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "-"

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from zl_report import occupancy
 from zl_report.blocks import Block, Bullets, Cards, Details, Heading, Para, Plot, Table, Timeline
+from zl_report.format import duration as _duration
 from zl_report.format import pct, short_shape
 
 #: Verdicts a pull-request reader needs to see (screen: the code changed; rounds: timing moved).
@@ -54,6 +56,9 @@ def overview(model: Mapping) -> list[Block]:
     checks = (s.get("time_spent") or {}).get("checks") or {}
     if checks.get("wall_s"):  # device time besides the rounds' (its phases: "Where the time went")
         cards.append(("accuracy checks", _duration(checks["wall_s"]), None))
+    busy = occupancy.card(s.get("time_spent"))
+    if busy is not None:
+        cards.append(busy)
     return [Cards(items=tuple(cards))]
 
 
@@ -61,17 +66,6 @@ def _tone(verdict: str) -> str | None:
     from zl_report.format import VERDICT_TONES
 
     return VERDICT_TONES.get(verdict)
-
-
-def _duration(seconds: float) -> str:
-    seconds = float(seconds)
-    if seconds < 10:
-        return f"{seconds:.1f} s"
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 def ir_cell(ir: Mapping | None) -> str:
@@ -169,7 +163,7 @@ def time_blocks(spent: Mapping | None) -> list[Block]:
         blocks.append(Bullets(items=tuple(
             f"{_cell_label(c)}: {_duration(c.get('wall_s') or 0.0)}, mostly "
             f"{labels.get(c.get('phase'), c.get('phase') or '?')}" for c in slowest)))
-    return blocks
+    return blocks + occupancy.blocks(spent)
 
 
 def _checks_said(checks: Mapping) -> str:

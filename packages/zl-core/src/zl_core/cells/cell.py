@@ -165,7 +165,7 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
                                       "preflight_failed": exc.check, "rc": 3,
                                       phases.KEY: phases.assemble(wall_s=spent, preflight_s=spent,
                                                                   spawned=None, exited=None,
-                                                                  cell=None)})
+                                                                  cell=None, window=(start, start + spent))})
         raise
     preflight_s = time.time() - start
     command = provider.cell_command(request, host)
@@ -244,7 +244,7 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
         "longest_silence_s": round(watch.longest_silence_s, 1),
         **({"stacks": STACKS_FILE} if stalled and (cell / STACKS_FILE).is_file() else {}),
         phases.KEY: phases.assemble(wall_s=end - start, preflight_s=preflight_s, spawned=spawned,
-                                    exited=exited, cell=own),
+                                    exited=exited, cell=own, window=(start, end)),
         # An interrupted cell is not finished: a resumed campaign moves it aside and reruns it.
         # So is one that a full or read-only disk stopped: that is no verdict on the code.
         **({"interrupted": signal.Signals(signum).name} if signum else

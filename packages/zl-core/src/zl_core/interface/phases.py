@@ -20,6 +20,8 @@ from contextlib import contextmanager
 
 import attrs
 
+from zl_core.interface import occupancy
+
 PREFLIGHT = "preflight"  # the provider's checks, in the orchestrator, before the process
 START = "start_imports"  # interpreter start, imports (the test modules' included)
 COLLECTION = "collection"
@@ -28,6 +30,7 @@ COMPILATION = "compilation"
 REFERENCE = "reference_timing"  # timing the reference (torch) implementation
 OPERATOR = "operator_timing"  # timing the operator under test
 IR_DUMP = "ir_dump"
+TIMING = "timing_call"  # a timing call, until its row says whether it timed the reference
 TEARDOWN = "teardown"  # the end of the session to the process's exit
 OTHER = "other"  # everything else: test setup, inputs, correctness checks, printing
 
@@ -36,6 +39,8 @@ PHASES = (PREFLIGHT, START, COLLECTION, AUTOTUNE, COMPILATION, REFERENCE, OPERAT
           TEARDOWN)
 #: Phases only the cell process can measure.
 CELL_PHASES = (START, COLLECTION, AUTOTUNE, COMPILATION, REFERENCE, OPERATOR, IR_DUMP, TEARDOWN)
+#: The phases in which a cell holds its device for timing (:mod:`zl_core.interface.occupancy`).
+DEVICE_PHASES = frozenset({AUTOTUNE, REFERENCE, OPERATOR, TIMING})
 #: What each phase is called where people read it (the report, ``zl screen --plan``).
 LABELS = {
     PREFLIGHT: "preflight checks", START: "interpreter start and imports",
@@ -68,31 +73,63 @@ class PhaseClock:
     already holds its wall time; summed into the phases, 215 s of compiles done in 80 s
     on eight threads would make them add up to more than the cell's wall time. Such
     credits are kept apart, in ``off_thread`` (seconds of work, not of wall time).
+
+    While the innermost open phase is one of ``device`` the clock also notes when
+    (:mod:`zl_core.interface.occupancy`, ``busy``); the owner's credit of another phase
+    inside such a stretch (a compilation reported after it ended) is cut out of it.
     """
 
     now: Callable[[], float] = time.perf_counter
     seconds: dict[str, float] = attrs.field(factory=dict)
     started_epoch: float = attrs.field(factory=time.time)
     off_thread: dict[str, float] = attrs.field(factory=dict)
+    device: frozenset[str] = frozenset()
+    busy: occupancy.Intervals = attrs.field(factory=occupancy.Intervals)
     _owner: int = attrs.field(factory=threading.get_ident)
     _stack: list[list] = attrs.field(factory=list)  # [name, entered, nested seconds]
+    _origin: float = attrs.field(init=False, default=0.0)  # ``now()`` at ``started_epoch``
+    _busy_since: float | None = attrs.field(init=False, default=None)
+
+    def __attrs_post_init__(self) -> None:
+        self._origin = self.now()
 
     def enter(self, name: str) -> None:
-        self._stack.append([name, self.now(), 0.0])
+        now = self.now()
+        self._stack.append([name, now, 0.0])
+        self._on_device(now)
 
     def leave(self, name: str) -> float:
         """Close ``name`` (and any phase left open inside it); its own seconds."""
         own = 0.0
+        now = self.now()
         while self._stack:
             entry, entered, nested = self._stack.pop()
-            total = self.now() - entered
+            total = now - entered
             own = max(0.0, total - nested)
             self.seconds[entry] = self.seconds.get(entry, 0.0) + own
             if self._stack:
                 self._stack[-1][2] += total
             if entry == name:
                 break
+        self._on_device(now)
         return own
+
+    def _on_device(self, now: float) -> None:
+        """Open or close the device stretch as the innermost phase changes."""
+        timing = bool(self._stack) and self._stack[-1][0] in self.device
+        if timing and self._busy_since is None:
+            self._busy_since = now
+        elif not timing and self._busy_since is not None:
+            self.busy.add(self._busy_since, now)
+            self._busy_since = None
+
+    def epoch(self, t: float) -> float:
+        """A time of this clock in epoch seconds (:mod:`zl_core.interface.occupancy`)."""
+        return self.started_epoch + (t - self._origin)
+
+    def busy_record(self) -> dict:
+        """When this clock's device phases held the device, so far (:data:`occupancy.KEY`)."""
+        return self.busy.to_json(self.epoch, open_since=self._busy_since, now=self.now())
 
     def is_open(self, name: str) -> bool:
         return any(entry[0] == name for entry in self._stack)
@@ -114,6 +151,10 @@ class PhaseClock:
         self.seconds[name] = self.seconds.get(name, 0.0) + seconds
         if self._stack:
             self._stack[-1][2] += seconds
+        if self._busy_since is not None and name not in self.device and seconds > 0:
+            now = self.now()  # the credited work ran just now, inside the open stretch
+            self.busy.add(self._busy_since, max(self._busy_since, now - seconds))
+            self._busy_since = now
 
     def move(self, source: str, target: str, seconds: float) -> None:
         """Reassign closed time (a timing call found, later, to be the reference's)."""
@@ -123,23 +164,30 @@ class PhaseClock:
 
 
 def cell_record(seconds: Mapping[str, float | None], *, started_epoch: float,
-                final: bool) -> dict:
+                final: bool, device_busy: Mapping | None = None) -> dict:
     """What a cell writes under :data:`CELL_KEY`: its phases (``None`` = not separable
     on this path), when its clock started and when this record was written (epoch
-    seconds), and whether the cell got to its end (``final``)."""
-    return {"schema": SCHEMA, "started": round(started_epoch, 4), "written": round(time.time(), 4),
-            "final": bool(final),
-            "seconds": {p: (None if seconds.get(p) is None else round(float(seconds[p]), 4))
-                        for p in CELL_PHASES}}
+    seconds), and whether the cell got to its end (``final``); ``device_busy``
+    (:meth:`PhaseClock.busy_record`) where the cell knows when it timed on its device."""
+    record = {"schema": SCHEMA, "started": round(started_epoch, 4), "written": round(time.time(), 4),
+              "final": bool(final),
+              "seconds": {p: (None if seconds.get(p) is None else round(float(seconds[p]), 4))
+                          for p in CELL_PHASES}}
+    if device_busy is not None:
+        record[occupancy.KEY] = dict(device_busy)
+    return record
 
 
 def assemble(*, wall_s: float, preflight_s: float, spawned: float | None, exited: float | None,
-             cell: Mapping | None) -> dict:
+             cell: Mapping | None, window: tuple[float, float] | None = None) -> dict:
     """The cell's phases (:data:`KEY`): the cell's record placed in the orchestrator's
-    wall time. Without a final cell record the process's unaccounted time is ``other``."""
+    wall time. Without a final cell record the process's unaccounted time is ``other``.
+    With the cell's ``window`` (epoch start and end), when it held its device for timing
+    (:func:`zl_core.interface.occupancy.assembled`)."""
     seconds: dict[str, float | None] = {p: None for p in PHASES}
     seconds[PREFLIGHT] = preflight_s
     final = False
+    written: float | None = None
     own = cell.get("seconds") if isinstance(cell, Mapping) else None
     if isinstance(own, Mapping) and spawned is not None:
         for name in CELL_PHASES:
@@ -162,8 +210,13 @@ def assemble(*, wall_s: float, preflight_s: float, spawned: float | None, exited
     wall = round(float(wall_s), 3)
     known = sum(v for v in rounded.values() if v is not None)
     rounded[OTHER] = round(wall - known, 3)
-    return {"schema": SCHEMA, "wall_s": wall, "complete": final, "seconds": rounded,
-            "unknown": [k for k, v in rounded.items() if v is None]}
+    out = {"schema": SCHEMA, "wall_s": wall, "complete": final, "seconds": rounded,
+           "unknown": [k for k, v in rounded.items() if v is None]}
+    if window is not None:
+        out[occupancy.KEY] = occupancy.assembled(
+            cell if isinstance(own, Mapping) else None, window=window, spawned=spawned is not None,
+            final=final, written=written)
+    return out
 
 
 def campaign_sum(records: Iterable[Mapping | None]) -> dict:

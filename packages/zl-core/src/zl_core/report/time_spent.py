@@ -10,11 +10,16 @@ An A/B operator's accuracy-test cells (``<op>/check/A|B``) hold the device too, 
 take longer than all its rounds (each test autotunes its shapes afresh). They have no
 status row; their sum is kept apart, under ``checks``, so the rounds' figures keep their
 meaning.
+
+``occupancy`` says how busy the cells kept their devices against the campaign's wall
+(:mod:`zl_core.report.occupancy`; the checks' and shards' cells count there: they hold a
+device too).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 from zl_core.decisions.status import latest_by_cell, read_status
 from zl_core.foundation.errors import BadInputError
@@ -22,12 +27,15 @@ from zl_core.interface import caliber, phases
 from zl_core.interface.contract import ACCURACY_REPORT
 from zl_core.store.layout import CampaignLayout
 
+from .occupancy import campaign_occupancy
+
 SLOWEST = 5
 
 
 def time_spent(layout: CampaignLayout) -> dict | None:
     """``{"cells", "wall_s", "seconds", "share", "unknown_cells", "cells_without_phases",
-    "by_side", "slowest", "labels", "checks"}``, or None when the campaign finished no cell."""
+    "by_side", "slowest", "labels", "checks", "occupancy"}``, or None when the campaign
+    finished no cell."""
     records: list[Mapping | None] = []
     per_side: dict[str, list[Mapping | None]] = {}
     slow: list[dict] = []
@@ -45,22 +53,27 @@ def time_spent(layout: CampaignLayout) -> dict | None:
     slow.sort(key=lambda c: -(c["wall_s"] or 0.0))
     total["slowest"] = slow[:SLOWEST]
     total["labels"] = dict(phases.LABELS)  # the renderers name phases as zl_core does
-    total["checks"] = _checks(layout, sorted({op for op, _, _ in rows}))
+    ops = sorted({op for op, _, _ in rows})
+    total["checks"] = _checks(layout, ops)
+    total["occupancy"] = campaign_occupancy(layout, rows, _check_cells(layout, ops))
     return total
+
+
+def _check_cells(layout: CampaignLayout, ops: list[str]) -> list[Path]:
+    """The accuracy-test cells of ``ops`` that ran. A check ran only after its operator's
+    rounds, so the operators with status rows are the ones that may have one; one that was
+    running when the campaign stopped (no report, no end stamp) is left out."""
+    return [cell for op in ops for side in ("A", "B")
+            if ((cell := layout.check_dir(op, side)) / ACCURACY_REPORT).is_file() or _ended(cell)]
 
 
 def _checks(layout: CampaignLayout, ops: list[str]) -> dict | None:
     """The finished accuracy-test cells of ``ops`` summed like the rounds' cells, with
-    ``by_side``; None when there are none. A check ran only after its operator's rounds,
-    so the operators with status rows are the ones that may have one; one that was
-    running when the campaign stopped (no report, no end stamp) is left out."""
+    ``by_side``; None when there are none."""
     per_side: dict[str, list[Mapping | None]] = {}
-    for op in ops:
-        for side in ("A", "B"):
-            cell = layout.check_dir(op, side)
-            if (cell / ACCURACY_REPORT).is_file() or _ended(cell):
-                relative = cell.relative_to(layout.root).as_posix()
-                per_side.setdefault(side, []).append(_phases_of(layout, relative))
+    for cell in _check_cells(layout, ops):
+        relative = cell.relative_to(layout.root).as_posix()
+        per_side.setdefault(cell.name, []).append(_phases_of(layout, relative))
     return _summed(per_side) if per_side else None
 
 

@@ -204,7 +204,8 @@ def _write_phases(cell_dir: Path) -> None:
     CLOCK.leave(phases.TEARDOWN)
     seconds = {name: CLOCK.seconds.get(name, 0.0) for name in phases.CELL_PHASES}
     merge_identity(cell_dir, {phases.CELL_KEY: phases.cell_record(
-        seconds, started_epoch=CLOCK.started_epoch, final=True)})
+        seconds, started_epoch=CLOCK.started_epoch, final=True,
+        device_busy=CLOCK.busy_record())})  # never on a device: known, and empty
 
 
 def build_parser() -> argparse.ArgumentParser:

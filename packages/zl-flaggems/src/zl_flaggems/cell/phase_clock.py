@@ -4,7 +4,9 @@ The clock starts when this module is first imported: the phases plugin is the fi
 ``-p`` module of a cell, so everything from there to the start of collection counts
 as interpreter start and imports (the orchestrator adds the time before it). The
 names and the record are :mod:`zl_core.interface.phases`'; which of them this process could
-measure is :data:`MEASURED`: a phase never hooked stays unknown in the record.
+measure is :data:`MEASURED`: a phase never hooked stays unknown in the record. When the
+process held its device for timing (:mod:`zl_core.interface.occupancy`) is recorded only
+while every way it times is hooked (:data:`DEVICE_HOOKS`); otherwise it is unknown.
 """
 
 from __future__ import annotations
@@ -16,11 +18,14 @@ from zl_core.interface import phases
 
 from zl_flaggems.cell import cellenv
 
-CLOCK = phases.PhaseClock()
+CLOCK = phases.PhaseClock(device=phases.DEVICE_PHASES)
 CLOCK.enter(phases.START)
 liveness.arm()  # from the first plugin on, a stalled cell can give its Python stacks
 #: Phases this process measures; the plugins add theirs as their hooks go in.
 MEASURED: set[str] = {phases.START, phases.COLLECTION, phases.IR_DUMP, phases.TEARDOWN}
+#: Each way this process times on its device (the autotune sweep, the benchmark's timing
+#: calls) -> whether its hook went in; empty until the plugins say.
+DEVICE_HOOKS: dict[str, bool] = {}
 
 
 def phase(name: str) -> Any:
@@ -37,5 +42,7 @@ def write(*, final: bool) -> None:
     """Merge the record into the cell's identity (no-op outside a zl cell)."""
     known = {name: CLOCK.seconds.get(name, 0.0) if name in MEASURED else None
              for name in phases.CELL_PHASES}
-    record = phases.cell_record(known, started_epoch=CLOCK.started_epoch, final=final)
+    hooked = bool(DEVICE_HOOKS) and all(DEVICE_HOOKS.values())
+    record = phases.cell_record(known, started_epoch=CLOCK.started_epoch, final=final,
+                                device_busy=CLOCK.busy_record() if hooked else None)
     cellenv.merge_identity("phases", {phases.CELL_KEY: record})

@@ -15,6 +15,8 @@ plugins and the benchmark's conftest import anything. What marks each phase:
   time both through ``torch_op`` under ``use_gems``), so the last call of a row is
   the operator's and any earlier call the reference's;
 * IR dump: the TTGIR plugin's writes (it marks them itself);
+* when the device was held for timing (the sweep's benchmarks and the timing calls,
+  compilations cut out): the clock's own record, kept while both hooks are in;
 * teardown: from the first ``pytest_sessionfinish`` to the last ``pytest_unconfigure``.
 
 Each candidate benchmarked, kernel compiled, timing call returned and test finished is
@@ -38,7 +40,7 @@ from zl_flaggems.cell import benchapi, cellenv, phase_clock
 from zl_flaggems.cell.rowclock import CLOCK as ROWS
 
 PLUGIN = "phases"
-_TIMING = "timing_call"  # a get_latency call, until its row says whose it was
+_TIMING = phases.TIMING  # a get_latency call, until its row says whose it was
 
 _undo: list[Any] = []
 _calls: list[tuple[int, float]] = []  # (row, own seconds) of each get_latency call
@@ -50,6 +52,7 @@ _depth = 0  # get_latency calling get_latency (a subclass through super()) count
 
 
 def _install_sweep() -> None:
+    phase_clock.DEVICE_HOOKS["sweep"] = False
     try:
         from triton.runtime.autotuner import Autotuner
     except Exception:  # noqa: BLE001 - no Triton: the sweep stays unknown
@@ -66,6 +69,7 @@ def _install_sweep() -> None:
     _bench.__wrapped__ = original  # type: ignore[attr-defined]  # as functools.wraps sets it
     Autotuner._bench = _bench
     phase_clock.MEASURED.add(phases.AUTOTUNE)
+    phase_clock.DEVICE_HOOKS["sweep"] = True
 
     def undo() -> None:
         if Autotuner.__dict__.get("_bench") is _bench:
@@ -138,6 +142,9 @@ def install(modules: Any) -> None:
         for cls in benchapi.hierarchy(root):
             _patch_class(cls)
         benchapi.on_subclass(root, PLUGIN, _patch_class)
+        # A benchmark whose timing calls go unseen leaves its device time unknown.
+        hooked = getattr(getattr(root, "get_latency", None), benchapi.WRAPPED_FLAG, False)
+        phase_clock.DEVICE_HOOKS["timing"] = phase_clock.DEVICE_HOOKS.get("timing", True) and hooked
 
 
 def resolve_calls() -> None:
