@@ -156,4 +156,4 @@ def union(spans: Iterable[Span]) -> list[Span]:
 
 def measure(spans: Sequence[Span] | Iterable[Span]) -> float:
     """Seconds covered by the spans, overlaps counted once."""
-    return sum(e - s for s, e in union(spans))
+    return sum((e - s for s, e in union(spans)), 0.0)
