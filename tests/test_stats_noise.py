@@ -59,7 +59,10 @@ def test_company_never_takes_a_decision_away():
                     continue  # the campaign's rounds showed a serial state: only that may widen
                 checked += 1
                 assert a.test.ci_low_pct - 1e-9 <= c.test.ci_low_pct <= c.test.ci_high_pct <= a.test.ci_high_pct + 1e-9
-                assert c.test.p_value <= a.test.p_value + 1e-12
+                # An estimate inside the band has a p-value of at least 1/2, which decides at
+                # no level; beyond it a narrower interval on as many degrees of freedom gives
+                # the smaller p-value.
+                assert min(c.test.p_value, 0.5) <= min(a.test.p_value, 0.5) + 1e-12
                 if a.test.verdict != INCONCLUSIVE:
                     assert c.test.verdict == a.test.verdict
     assert checked >= 45

@@ -19,8 +19,10 @@ from .validate import check_confidence, check_rounds, check_threshold
 #: operators, 2 rounds of each order at least (4 in all), serial correlation widens
 #: intervals, half the error budget at the last look. 3: variances anchored on their own
 #: operator, the campaign kept only where it decides more than the operator alone, serial
-#: correlation per operator as a state shared by its shapes. docs/statistics.md section 11.
-RULES = 3
+#: correlation per operator as a state shared by its shapes. 4: the campaign step tests each
+#: series with the p-value of "within the threshold" as a band, not a doubled one-sided
+#: p-value. docs/statistics.md section 11.
+RULES = 4
 
 
 @attrs.frozen(kw_only=True)

@@ -118,7 +118,7 @@ class SeriesTest:
     tie_floored: bool  # the printed resolution, not the rounds, set the spread
     p_faster: float  # one-sided p against "effect <= +threshold", over the look's share
     p_slower: float
-    p_value: float  # two-sided: min(1, 2 * min(p_faster, p_slower))
+    p_value: float  # of "within the threshold", the band down..up (_interval_p)
     mde_pct: float  # smallest effect that look could call on the estimate's side; inf: none
     verdict: str  # on its own, before the campaign's false-discovery control
     decided_at: int | None  # first look whose interval decided
@@ -178,9 +178,25 @@ def judge_series(stats: Mapping[int, LookStat | None], *, looks: Sequence[int], 
         order_penalty_pct=None if f.order_effect is None else pct(f.order_effect),
         sd_pct=math.sqrt(st.var) * 100.0, own_sd_pct=math.sqrt(f.own_var) * 100.0,
         variance=st.variance, serial_factor=st.serial_factor, tie_floored=tie_floored,
-        p_faster=p_up, p_slower=p_down, p_value=min(1.0, 2.0 * min(p_up, p_down)),
+        p_faster=p_up, p_slower=p_down, p_value=_interval_p(f.mean, st.se, st.df, up, down, share),
         mde_pct=pct(up + half) if f.mean >= 0 else pct(down - half), verdict=verdict_of(lo, hi, up, down), decided_at=decided_at,
         notes=tuple(notes))
+
+
+def _interval_p(mean: float, se: float, df: float, up: float, down: float, share: float) -> float:
+    """The p-value of "the effect lies within the threshold" (``down <= mu <= up``), the
+    hypothesis the campaign's false-discovery step tests: the largest chance, over every
+    effect inside the band, of an estimate at least as far from the band's centre as this
+    one. That chance grows with the effect's distance from the centre (a symmetric,
+    unimodal t), so it is taken at the band's edge: the tail beyond the estimate plus the
+    far tail beyond its mirror image. Beyond the band it is about one one-sided p-value,
+    half the doubled one (``2 * min(p_faster, p_slower)``) that tests a point, not a band.
+    Divided by the look's share of the error budget, like the one-sided ones."""
+    centre, half = (up + down) / 2.0, (up - down) / 2.0
+    distance = abs(mean - centre)
+    if not se > 0:
+        return 0.0 if distance > half else 1.0
+    return min(1.0, (tail_sf((distance - half) / se, df) + tail_sf((distance + half) / se, df)) / share)
 
 
 def _method(looks: Sequence[int], alpha: float) -> str:
