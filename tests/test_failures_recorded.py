@@ -59,7 +59,7 @@ def test_a_broken_torch_counts_no_devices_and_says_why(monkeypatch, caplog):
     host = PluginHost()
     backend = Backend(name="brokenacc", torch_namespace="brokenacc")
     assert host.enumerate_devices(backend) == []
-    said = [r.getMessage() for r in caplog.records if r.name == "zl_core.plugins.host"]
+    said = [r.getMessage() for r in caplog.records if r.name == "zl_core.plugins.backends"]
     assert said and "torch.brokenacc failed (RuntimeError: CUDA driver initialization failed)" in said[0]
 
 
@@ -67,7 +67,7 @@ def test_no_torch_at_all_is_no_devices_without_a_warning(monkeypatch, caplog):
     caplog.set_level(logging.WARNING, logger="zl_core")
     monkeypatch.setitem(sys.modules, "torch", None)  # import torch raises ModuleNotFoundError
     assert PluginHost().enumerate_devices(Backend(name="brokenacc", torch_namespace="brokenacc")) == []
-    assert [r for r in caplog.records if r.name == "zl_core.plugins.host"] == []
+    assert [r for r in caplog.records if r.name == "zl_core.plugins.backends"] == []
 
 
 def test_unreadable_dask_task_events_are_said_not_skipped(tmp_path):
