@@ -123,7 +123,7 @@ def test_a_module_that_starts_the_driver_is_left_out(tmp_path, monkeypatch):
     (tmp_path / "zl_test_starts_driver.py").write_text(
         "import sys, types\n"
         "torch = types.ModuleType('torch')  # what torch says once CUDA has started\n"
-        "torch.cuda = types.SimpleNamespace(is_initialized=lambda: True)\n"
+        "torch.cuda = types.SimpleNamespace(is_initialized=lambda: True, device_count=lambda: 1)\n"
         "sys.modules['torch'] = torch\n")
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
     plan = WarmPlan(modules=("json", "zl_test_starts_driver", "no_such_module_zl", "decimal"))

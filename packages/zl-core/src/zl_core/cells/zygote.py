@@ -33,7 +33,6 @@ import socket
 import struct
 import sys
 import time
-import types
 import typing
 
 HEADER = struct.Struct("!I")
@@ -62,11 +61,11 @@ def _driver_state() -> str:
     starting it (docs/validation/2026-12-04-h200-throughput.md)."""
     torch = sys.modules.get("torch")
     # Every device module of torch, whichever vendor's extension added it (torch.cuda,
-    # torch.musa, torch.npu, ...): a module that counts devices and knows if it started.
+    # torch.musa, torch.npu, ...): one that counts devices and knows if it started
+    # (torch.distributed knows the second only, and is no device).
     for name, module in sorted(vars(torch).items()) if torch is not None else ():
         started = getattr(module, "is_initialized", None)
-        if (isinstance(module, types.ModuleType) and callable(getattr(module, "device_count", None))
-                and callable(started) and started()):
+        if callable(getattr(module, "device_count", None)) and callable(started) and started():
             return f"torch.{name} initialised"
     return "untouched"
 
