@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 
 from zl_core.cells import liveness
-from zl_core.interface import caliber, phases
+from zl_core.interface import caliber, phases, timing_gate
 
-CLOCK = phases.PhaseClock(device=phases.DEVICE_PHASES)
+CLOCK = phases.PhaseClock(device=phases.DEVICE_PHASES, gate=timing_gate.TimingGate.from_env())
 CLOCK.enter(phases.START)
 liveness.arm()
 cell = Path(os.environ["ZL_CELL_DIR"])
@@ -94,8 +94,10 @@ rows = [{"op": op, "dtype": "float16", "size_detail": f"[torch.Size([{n}])]",
 print(f"Operator: {op}  Performance Test (dtype=torch.float16, mode=kernel,level=core)")
 with CLOCK.phase(phases.OPERATOR):  # its "timing loop": the device held for timing
     time.sleep(float(os.environ.get("FAKE_TIME_S", "0.05")))
+CLOCK.timing_done()
 
 # The phases the real plugins measure; a fake cell spends its time in the start and timing.
 caliber.merge_identity(cell, {phases.CELL_KEY: phases.cell_record(
     {name: CLOCK.seconds.get(name, 0.0) for name in phases.CELL_PHASES},
-    started_epoch=CLOCK.started_epoch, final=True, device_busy=CLOCK.busy_record())})
+    started_epoch=CLOCK.started_epoch, final=True, device_busy=CLOCK.busy_record(),
+    gate=CLOCK.gate_record())})

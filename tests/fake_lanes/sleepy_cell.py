@@ -1,7 +1,7 @@
 """A cell that sleeps: it honours the ZL_* contract like fake_cell.py and records,
 in the ledger file $ZL_FAKE_LEDGER, which device it saw, when it ran and its pid.
 
-Behaviour by op name: "slow*" sleeps 4x longer; "crash*" dies by SIGSEGV on its
+Behaviour by op name: "slow*" sleeps 4x longer; "stuck*" never ends its timing; "crash*" dies by SIGSEGV on its
 first attempt only when $ZL_FAKE_CRASH_ONCE names a marker file, otherwise on
 every attempt; "dtype*" rejects its dtype filter the way FlagGems words it; "diskfull*"
 fails as Python does on a full disk while the file $ZL_FAKE_DISK_FULL exists.
@@ -17,9 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-from zl_core.interface import caliber, phases
+from zl_core.interface import caliber, phases, timing_gate
 
-CLOCK = phases.PhaseClock(device=phases.DEVICE_PHASES)
+CLOCK = phases.PhaseClock(device=phases.DEVICE_PHASES, gate=timing_gate.TimingGate.from_env())
 cell = Path(os.environ["ZL_CELL_DIR"])
 op = os.environ["ZL_OP"]
 mode = os.environ["ZL_AUTOTUNE_MODE"]
@@ -54,7 +54,13 @@ if op.startswith("dtype") and os.environ.get("ZL_DTYPES"):
     sys.exit(1)
 seconds = float(os.environ.get("ZL_FAKE_SLEEP", "0.3")) * (4 if op.startswith("slow") else 1)
 with CLOCK.phase(phases.OPERATOR):
+    if op.startswith("stuck"):  # never ends its timing: its record says it holds the gate
+        caliber.merge_identity(cell, {phases.CELL_KEY: phases.cell_record(
+            {}, started_epoch=CLOCK.started_epoch, final=False, gate=CLOCK.gate_record())})
+        note("stuck")
+        time.sleep(600)
     time.sleep(seconds)
+CLOCK.timing_done()  # as the real cell's session end: a pipelined lane's next cell may time
 
 if mode == "record":
     (cell / "autotune_records").mkdir(parents=True, exist_ok=True)
@@ -101,5 +107,6 @@ rows_file = "rows.sleepy.json" if os.environ.get("ZL_FAKE_SLOW_FINISH") else "re
 (cell / rows_file).write_text(json.dumps({"schema": 1, "op": op, "rows": rows, "markers": {}}))
 caliber.merge_identity(cell, {phases.CELL_KEY: phases.cell_record(
     {name: CLOCK.seconds.get(name, 0.0) for name in phases.CELL_PHASES},
-    started_epoch=CLOCK.started_epoch, final=True, device_busy=CLOCK.busy_record())})
+    started_epoch=CLOCK.started_epoch, final=True, device_busy=CLOCK.busy_record(),
+    gate=CLOCK.gate_record())})
 note("end")

@@ -110,8 +110,18 @@ def resumed(options: OptionsT, kind: str) -> tuple[OptionsT, CampaignLayout]:
         devices=lanes.devices if lanes.devices is not None else recorded.lanes.devices,
         scheduler=lanes.scheduler if lanes.scheduler is not None else recorded.lanes.scheduler,
         resume=layout.root,
-        per_device=lanes.per_device if lanes.per_device != 1 else recorded.lanes.per_device))
+        per_device=lanes.per_device if lanes.per_device != 1 else recorded.lanes.per_device,
+        pipeline=resumed_pipeline(layout.root, lanes.pipeline, recorded.lanes.pipeline)))
     return recorded, layout
+
+
+def resumed_pipeline(root: Path, given: int, recorded: int) -> int:
+    """The depth a resumed campaign keeps: its cells' ``pipeline`` is a caliber field, and
+    a report refuses a campaign whose cells ran at two depths."""
+    if given != 1 and given != recorded:
+        raise UsageError(f"campaign {root} ran its cells with --pipeline {recorded}; a resume "
+                         f"keeps it (drop --pipeline {given}, or start a new campaign)")
+    return recorded
 
 
 @attrs.frozen(kw_only=True)
@@ -183,6 +193,13 @@ def executor_for(host: PluginHost, got: Resolved, lanes: Lanes, *, kind: str,
                          "(give it to each 'zl worker')")
     if got.measure.compile_only and (lanes.devices or lanes.scheduler):
         raise UsageError("--compile-only cells use no device; drop --devices/--scheduler")
+    if lanes.pipeline > 1:
+        if kind != "ab":
+            raise UsageError(f"--pipeline {lanes.pipeline} overlaps A/B cells' setup with timing; "
+                             f"zl {kind} runs no rounds")
+        if lanes.scheduler:
+            raise UsageError("--pipeline keeps a lane's next cells starting on this host; it "
+                             "takes no --scheduler (drop one of them)")
     if lanes.per_device > 1:
         if kind != "screen":
             raise UsageError(f"--per-device {lanes.per_device}: A/B rounds time one cell per device "
@@ -199,13 +216,15 @@ def executor_for(host: PluginHost, got: Resolved, lanes: Lanes, *, kind: str,
         raise UsageError("--sweep-devices lends this host's devices to one cell's sweep at a "
                          "time; it takes one lane: drop --devices/--per-device/--scheduler, or "
                          "drop --sweep-devices and let the lanes use the devices")
-    if devices is None and lanes.per_device > 1:
+    one_device = devices is None
+    if devices is None and (lanes.per_device > 1 or lanes.pipeline > 1):
         devices = [got.device if got.device is not None else "0"]
-    # Lanes hand each task their own device; one serial lane has the device resolved.
-    device = None if devices else got.device
+    # Lanes hand each task their own device; one serial lane has the device resolved, and
+    # so has one pipelined device (the campaign's telemetry samples it alone).
+    device = got.device if one_device and lanes.pipeline > 1 else None if devices else got.device
     executor = executors.choose(got.backend, devices=devices, scheduler=lanes.scheduler,
                                 expected_s=executors.expected_times(root, kind),
-                                per_device=lanes.per_device, device=device)
+                                per_device=lanes.per_device, device=device, pipeline=lanes.pipeline)
     return executor, device, devices
 
 

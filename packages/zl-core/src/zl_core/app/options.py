@@ -83,6 +83,8 @@ class Lanes:
     scheduler: str | None = None  # tcp://HOST:8786: the lanes of zl workers (Dask)
     resume: Path | None = None  # a campaign folder to continue with its own options
     per_device: int = 1  # lanes per device: cells a screen runs on one device at once
+    #: A/B cells of one device in flight, their timing one at a time (zl_core.interface.timing_gate).
+    pipeline: int = 1
     #: Canary operators first (zl_core.campaigns.canary): auto (long or frozen), on, off.
     canary: str = "auto"
     #: What another process on a device does to the campaign (app.device_users): refuse, record.

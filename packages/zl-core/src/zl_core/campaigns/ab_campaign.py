@@ -18,7 +18,7 @@ from zl_core.store.layout import CampaignLayout
 from . import canary
 from .ab_task import AbTask, OpRun, planned_cells, run_ab_task
 from .executor import CampaignSink, Executor, SerialExecutor, TaskRuntime
-from .executors import concurrency
+from .executors import concurrency, pipeline
 from .judging import recorded_round_order
 from .progress import Progress
 from .spec import CampaignSpec
@@ -61,7 +61,8 @@ def run_ab(host: PluginHost, spec: CampaignSpec, *,
     kind, sides, device = spec.kind, spec.sides, spec.device
     executor = executor or SerialExecutor(device)
     lanes = concurrency(executor)
-    spec = attrs.evolve(spec, settings=attrs.evolve(spec.settings, concurrency=lanes))
+    spec = attrs.evolve(spec, settings=attrs.evolve(spec.settings, concurrency=lanes,
+                                                    pipeline=pipeline(executor)))
     spec = attrs.evolve(spec, settings=settle_start(host, spec, log.info))
     layout = spec.resume or CampaignLayout.create(spec.runs_root, kind, sides.switch)
     plan = spec.plan

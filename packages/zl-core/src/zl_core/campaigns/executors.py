@@ -23,14 +23,17 @@ HISTORY = 20
 
 def choose(backend: Backend, *, devices: Sequence[str] | None, scheduler: str | None,
            expected_s: dict[str, float] | None = None, per_device: int = 1,
-           device: str | None = None) -> Executor:
-    """Dask with a scheduler, lanes over ``devices`` (``per_device`` each), else one cell
-    after the other on ``device`` (None: the backend's default)."""
+           device: str | None = None, pipeline: int = 1) -> Executor:
+    """Dask with a scheduler, lanes over ``devices`` (``per_device`` each, or ``pipeline``
+    gated ones), else one cell after the other on ``device`` (None: the backend's default)."""
     if scheduler:
         from .dask_executor import DaskExecutor
 
         return DaskExecutor(scheduler)
     if devices:
+        if pipeline > 1:
+            return LanesExecutor(backend.name, list(devices), expected_s=expected_s,
+                                 per_device=pipeline, gated=True)
         return LanesExecutor(backend.name, list(devices), expected_s=expected_s,
                              per_device=per_device)
     return SerialExecutor(device)
@@ -38,6 +41,11 @@ def choose(backend: Backend, *, devices: Sequence[str] | None, scheduler: str | 
 
 def concurrency(executor: Executor) -> int:
     return int(getattr(executor, "concurrency", 1))
+
+
+def pipeline(executor: Executor) -> int:
+    """Cells of one device in flight while one times (a caliber field; 1: none)."""
+    return int(getattr(executor, "pipeline", 1))
 
 
 def expected_times(runs_root: Path, kind: str) -> dict[str, float]:

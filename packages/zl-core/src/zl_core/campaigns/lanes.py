@@ -1,5 +1,5 @@
 """The local lanes executor: one lane per device of this host (several per device in a
-screen, ``--per-device``), one thread per lane.
+screen, ``--per-device``, or in A/B rounds, ``--pipeline``), one thread per lane.
 
 Each lane takes the next task from one shared plan and runs it to the end, handing
 the task function its :class:`~zl_core.campaigns.executor.Lane` (its device), so all
@@ -9,7 +9,10 @@ first where an earlier campaign measured them (the plan order otherwise), which 
 the last lane from finishing long after the others.
 
 A lane first takes its device's lock (:mod:`zl_core.cells.devicelock`) and holds it for
-the whole campaign; its cells inherit it. When another zl process holds the
+the whole campaign; its cells inherit it. The lanes of a pipelined device (``gated``)
+share that lock and time one cell at a time: each cell takes the device's timing gate
+(:mod:`zl_core.interface.timing_gate`) for its timing, so a lane's setup overlaps another
+lane's timing and nothing else does. When another zl process holds the
 device, the lane says so once and keeps trying while the other lanes work; it
 gives up when no task is left.
 """
@@ -112,10 +115,12 @@ class _SharedHold:
 
 class LanesExecutor:
     """Runs tasks on the given devices of one backend, ``per_device`` tasks per device at a
-    time (more than one only in screens, whose verdict is the IR: zl_core.app.lanes)."""
+    time: a screen's lanes, which time at once (their verdict is the IR: zl_core.app.lanes),
+    or, ``gated``, a pipeline whose cells take turns to time."""
 
     def __init__(self, backend: str, devices: Sequence[str], *,
-                 expected_s: Mapping[str, float] | None = None, per_device: int = 1) -> None:
+                 expected_s: Mapping[str, float] | None = None, per_device: int = 1,
+                 gated: bool = False) -> None:
         if not devices:
             raise ValueError("a lanes executor needs at least one device")
         if per_device < 1:
@@ -123,13 +128,20 @@ class LanesExecutor:
         self.backend = backend
         self.devices = [str(d) for d in devices]
         self.per_device = per_device
+        self.gated = gated
         self.expected_s = dict(expected_s or {})
         #: lane -> (operator, start time) of what each lane runs now.
         self.running: dict[str, tuple[str, float]] = {}
 
     @property
     def concurrency(self) -> int:
-        return len(self.devices) * self.per_device
+        """Lanes that time at the same moment: one per device when their timing is gated."""
+        return len(self.devices) * (1 if self.gated else self.per_device)
+
+    @property
+    def pipeline(self) -> int:
+        """Cells of one device in flight while one of them times (1: no pipeline)."""
+        return self.per_device if self.gated else 1
 
     def _lanes(self) -> list[tuple[str, str]]:
         """(lane name, device): the device alone, or device/slot when it has several."""

@@ -41,6 +41,8 @@ class CellSettings:
     sweep_devices: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     #: Lanes measuring at the same time (set from the executor; a caliber field).
     concurrency: int = 1
+    #: Cells of one device in flight while one times (set from the executor; a caliber field).
+    pipeline: int = 1
     #: Every checkout, the default first; an operator's ``source`` picks its cells' one.
     sources: Sources = attrs.field(factory=Sources)
     #: ``(op, seconds)``: operators whose cells have their own timeout (a sealed
@@ -78,6 +80,7 @@ class CellSettings:
                            timeout_s=self.timeout_of(op), stall_timeout_s=self.stall_timeout_s,
                            compile_only=self.compile_only,
                            target=self.target, side=side, concurrency=self.concurrency,
+                           pipeline=self.pipeline,
                            start=self.start, lock_timeout_s=self.lock_timeout_s,
                            compile_workers=self.compile_workers,
                            sweep_devices=self.sweep_devices if autotune_mode == "record" else ())

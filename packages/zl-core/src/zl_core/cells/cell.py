@@ -9,6 +9,7 @@ kills the whole process group. The provider only supplies the command line.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -18,12 +19,12 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import attrs
 
-from zl_core.cells import cellguard, devicelock, liveness, warmstart
+from zl_core.cells import cell_setup, cellguard, devicelock, liveness, warmstart
 
 # What a cell starts with lives in cell_setup; these names are still taken from here.
 from zl_core.cells.cell_setup import (  # noqa: F401
@@ -38,7 +39,7 @@ from zl_core.cells.cell_setup import (  # noqa: F401
 )
 from zl_core.foundation import interrupts, stamps
 from zl_core.foundation.errors import PreflightError, ResultsUnwritableError, UsageError
-from zl_core.interface import caliber, contract, phases
+from zl_core.interface import caliber, contract, phases, timing_gate
 from zl_core.interface.provider import CellRequest, Provider
 from zl_core.interface.rows import LOG_NAME
 from zl_core.plugins.host import PluginHost
@@ -190,7 +191,8 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
     device = None if request.compile_only else request.device
     with open(log_path, "w", encoding="utf-8", errors="replace") as log, \
             devicelock.holding(request.backend.name, device, on_wait=_say(log, echo, say),
-                               timeout_s=request.lock_timeout_s) as lock:
+                               timeout_s=request.lock_timeout_s) as lock, \
+            _whole_inside_the_gate(request) as whole:
         log.write("# " + " ".join(command.argv) + "\n")
         log.flush()
         # The guard holds the cell's process group and ends it if this process dies;
@@ -204,7 +206,7 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
         reader = threading.Thread(target=_pump, args=(proc, log, markers, echo, watch), daemon=True)
         reader.start()
         try:
-            ended = _wait(proc, watch, request.timeout_s)
+            ended = _wait(proc, watch, request.timeout_s, gate_wait=cell / contract.GATE_WAIT_FILE)
             if ended is not None:
                 timed_out, stalled = True, ended == "stalled"
                 if stalled:  # its stacks first: where it is stuck is the whole point
@@ -229,6 +231,7 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
     for cache in (TRITON_CACHE, TUNER_CACHE):
         shutil.rmtree(cell / cache, ignore_errors=True)
     (cell / PROGRESS_FILE).unlink(missing_ok=True)
+    (cell / contract.GATE_WAIT_FILE).unlink(missing_ok=True)  # a cell killed while it waited
     stacks = cell / STACKS_FILE
     if not stalled and stacks.is_file() and stacks.stat().st_size == 0:
         stacks.unlink()  # armed, never asked: no file says "stacks" without any
@@ -239,6 +242,8 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
     signum = interrupts.requested()
     disk = disk_fault(log_path) if rc != 0 and not timed_out and signum is None else ""
     own = (caliber.read_identity(cell) or {}).get(phases.CELL_KEY)
+    if whole is not None:  # the orchestrator's hold is the cell's
+        own = {**(own if isinstance(own, dict) else {}), timing_gate.KEY: whole.record()}
     caliber.merge_identity(cell, {
         "rc": rc, "timed_out": timed_out, "stalled": stalled, "elapsed_s": round(end - start, 3),
         "longest_silence_s": round(watch.longest_silence_s, 1),
@@ -297,6 +302,21 @@ class CellDiskError(ResultsUnwritableError):
         return CellDiskError(self.cell, self.line, then)
 
 
+@contextlib.contextmanager
+def _whole_inside_the_gate(request: CellRequest) -> Iterator[timing_gate.TimingGate | None]:
+    """A pipelined cell without timing phases (accuracy tests) still runs kernels: it runs
+    whole inside its device's timing gate, so it never runs beside another cell's timing."""
+    if not cell_setup.gated_whole(request):
+        yield None
+        return
+    gate = timing_gate.TimingGate(str(devicelock.gate_path(request.backend.name, str(request.device))))
+    gate.enter()
+    try:
+        yield gate
+    finally:
+        gate.leave()
+
+
 def _say(log, *listeners: Callable[[str], None] | None) -> Callable[[str], None]:
     def say(text: str) -> None:
         log.write(text + "\n")
@@ -307,9 +327,13 @@ def _say(log, *listeners: Callable[[str], None] | None) -> Callable[[str], None]
     return say
 
 
-def _wait(proc: subprocess.Popen, watch: liveness.Watch, timeout_s: float) -> str | None:
-    """Until the cell exits (None), its timeout passes ("timeout") or it stalls ("stalled")."""
+def _wait(proc: subprocess.Popen, watch: liveness.Watch, timeout_s: float,
+          gate_wait: Path | None = None) -> str | None:
+    """Until the cell exits (None), its timeout passes ("timeout") or it stalls ("stalled").
+    While ``gate_wait`` exists the cell waits for another cell's timing (a pipeline): that
+    time moves its deadline and is no silence."""
     deadline = time.monotonic() + timeout_s
+    checked = time.monotonic()
     while True:
         left = deadline - time.monotonic()
         try:
@@ -317,6 +341,11 @@ def _wait(proc: subprocess.Popen, watch: liveness.Watch, timeout_s: float) -> st
             return None
         except subprocess.TimeoutExpired:
             pass
+        now = time.monotonic()
+        if gate_wait is not None and gate_wait.exists():
+            deadline += now - checked
+            watch.excuse()
+        checked = now
         if watch.poll():
             return "stalled"
         if left <= 0:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import attrs
 
+from zl_core.cells import devicelock
 from zl_core.foundation import bounded, compiler_build, stamps
 from zl_core.foundation.backend import Backend
 from zl_core.foundation.compiler_env import CellVars, CompilerEnv, inherited_now, scrub
@@ -90,6 +91,23 @@ class CellEnvironment:
     compiler_vars: CellVars
 
 
+def pipelined(request: CellRequest) -> bool:
+    """The cell shares its device with a lane's other cells in flight (``--pipeline``)."""
+    return request.pipeline > 1 and not request.compile_only and request.device is not None
+
+
+def gates_itself(request: CellRequest) -> bool:
+    """A pipelined cell that times takes the device's timing gate itself, at its first
+    device phase (zl_core.interface.timing_gate)."""
+    return pipelined(request) and request.check is None
+
+
+def gated_whole(request: CellRequest) -> bool:
+    """A pipelined cell that uses the device without timing phases (accuracy tests) runs
+    entirely inside the gate, which the orchestrator takes for it."""
+    return pipelined(request) and request.check is not None
+
+
 def environment(host: PluginHost, request: CellRequest, *, base: Mapping[str, str] | None = None,
                 extra: Mapping[str, str] | None = None, unset: tuple[str, ...] = (),
                 compiler: CompilerEnv | None = None) -> CellEnvironment:
@@ -132,6 +150,8 @@ def environment(host: PluginHost, request: CellRequest, *, base: Mapping[str, st
     })
     if request.sweep_shard:
         env[contract.SWEEP_SHARD] = request.sweep_shard
+    if gates_itself(request):
+        env[contract.TIMING_GATE] = str(devicelock.gate_path(backend.name, str(request.device)))
     if request.replay_from is not None:
         env[contract.REPLAY_DIR] = str((Path(request.replay_from) / contract.AUTOTUNE_RECORDS_DIR).resolve())
     if request.compile_only:
@@ -217,6 +237,7 @@ def initial_identity(host: PluginHost, request: CellRequest, provider: Provider,
         "replay_source": str(Path(request.replay_from).resolve()) if request.replay_from else None,
         "compile_only": request.compile_only,
         "concurrency": request.concurrency,
+        "pipeline": request.pipeline,
         "start": request.start,
         "compile_workers": compile_workers(request.compile_workers),
         "target": request.target if request.compile_only else None,

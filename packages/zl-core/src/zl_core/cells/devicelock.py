@@ -86,6 +86,11 @@ def lock_path(backend: str, device: str) -> Path:
     return lock_dir() / f"{safe_component(backend)}-{safe_component(str(device))}.lock"
 
 
+def gate_path(backend: str, device: str) -> Path:
+    """The device's timing gate (:mod:`zl_core.interface.timing_gate`), beside its lock."""
+    return lock_dir() / f"{safe_component(backend)}-{safe_component(str(device))}.timing"
+
+
 class DeviceLock:
     """An exclusive hold on one device; ``fd`` is what a cell inherits."""
 

@@ -57,6 +57,7 @@ MAX_SECONDS = 7 * 24 * 3600.0  # a timeout or a wait: a week
 MAX_INTERVAL_S = 3600.0  # a telemetry interval: an hour
 MAX_REPLAY_MS = 60_000.0  # device time of one graph replay: a minute
 MAX_PER_DEVICE = 64  # cells measuring at once on one device
+MAX_PIPELINE = 8  # A/B cells of one device in flight: more only waits for the gate
 MAX_REPEAT = 10_000  # direct-timed calls per measurement
 
 
@@ -76,6 +77,7 @@ interval = _upto(lambda t: positive_float(t), MAX_INTERVAL_S, "seconds")
 interval_or_zero = _upto(lambda t: non_negative_float(t), MAX_INTERVAL_S, "seconds")
 replay_ms = _upto(lambda t: positive_float(t), MAX_REPLAY_MS, "ms")
 per_device = _upto(lambda t: positive_int(t), MAX_PER_DEVICE, "cells per device")
+pipeline = _upto(lambda t: positive_int(t), MAX_PIPELINE, "cells in flight per device")
 repeat = _upto(lambda t: positive_int(t), MAX_REPEAT, "calls")
 
 
@@ -253,7 +255,8 @@ def add_manifest_arg(p: argparse.ArgumentParser) -> None:
 
 def lanes_from(args: argparse.Namespace) -> Lanes:
     return Lanes(devices=args.devices, scheduler=args.scheduler, resume=args.resume,
-                 per_device=getattr(args, "per_device", 1), canary=args.canary,
+                 per_device=getattr(args, "per_device", 1), pipeline=getattr(args, "pipeline", 1),
+                 canary=args.canary,
                  other_processes=args.other_processes)
 
 

@@ -54,6 +54,10 @@ def add_parser(sub) -> None:
     # Rounds time cells on a device: --compile-only is taken only to be refused.
     _common.add_campaign_args(p, default_timeout=contract.DEFAULT_TIMEOUT_S,
                               default_start=contract.CAMPAIGN_START, compile_only=False)
+    p.add_argument("--pipeline", type=_common.pipeline, default=1, metavar="N",
+                   help="cells of one device in flight: while one times, the next N-1 start, "
+                   "import and collect; timing stays one cell at a time (a caliber field: a "
+                   "report refuses to mix depths; default 1, one cell at a time)")
     # Screens only; taken here so that zl ab can say why it refuses it.
     p.add_argument("--per-device", type=_common.per_device, default=1, help=argparse.SUPPRESS)
     _common.add_manifest_arg(p)

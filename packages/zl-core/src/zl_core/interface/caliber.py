@@ -37,10 +37,11 @@ CALIBER_FIELDS = (
     "compile_only",
     "target",
     "concurrency",
+    "pipeline",
     "start",
 )
 #: What a field means when an identity predates it.
-FIELD_DEFAULTS = {"concurrency": 1, "replay_ms": "rep/10",  # rep/10: ten replays shared rep
+FIELD_DEFAULTS = {"concurrency": 1, "pipeline": 1, "replay_ms": "rep/10",  # rep/10: ten replays shared rep
                   "timing": "full",  # before --timing every cell timed the reference too
                   # Before --l2 the graph timer ran its calls back to back (warm) and the
                   # direct one was do_bench, which clears the cache before every call.

@@ -20,6 +20,7 @@ variable                  writer      meaning
 ``ZL_L2``                 core        the L2 cache graph-timed calls find (warm | flush)
 ``ZL_COMPILE_ONLY``       core        "1" for a compile-only cell
 ``ZL_TARGET``             core        the compile-only target (compile-only only)
+``ZL_TIMING_GATE``        core        the device's timing gate file (pipelined cells only)
 ``ZL_SEED``               user        random seed; core passes it on, "0" when unset
 ``ZL_PROVIDER``           provider    the provider's name
 ``ZL_SHAPE_FILE``         provider    the shape YAML to inject ("" = the benchmark's own)
@@ -88,8 +89,11 @@ COMPILE_WORKERS = "ZL_COMPILE_WORKERS"
 #: sweeps only its slice of every benchmark's shapes.
 SWEEP_SHARD = "ZL_SWEEP_SHARD"
 
+#: The file a pipelined cell flocks before it times (zl_core.interface.timing_gate).
+TIMING_GATE = "ZL_TIMING_GATE"
+
 CORE_WRITES = (CELL_DIR, BACKEND, OP, DTYPES, AUTOTUNE_MODE, REPLAY_DIR, TIMER, DIRECT_REPEAT,
-               REPLAY_MS, L2, COMPILE_ONLY, TARGET, COMPILE_WORKERS, SWEEP_SHARD)
+               REPLAY_MS, L2, COMPILE_ONLY, TARGET, COMPILE_WORKERS, SWEEP_SHARD, TIMING_GATE)
 
 # -- environment written by the provider (through its cell command) -------------------
 
@@ -140,6 +144,9 @@ TUNER_CACHE = ".tuner_cache"
 
 #: Touched by the cell whenever it makes progress that its output would not show.
 PROGRESS_FILE = ".zl_progress"
+#: Present while a pipelined cell waits for its device's timing gate (zl_core.interface.timing_gate):
+#: the orchestrator counts that wait against neither the cell's timeout nor its stall window.
+GATE_WAIT_FILE = ".zl_gate_wait"
 #: Where a cell writes the Python stacks of its threads when it receives STACKS_SIGNAL.
 STACKS_FILE = "stacks.txt"
 STACKS_SIGNAL = signal.SIGUSR1

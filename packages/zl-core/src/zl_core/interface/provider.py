@@ -101,6 +101,9 @@ class CellRequest:
     # Lanes of the campaign measuring at the same time (a caliber field: devices of one
     # host couple through its power and cooling).
     concurrency: int = 1
+    #: Cells of this cell's device in flight (``zl ab --pipeline``): above 1, the cell takes
+    #: the device's timing gate (:mod:`zl_core.interface.timing_gate`) before it times.
+    pipeline: int = 1
     #: contract.STARTS: a new interpreter ("cold") or a fork of one that already imported
     #: the provider's warm modules ("warm", :mod:`zl_core.cells.warmstart`).
     start: str = "cold"

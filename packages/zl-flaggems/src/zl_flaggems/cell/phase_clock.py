@@ -14,11 +14,12 @@ from __future__ import annotations
 from typing import Any
 
 from zl_core.cells import liveness
-from zl_core.interface import phases
+from zl_core.interface import phases, timing_gate
 
 from zl_flaggems.cell import cellenv
 
-CLOCK = phases.PhaseClock(device=phases.DEVICE_PHASES)
+# A pipelined cell (ZL_TIMING_GATE) waits for its device's gate at its first device phase.
+CLOCK = phases.PhaseClock(device=phases.DEVICE_PHASES, gate=timing_gate.TimingGate.from_env())
 CLOCK.enter(phases.START)
 liveness.arm()  # from the first plugin on, a stalled cell can give its Python stacks
 #: Phases this process measures; the plugins add theirs as their hooks go in.
@@ -44,5 +45,6 @@ def write(*, final: bool) -> None:
              for name in phases.CELL_PHASES}
     hooked = bool(DEVICE_HOOKS) and all(DEVICE_HOOKS.values())
     record = phases.cell_record(known, started_epoch=CLOCK.started_epoch, final=final,
-                                device_busy=CLOCK.busy_record() if hooked else None)
+                                device_busy=CLOCK.busy_record() if hooked else None,
+                                gate=CLOCK.gate_record())
     cellenv.merge_identity("phases", {phases.CELL_KEY: record})

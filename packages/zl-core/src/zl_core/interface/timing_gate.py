@@ -1,0 +1,136 @@
+"""The timing gate: one cell at a time times on a device while a lane's next cells set up.
+
+With a pipeline (``zl ab --pipeline N``) a lane keeps up to N cells of one device in
+flight: while one times, the others start their interpreters, import, collect and wait.
+What must never overlap is two cells' timing on one device, so each cell takes the
+device's gate itself, the moment its clock first enters a device phase (its first timing
+call, or a recording cell's first autotune benchmark), and gives it back when its timing
+is over (the end of its test session), before its IR dump and teardown. Everything before
+the first device phase (start, imports, collection, the first inputs) runs while another
+cell times; everything from there to the session's end runs alone on the device.
+
+The gate is an exclusive ``flock`` on a file beside the device's lock (the orchestrator
+names it in :data:`ENV`): the kernel drops it the moment its holder dies, so a cell that
+crashes, is killed or stalls while timing never leaves the gate shut, and a cell that
+fails during setup never held it. The gate's own record, written into the cell's phase
+record (:data:`KEY`), says when it was held (epoch seconds, the clock of
+:mod:`zl_core.interface.occupancy`) and how long the cell waited for it, so "never two
+timing phases on one device at once" is checked from the holders' own words.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import time
+from collections.abc import Callable, Iterator
+
+import attrs
+
+from zl_core.interface import contract
+
+#: The gate file a pipelined cell takes before it times; unset, the cell takes no gate
+#: (its lane's device lock already keeps it alone on the device).
+ENV = contract.TIMING_GATE
+#: Where the record goes in the cell's phase record and in its assembled phases.
+KEY = "timing_gate"
+SCHEMA = 1
+DIGITS = 4
+
+
+@attrs.define
+class TimingGate:
+    """A cell's hold on its device's gate: taken on demand, given back once timing ends."""
+
+    path: str
+    clock: Callable[[], float] = time.time
+    fd: int | None = None
+    held: list[list[float]] = attrs.field(factory=list)  # [taken, given back] epoch seconds
+    waited_s: float = 0.0
+
+    @classmethod
+    def from_env(cls, environ: dict | None = None) -> TimingGate | None:
+        path = (os.environ if environ is None else environ).get(ENV, "")
+        return cls(path) if path else None
+
+    @property
+    def holding(self) -> bool:
+        return self.fd is not None
+
+    def enter(self) -> None:
+        """Wait for the gate and take it; nothing when this cell holds it already. While it
+        waits, :data:`~zl_core.interface.contract.GATE_WAIT_FILE` in the cell folder tells
+        the orchestrator so: another cell's timing is no part of this one's timeout."""
+        if self.fd is not None:
+            return
+        asked = self.clock()
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                with _waiting(os.environ.get(contract.CELL_DIR)):
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+        except BaseException:
+            os.close(fd)
+            raise
+        self.fd = fd
+        taken = self.clock()
+        self.waited_s += taken - asked
+        self.held.append([taken, taken])
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+
+    def leave(self) -> None:
+        """Give the gate back (the cell's timing is over); a later device phase takes it again."""
+        if self.fd is None:
+            return
+        self.held[-1][1] = self.clock()
+        os.close(self.fd)
+        self.fd = None
+
+    def record(self) -> dict:
+        """What the cell writes under :data:`KEY`: its holds (one still open ends now, and
+        ``open`` says so: the orchestrator closes it at the process's exit)."""
+        holds = [list(h) for h in self.held]
+        if self.fd is not None and holds:
+            holds[-1][1] = self.clock()
+        return {"schema": SCHEMA, "held": [[round(a, DIGITS), round(b, DIGITS)] for a, b in holds],
+                "waited_s": round(self.waited_s, DIGITS), "open": self.fd is not None}
+
+
+@contextlib.contextmanager
+def _waiting(cell_dir: str | None) -> Iterator[None]:
+    marker = os.path.join(cell_dir, contract.GATE_WAIT_FILE) if cell_dir else None
+    if marker is not None:
+        try:
+            with open(marker, "w", encoding="utf-8") as note:
+                note.write(f"{os.getpid()}\n")
+        except OSError:
+            marker = None  # no folder to say it in: the wait counts as the cell's own time
+    try:
+        yield
+    finally:
+        if marker is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(marker)
+
+
+#: How late the orchestrator may see a cell's exit after the kernel opened its gate: one
+#: poll of the process (``subprocess``' wait polls at most every 50 ms).
+EXIT_SEEN_WITHIN_S = 0.1
+
+
+def closed(record: object, exited: float | None) -> dict | None:
+    """A cell's gate record as the orchestrator keeps it: a hold the cell never gave back
+    (it died, or was killed, while timing) lasted until its process exited, which the
+    orchestrator sees up to :data:`EXIT_SEEN_WITHIN_S` late (``until_exit`` says so)."""
+    if not isinstance(record, dict) or not isinstance(record.get("held"), list):
+        return None
+    holds = [list(h) for h in record["held"] if isinstance(h, list) and len(h) == 2]
+    until_exit = bool(record.get("open") and holds and exited is not None)
+    if until_exit:
+        holds[-1][1] = round(max(holds[-1][1], exited), DIGITS)
+    return {"schema": SCHEMA, "held": holds, "waited_s": record.get("waited_s"), "open": False,
+            "until_exit": until_exit}

@@ -1,0 +1,209 @@
+"""A/B lanes in a pipeline (``zl ab --pipeline N``): a lane's next cells start while one
+times, and timing stays one cell at a time per device, whatever fails. Checked from the
+timing gate's own record in every cell (zl_core.interface.timing_gate), on the fake
+four-GPU host with real cell processes (tests/fake_lanes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from zl_core.cells import devicelock
+from zl_core.interface import caliber, phases, timing_gate
+
+OPS = ["abs", "add", "mul", "sub", "exp", "log"]
+
+
+def campaigns(tmp_path: Path) -> list[Path]:
+    return sorted((tmp_path / "runs").glob("ab_*"))
+
+
+def cells(campaign: Path) -> list[Path]:
+    return sorted(p.parent for p in campaign.glob("*/r*/*/run_identity.json"))
+
+
+def gate_of(cell: Path) -> dict | None:
+    return (caliber.read_identity(cell) or {}).get(phases.KEY, {}).get(timing_gate.KEY)
+
+
+def holds(cell: Path) -> list[tuple[float, float]]:
+    gate = gate_of(cell)
+    return [] if gate is None else [tuple(h) for h in gate["held"]]
+
+
+def overlapping(spans: list[tuple[str, float, float]], late: dict | None = None) -> list[tuple[str, str]]:
+    """Pairs of different cells whose spans overlap (the gate's record is its truth); a
+    span in ``late`` ended when the orchestrator saw its process gone, up to that late."""
+    spans = sorted(spans, key=lambda s: s[1])
+    found = []
+    for i, (who, _start, end) in enumerate(spans):
+        end -= (late or {}).get(who, 0.0)
+        for other, start2, _end2 in spans[i + 1:]:
+            if start2 >= end:
+                break
+            if other != who:
+                found.append((who, other))
+    return found
+
+
+def ab(zl, *extra: str) -> int:
+    return zl(["ab", "--suite", "sleepy", "--switch", "FAKE_SWITCH", "--rounds", "4",
+               "--allow-no-ir-diff", "--telemetry-interval", "0", *extra])
+
+
+def test_a_pipelined_lane_never_times_two_cells_at_once_and_overlaps_their_setup(lanes_main, tmp_path):
+    assert ab(lanes_main, "--ops", *OPS, "--devices", "0,1", "--pipeline", "3") == 0
+    [campaign] = campaigns(tmp_path)
+    by_device: dict[str, list] = {}
+    windows: dict[str, list] = {}
+    waited = 0.0
+    for cell in cells(campaign):
+        ident = caliber.read_identity(cell)
+        assert ident["pipeline"] == 3 and ident["concurrency"] == 2  # two devices time at once
+        record = ident[phases.KEY]
+        gate = record[timing_gate.KEY]
+        assert len(gate["held"]) == 1 and not gate["open"]
+        (taken, given), = gate["held"]
+        waited += gate["waited_s"]
+        # Every stretch the cell timed lies inside its hold of the gate.
+        for start, end in record["device_busy"]["intervals"]:
+            assert taken - 1e-3 <= start < end <= given + 1e-3
+        by_device.setdefault(ident["device"], []).append((str(cell), taken, given))
+        windows.setdefault(ident["device"], []).append((str(cell), *record["device_busy"]["window"]))
+    assert set(by_device) == {"0", "1"}
+    for device, spans in by_device.items():
+        assert overlapping(spans) == [], f"two cells timed at once on device {device}"
+        # The pipeline is real: cells lived (started, imported) while another timed.
+        assert overlapping(windows[device] + spans), device
+    assert waited > 0  # some cell was ready before the gate was free
+
+
+def test_a_cell_that_dies_before_timing_never_held_the_gate(lanes_main, tmp_path, monkeypatch):
+    monkeypatch.setenv("ZL_FAKE_OPS", "crashy abs add")
+    # crash* dies (SIGSEGV) right after it starts: the campaign fails, and never waits on it.
+    assert ab(lanes_main, "--ops", "crashy", "abs", "add", "--pipeline", "2") != 0
+    [campaign] = campaigns(tmp_path)
+    crashed = [c for c in cells(campaign) if c.parts[-3] == "crashy"]
+    assert crashed and all(holds(c) == [] for c in crashed)
+    for op in ("abs", "add"):
+        assert all("finished" in caliber.read_identity(c) for c in cells(campaign) if c.parts[-3] == op)
+
+
+def test_a_cell_stuck_while_timing_is_ended_and_the_gate_opens_for_the_next(lanes_main, tmp_path,
+                                                                            monkeypatch):
+    monkeypatch.setenv("ZL_FAKE_OPS", "stuckop abs")
+    assert ab(lanes_main, "--ops", "stuckop", "abs", "--pipeline", "2", "--timeout", "4") != 0
+    [campaign] = campaigns(tmp_path)
+    stuck = campaign / "stuckop" / "r01" / "A"
+    ident = caliber.read_identity(stuck)
+    assert ident["timed_out"]
+    (taken, given), = holds(stuck)
+    # Its hold lasted until its process group was killed, not beyond.
+    assert given >= taken + 3.0
+    assert gate_of(stuck)["until_exit"]
+    spans = [(str(c), *h) for c in cells(campaign) for h in holds(c)]
+    late = {str(c): timing_gate.EXIT_SEEN_WITHIN_S for c in cells(campaign)
+            if (gate_of(c) or {}).get("until_exit")}
+    assert overlapping(spans, late) == []
+    abs_cells = [c for c in cells(campaign) if c.parts[-3] == "abs"]
+    assert len(abs_cells) == 8 and all("finished" in caliber.read_identity(c) for c in abs_cells)
+
+
+def test_a_report_refuses_to_compare_cells_of_two_pipeline_depths(lanes_main, tmp_path, capsys):
+    assert ab(lanes_main, "--ops", "abs", "--pipeline", "2") == 0
+    assert ab(lanes_main, "--ops", "abs") == 0
+    first, second = campaigns(tmp_path)
+    depths = {caliber.read_identity(c)["pipeline"] for c in cells(first)}
+    assert depths == {2} and {caliber.read_identity(c)["pipeline"] for c in cells(second)} == {1}
+    capsys.readouterr()
+    assert lanes_main(["report", "--ab", str(first / "abs" / "r01" / "A"),
+                       str(second / "abs" / "r01" / "B")]) == 4
+    assert "'pipeline' differs" in capsys.readouterr().err
+
+
+def test_a_resume_keeps_the_depth_its_cells_ran_at(lanes_main, tmp_path, capsys):
+    assert ab(lanes_main, "--ops", "abs", "--pipeline", "2") == 0
+    [campaign] = campaigns(tmp_path)
+    meta = json.loads((campaign / "campaign.json").read_text())
+    meta["state"] = "interrupted"
+    (campaign / "campaign.json").write_text(json.dumps(meta))
+    capsys.readouterr()
+    assert lanes_main(["ab", "--resume", str(campaign), "--pipeline", "3"]) == 2
+    err = capsys.readouterr().err
+    assert "--pipeline 2" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["ab", "--suite", "sleepy", "--ops", "abs", "--pipeline", "0"], "expected a number >= 1"),
+    (["ab", "--suite", "sleepy", "--ops", "abs", "--pipeline", "9"], "at most 8"),
+    (["ab", "--suite", "sleepy", "--ops", "abs", "--pipeline", "2", "--scheduler",
+      "tcp://127.0.0.1:9"], "takes no --scheduler"),
+    (["screen", "--suite", "sleepy", "--ops", "abs", "--pipeline", "2"], "unrecognized arguments"),
+])
+def test_bad_pipelines_are_refused_in_one_line(lanes_main, capsys, argv, said):
+    try:
+        code = lanes_main(argv)
+    except SystemExit as exc:  # argparse's own refusals
+        code = exc.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err and len(err.strip().splitlines()) <= 2
+
+
+def test_an_accuracy_cell_of_a_pipeline_runs_whole_inside_the_gate(lanes_host, tmp_path):
+    from zl_core.cells.cell import run_cell
+    from zl_core.interface.opspec import OpSpec
+    from zl_core.interface.provider import CellRequest, CheckSpec
+
+    backend = lanes_host.get_backend("cuda")
+    request = CellRequest(op=OpSpec(op="abs", op_file="test_abs.py"), backend=backend, out_dir=tmp_path / "check" / "A",
+                          python=sys.executable, device="2", side="A", pipeline=2,
+                          check=CheckSpec(file="checks/test_abs.py"))
+    gate = timing_gate.TimingGate(str(devicelock.gate_path("cuda", "2")))
+    gate.enter()  # another cell of the lane is timing
+    done = threading.Event()
+    thread = threading.Thread(target=lambda: (run_cell(lanes_host, lanes_host.get_provider("sleepy"),
+                                                       request), done.set()), daemon=True)
+    thread.start()
+    time.sleep(1.5)
+    assert not done.is_set() and not (tmp_path / "check" / "A" / "accuracy.xml").exists()
+    gate.leave()
+    thread.join(timeout=30)
+    assert done.is_set()
+    (taken, given), = holds(tmp_path / "check" / "A")
+    assert taken >= gate.held[0][1] - 1e-3 and given > taken
+    assert (tmp_path / "check" / "A" / "accuracy.xml").is_file()
+
+
+def test_the_gate_lets_one_process_in_at_a_time_and_opens_when_its_holder_dies(tmp_path):
+    path = tmp_path / "cuda-0.timing"
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time\nfrom zl_core.interface.timing_gate import TimingGate\n"
+        f"g = TimingGate({str(path)!r}); g.enter(); print('in', flush=True); time.sleep(60)")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "in"
+        mine = timing_gate.TimingGate(str(path))
+        waiter = threading.Thread(target=mine.enter, daemon=True)
+        waiter.start()
+        time.sleep(0.5)
+        assert not mine.holding
+        holder.kill()  # killed while it held the gate: the kernel opens it
+        waiter.join(timeout=10)
+        assert mine.holding and mine.waited_s >= 0.4
+        record = mine.record()
+        assert record["open"] and len(record["held"]) == 1
+        mine.leave()
+        assert not mine.record()["open"]
+        assert timing_gate.closed({**record}, exited=record["held"][0][1] + 5)["held"][0][1] == \
+            pytest.approx(record["held"][0][1] + 5, abs=1e-3)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert os.environ.get(timing_gate.ENV) is None  # the test process itself is no pipelined cell
