@@ -53,6 +53,7 @@ if op.startswith("dtype") and os.environ.get("ZL_DTYPES"):
     print(f"AssertionError: {os.environ['ZL_DTYPES']} can't be supported by this op")
     sys.exit(1)
 seconds = float(os.environ.get("ZL_FAKE_SLEEP", "0.3")) * (4 if op.startswith("slow") else 1)
+CLOCK.hold_device()  # as the real cell's first test: the gate, until the process exits
 with CLOCK.phase(phases.OPERATOR):
     if op.startswith("stuck"):  # never ends its timing: its record says it holds the gate
         caliber.merge_identity(cell, {phases.CELL_KEY: phases.cell_record(
@@ -60,7 +61,6 @@ with CLOCK.phase(phases.OPERATOR):
         note("stuck")
         time.sleep(600)
     time.sleep(seconds)
-CLOCK.timing_done()  # as the real cell's session end: a pipelined lane's next cell may time
 
 if mode == "record":
     (cell / "autotune_records").mkdir(parents=True, exist_ok=True)

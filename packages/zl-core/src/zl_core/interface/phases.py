@@ -79,8 +79,8 @@ class PhaseClock:
     inside such a stretch (a compilation reported after it ended) is cut out of it.
 
     With a ``gate`` (a pipelined cell, :mod:`zl_core.interface.timing_gate`), entering a
-    device phase first waits for the device's gate, outside every stretch: the wait is no
-    device time, and the gate stays this cell's until :meth:`timing_done`.
+    device phase first waits for the device's gate, outside every stretch (the wait is no
+    device time), unless :meth:`hold_device` took it earlier; the cell keeps it until it exits.
     """
 
     now: Callable[[], float] = time.perf_counter
@@ -145,10 +145,11 @@ class PhaseClock:
             self.busy.add(self._busy_since, now)
             self._busy_since = None
 
-    def timing_done(self) -> None:
-        """The cell times no more: the device's gate goes to the next cell (if it has one)."""
+    def hold_device(self) -> None:
+        """Take the device's gate now, before the cell's first work on the device (its first
+        test's inputs), outside every phase; nothing without a gate or when already held."""
         if self.gate is not None:
-            self.gate.leave()
+            self.gate.enter()
 
     def gate_record(self) -> dict | None:
         """The gate's own record (:data:`timing_gate.KEY`), None for a cell with no gate."""

@@ -2,20 +2,24 @@
 
 With a pipeline (``zl ab --pipeline N``) a lane keeps up to N cells of one device in
 flight: while one times, the others start their interpreters, import, collect and wait.
-What must never overlap is two cells' timing on one device, so each cell takes the
-device's gate itself, the moment its clock first enters a device phase (its first timing
-call, or a recording cell's first autotune benchmark), and gives it back when its timing
-is over (the end of its test session), before its IR dump and teardown. Everything before
-the first device phase (start, imports, collection, the first inputs) runs while another
-cell times; everything from there to the session's end runs alone on the device.
+What must never overlap is a cell's timing and another cell's work on the device, so each
+cell takes the device's gate itself before its first test (a provider's cell calls
+:meth:`~zl_core.interface.phases.PhaseClock.hold_device` there; entering a device phase
+takes it too, for a cell that has no such hook) and keeps it until its process exits:
+its inputs, compilation, timing, IR dump, teardown and the end of its device context all
+run alone on the device. Only interpreter start, imports and collection overlap another
+cell's timing. (Giving the gate back at the end of the test session instead, and taking
+it at the first timing call, let a waiting cell build its first inputs and a finishing
+cell end its context beside a timing: relu's 2 GiB shapes read up to 3.8% slow,
+docs/validation/2026-12-07-ab-pipeline.md.)
 
 The gate is an exclusive ``flock`` on a file beside the device's lock (the orchestrator
-names it in :data:`ENV`): the kernel drops it the moment its holder dies, so a cell that
-crashes, is killed or stalls while timing never leaves the gate shut, and a cell that
-fails during setup never held it. The gate's own record, written into the cell's phase
-record (:data:`KEY`), says when it was held (epoch seconds, the clock of
-:mod:`zl_core.interface.occupancy`) and how long the cell waited for it, so "never two
-timing phases on one device at once" is checked from the holders' own words.
+names it in :data:`ENV`): the kernel drops it when its holder exits or dies, so a cell
+that crashes, is killed or stalls never leaves the gate shut, and a cell that fails
+during setup never held it. The gate's own record, written into the cell's phase record
+(:data:`KEY`), says when it was taken (epoch seconds) and how long the cell waited; the
+orchestrator closes the hold at the exit it saw (:func:`closed`), so "never two cells on
+one device's gate at once" is checked from the holders' records.
 """
 
 from __future__ import annotations

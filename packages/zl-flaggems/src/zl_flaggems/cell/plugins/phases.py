@@ -205,6 +205,10 @@ def pytest_collection_finish(session: Any) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: Any) -> None:
+    # A pipelined cell waits for its device's timing gate here, before its first test
+    # makes inputs on the device, and keeps it until it exits (its teardown and the
+    # device context's end never run beside another cell's timing).
+    phase_clock.CLOCK.hold_device()
     install(benchapi.modules_of_items([item]))
 
 
@@ -219,9 +223,6 @@ def pytest_runtest_logfinish(nodeid: str, location: Any) -> None:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_sessionfinish(session: Any, exitstatus: Any) -> Any:
     clock = phase_clock.CLOCK
-    # Every test has run: a pipelined lane's next cell may time while this one writes
-    # its IR and tears down.
-    clock.timing_done()
     if not clock.is_open(phases.TEARDOWN):
         clock.enter(phases.TEARDOWN)
     yield

@@ -1,0 +1,231 @@
+"""A/B throughput: the same A/B campaign through the serial lane and a pipelined one.
+
+Each path is one ``zl ab`` of the same operators and switch in a campaign of its own under
+``--out``: ``serial`` (``--pipeline 1``, one cell at a time, as before) and ``pipelined``
+(``--pipeline N``, the lane's next cells starting while one times, timing one at a time).
+A device call ends at 600 s, so a path runs up to ``--deadline`` seconds of the call and
+is then interrupted (SIGINT, as a user's Ctrl-C); the next call resumes it (``zl ab
+--resume``) until it is complete. ``--compare`` reads both campaigns back and prints:
+
+* A/B cells per hour of each path and their ratio: finished round cells over the time at
+  least one of the campaign's cells was running (the union of their windows, so the
+  pauses between device calls count for neither path);
+* the device-busy share of that time (the union of the intervals the cells timed in);
+* each operator's verdict, estimate and interval in both paths, and whether they agree;
+* each path's side noise: per shape, the spread (SD of 100 ln latency) of side A's and
+  of side B's latency across rounds, the run-to-run noise an A/A campaign measures; the
+  median over shapes, per operator and in all, and the pipelined path's ratio to the
+  serial one's.
+
+    python benchmarks/ab_throughput.py run --out DIR --path pipelined --pipeline 3 \
+        --deadline 300 -- --switch DISABLE_MMA_V3 --allow-no-ir-diff --rounds 4 --ops ...
+    python benchmarks/ab_throughput.py run --out DIR --path serial --deadline 550 -- (the same)
+    python benchmarks/ab_throughput.py compare --out DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+PATHS = ("serial", "pipelined")
+
+
+def campaign_of(out: Path, path: str) -> Path | None:
+    found = sorted((out / path).glob("ab_*"))
+    return found[-1] if found else None
+
+
+def state_of(campaign: Path) -> str:
+    try:
+        return json.loads((campaign / "campaign.json").read_text())["state"]
+    except (OSError, ValueError, KeyError):
+        return "unknown"
+
+
+def run(args: argparse.Namespace) -> int:
+    out = Path(args.out).resolve()
+    root = out / args.path
+    root.mkdir(parents=True, exist_ok=True)
+    campaign = campaign_of(out, args.path)
+    if campaign is not None and state_of(campaign) == "complete":
+        print(f"{args.path}: {campaign.name} already complete")
+        return 0
+    if campaign is not None:
+        argv = ["zl", "ab", "--resume", str(campaign)]
+    else:
+        depth = args.pipeline if args.path == "pipelined" else 1
+        argv = ["zl", "ab", "--no-config", "--runs-root", str(root), "--pipeline", str(depth),
+                *args.zl_args]
+    started = time.time()
+    with open(root / "sessions.log", "a", encoding="utf-8") as log, \
+            open(root / "ab.out", "a", encoding="utf-8") as stdout, \
+            open(root / "ab.err", "a", encoding="utf-8") as stderr:
+        log.write(f"{time.strftime('%FT%TZ', time.gmtime())} start {' '.join(argv)}\n")
+        log.flush()
+        proc = subprocess.Popen(argv, stdout=stdout, stderr=stderr, start_new_session=True)
+        rc = None
+        while rc is None:
+            try:
+                rc = proc.wait(timeout=1.0)
+            except subprocess.TimeoutExpired:
+                if time.time() - started >= args.deadline:
+                    os.killpg(proc.pid, signal.SIGINT)  # as a user's Ctrl-C: the campaign stays resumable
+                    try:
+                        rc = proc.wait(timeout=60)
+                    except subprocess.TimeoutExpired:
+                        os.killpg(proc.pid, signal.SIGKILL)
+                        rc = proc.wait()
+        log.write(f"{time.strftime('%FT%TZ', time.gmtime())} end rc={rc} wall={time.time() - started:.1f}s\n")
+    campaign = campaign_of(out, args.path)
+    print(f"{args.path}: rc={rc} after {time.time() - started:.0f}s; "
+          f"{campaign.name if campaign else 'no campaign'} {state_of(campaign) if campaign else ''}")
+    return 0
+
+
+# -- reading a campaign back ----------------------------------------------------------------
+
+
+def union(spans: list[tuple[float, float]]) -> float:
+    total, end = 0.0, -math.inf
+    for a, b in sorted(spans):
+        if b <= end:
+            continue
+        total += b - max(a, end)
+        end = b
+    return total
+
+
+def cell_records(campaign: Path) -> list[dict]:
+    cells = []
+    for path in sorted(campaign.glob("*/r*/*/run_identity.json")):
+        ident = json.loads(path.read_text())
+        phases = ident.get("phases") or {}
+        busy = phases.get("device_busy") or {}
+        gate = phases.get("timing_gate") or {}
+        cells.append({"cell": str(path.parent.relative_to(campaign)), "window": busy.get("window"),
+                      "intervals": busy.get("intervals") or [], "finished": "finished" in ident,
+                      "rc": ident.get("rc"), "pipeline": ident.get("pipeline"),
+                      "waited_s": gate.get("waited_s"), "held": gate.get("held") or [],
+                      "seconds": phases.get("seconds") or {}})
+    return cells
+
+
+def report_json(campaign: Path) -> dict:
+    done = subprocess.run(["zl", "report", str(campaign), "--json"], capture_output=True, text=True,
+                          check=False)
+    if done.returncode not in (0, 3):
+        raise SystemExit(f"zl report {campaign} exited {done.returncode}: {done.stderr.strip()[-400:]}")
+    return json.loads(done.stdout)
+
+
+def side_noise(rows: list[dict]) -> dict[str, list[float]]:
+    """Per operator, each shape's SD of 100 ln(latency) across rounds, side A and side B."""
+    noise: dict[str, list[float]] = {}
+    for row in rows:
+        for side in ("a_ms", "b_ms"):
+            values = [v for v in row.get(side) or [] if isinstance(v, (int, float)) and v > 0]
+            if len(values) >= 3:
+                noise.setdefault(row["op"], []).append(statistics.stdev(100 * math.log(v) for v in values))
+    return noise
+
+
+def summary(campaign: Path) -> dict:
+    cells = cell_records(campaign)
+    windows = [tuple(c["window"]) for c in cells if c["window"]]
+    busy = [tuple(s) for c in cells for s in c["intervals"]]
+    running = union(windows)
+    report = report_json(campaign)
+    ops = {}
+    for op in report["summary"]["operators"]:
+        mean = (op.get("operator") or {}).get("mean") or {}
+        ops[op["op"]] = {"verdict": op["verdict"], "estimate": mean.get("estimate_pct"),
+                         "low": mean.get("ci_low_pct"), "high": mean.get("ci_high_pct"),
+                         "shape_verdicts": (op.get("operator") or {}).get("counts")}
+    finished = sum(c["finished"] for c in cells)
+    return {"campaign": campaign.name, "cells": len(cells), "finished": finished,
+            "pipeline": sorted({c["pipeline"] for c in cells if c["pipeline"] is not None}),
+            "running_s": running, "busy_s": union(busy), "cells_per_hour": finished / running * 3600,
+            "busy_share": union(busy) / running if running else None,
+            "waited_s": sum(c["waited_s"] or 0.0 for c in cells),
+            "phase_seconds": {k: sum((c["seconds"].get(k) or 0.0) for c in cells)
+                              for k in ("start_imports", "collection", "compilation", "reference_timing",
+                                        "operator_timing", "teardown", "other")},
+            "operators": ops, "noise": side_noise(report["rows"])}
+
+
+def compare(args: argparse.Namespace) -> int:
+    out = Path(args.out).resolve()
+    got = {}
+    for path in PATHS:
+        campaign = campaign_of(out, path)
+        if campaign is None or state_of(campaign) != "complete":
+            raise SystemExit(f"{path}: no complete campaign under {out / path}; run it first")
+        got[path] = summary(campaign)
+    serial, piped = got["serial"], got["pipelined"]
+    print(f"{'path':<10} {'cells':>5} {'running s':>10} {'cells/h':>8} {'busy s':>8} {'busy':>6} "
+          f"{'gate wait s':>11}")
+    for path, s in got.items():
+        print(f"{path:<10} {s['finished']:>5} {s['running_s']:>10.1f} {s['cells_per_hour']:>8.1f} "
+              f"{s['busy_s']:>8.1f} {s['busy_share']:>6.1%} {s['waited_s']:>11.1f}")
+    print(f"ratio (pipelined / serial cells per hour): {piped['cells_per_hour'] / serial['cells_per_hour']:.2f}x")
+    print("\nphase seconds summed over cells:")
+    for key in serial["phase_seconds"]:
+        print(f"  {key:<18} serial {serial['phase_seconds'][key]:8.1f}  pipelined {piped['phase_seconds'][key]:8.1f}")
+    print("\nverdicts (estimate [interval], %):")
+    agree = True
+    for op in sorted(set(serial["operators"]) | set(piped["operators"])):
+        a, b = serial["operators"].get(op), piped["operators"].get(op)
+        same = bool(a and b and a["verdict"] == b["verdict"])
+        agree &= same
+
+        def shown(v: dict | None) -> str:
+            if not v:
+                return "missing"
+            if v["estimate"] is None:
+                return v["verdict"]
+            return f"{v['verdict']} {v['estimate']:+.2f} [{v['low']:+.2f}, {v['high']:+.2f}]"
+        print(f"  {op:<10} serial {shown(a):<40} pipelined {shown(b):<40} {'same' if same else 'DIFFERENT'}")
+    print(f"verdicts identical: {agree}")
+    print("\nside noise (median over shapes and sides of the SD of 100 ln latency across rounds, %):")
+    all_s, all_p = [], []
+    for op in sorted(serial["noise"]):
+        s, p = serial["noise"][op], piped["noise"].get(op, [])
+        all_s += s
+        all_p += p
+        print(f"  {op:<10} serial {statistics.median(s):6.3f}  pipelined "
+              f"{statistics.median(p) if p else float('nan'):6.3f}  ({len(s)} / {len(p)} shape-sides)")
+    ms, mp = statistics.median(all_s), statistics.median(all_p)
+    print(f"  {'all':<10} serial {ms:6.3f}  pipelined {mp:6.3f}  ratio {mp / ms:.2f}")
+    (out / "compare.json").write_text(json.dumps(got, indent=1))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="run (or resume) one path's campaign up to a deadline")
+    r.add_argument("--out", required=True)
+    r.add_argument("--path", choices=PATHS, required=True)
+    r.add_argument("--pipeline", type=int, default=3, help="the pipelined path's depth (default 3)")
+    r.add_argument("--deadline", type=float, default=540.0, help="seconds before the campaign is interrupted")
+    r.add_argument("zl_args", nargs=argparse.REMAINDER, help="-- then zl ab's arguments")
+    c = sub.add_parser("compare", help="print both paths' figures")
+    c.add_argument("--out", required=True)
+    args = p.parse_args(argv)
+    if args.command == "run":
+        args.zl_args = args.zl_args[1:] if args.zl_args[:1] == ["--"] else args.zl_args
+        return run(args)
+    return compare(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
