@@ -69,20 +69,20 @@ def _screen_meta(suite: str):
                                               ("packaged", None)])
 def test_ab_takes_the_screens_suite_and_its_checkouts_where_it_runs_from_them(suite, taken):
     # Asked of the provider (Provider.source_env), whatever the suite is called.
-    from zl_core.app.commands import _where_from_screen
+    from zl_core.app.commands import where_from_screen
 
     meta = _screen_meta(suite)
-    where = _where_from_screen(_Host(), app.Where(), meta)
+    where = where_from_screen(_Host(), app.Where(), meta)
     assert where.suite == suite
     assert (None if where.source is None else (where.source, *where.more_sources)) == taken
-    named = _where_from_screen(_Host(), app.Where(source="/mine"), meta)  # the user's own wins
+    named = where_from_screen(_Host(), app.Where(source="/mine"), meta)  # the user's own wins
     assert (named.suite, named.source, named.more_sources) == (None, "/mine", ())
 
 
 def test_ab_refuses_a_screen_whose_suite_is_not_installed():
-    from zl_core.app.commands import _where_from_screen
+    from zl_core.app.commands import where_from_screen
 
     with pytest.raises(UnknownProviderError, match="suite 'gone', which is not installed here "
                                                    r"\(installed: checkouts, packaged\)"):
-        _where_from_screen(_Host(), app.Where(), _screen_meta("gone"))
-    assert _where_from_screen(_Host(), app.Where(suite="packaged"), _screen_meta("gone")).suite == "packaged"
+        where_from_screen(_Host(), app.Where(), _screen_meta("gone"))
+    assert where_from_screen(_Host(), app.Where(suite="packaged"), _screen_meta("gone")).suite == "packaged"

@@ -15,6 +15,7 @@ from zl_core.interface.ttgir_layout import (
 )
 from zl_core.plugins.host import plugin_host  # the one host a command builds and hands to every function
 
+from .ab_plan import AbPlan, ab_plan
 from .commands import AbOutcome, ScreenOutcome, ScreenPlan, ab, screen, screen_plan
 from .device_users import CHOICES as OTHER_PROCESS_CHOICES  # --other-processes' values
 from .options import AbOptions, ConfigUse, Lanes, Measurement, ScreenOptions, SwitchChoice, Where
@@ -27,6 +28,7 @@ __all__ = [
     "PHASE_LABELS",
     "AbOptions",
     "AbOutcome",
+    "AbPlan",
     "ConfigUse",
     "Lanes",
     "Measurement",
@@ -36,6 +38,7 @@ __all__ = [
     "SwitchChoice",
     "Where",
     "ab",
+    "ab_plan",
     "campaign_report",
     "finished_ab_report",
     "keep_report_json",

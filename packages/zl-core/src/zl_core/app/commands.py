@@ -201,7 +201,7 @@ def read_screen_input(screen: Path | None, root: Path) -> ScreenInput:
     return ScreenInput(path=Path(path), meta=meta, changed=specs(IR_CHANGED), quiet=specs(NO_IR_DIFF))
 
 
-def _where_from_screen(host: PluginHost, where: Where, meta: CampaignRecord) -> Where:
+def where_from_screen(host: PluginHost, where: Where, meta: CampaignRecord) -> Where:
     """The screen's suite, checkouts, backend and device wherever the user named none anew
     (its checkouts only where its suite runs from them: :attr:`Provider.source_env`). A
     suite the screen ran that is no longer installed is refused by name (timing its
@@ -252,7 +252,7 @@ def ab(host: PluginHost, options: AbOptions, *,
     if source is not None and options.screen is None:
         options = attrs.evolve(options, screen=source.path)  # a resume takes this screen again
     from_screen = source if source is not None and not options.ops else None
-    where = _where_from_screen(host, options.where, from_screen.meta) if from_screen else options.where
+    where = where_from_screen(host, options.where, from_screen.meta) if from_screen else options.where
     place = lanes.placed(host, options, where, "ab", root, options.ops if from_screen is None else None)
     got = place.got
     screen_path = source.path if source else None

@@ -10,6 +10,7 @@ import attrs
 from zl_core import app
 from zl_core.app import plugin_host, seal
 from zl_core.cli import _common, _config
+from zl_core.cli._plans import duration, plan_line
 from zl_core.interface import contract
 
 
@@ -40,6 +41,9 @@ def add_parser(sub) -> None:
     p.add_argument("--screen", type=Path, help="screen campaign to take the operators (without "
                    "--ops), the switch, suite, backend and device and the --controls from "
                    "(default: the latest complete screen under the runs root)")
+    p.add_argument("--plan", action="store_true",
+                   help="print the operators and rounds this campaign would run and an estimate "
+                   "of its time from this host's earlier A/B cells; run nothing")
     p.add_argument("--allow-no-ir-diff", action="store_true",
                    help="time operators even when round 1 shows identical TTGIR")
     p.add_argument("--aa", action="store_true", help="A/A: both sides with side A's environment")
@@ -79,6 +83,8 @@ def options_from(args: argparse.Namespace) -> app.AbOptions:
 
 def run(args: argparse.Namespace) -> int:
     args, config = _config.apply(args)
+    if args.plan:
+        return print_plan(app.ab_plan(plugin_host(), options_from(args)))
     done = app.ab(plugin_host(), attrs.evolve(options_from(args), config=config))
     if done.campaign is None:  # the answer: nothing to time
         print(f"zl ab: screen {done.screen} found no IR_CHANGED operator; nothing to time")
@@ -92,3 +98,27 @@ def run(args: argparse.Namespace) -> int:
     # the campaign finished: report.json and receipts written, a frozen campaign sealed
     _common.show_report(done.report, "ab")
     return _common.failed_exit(done.failed, "ab")
+
+
+def print_plan(plan: app.AbPlan) -> int:
+    est = plan.estimate
+    rounds = f"at least {plan.rounds} rounds (auto)" if plan.adaptive else f"{plan.rounds} rounds"
+    where = f" from screen {plan.screen}" if plan.screen and plan.ops else ""
+    lane = (f", pipeline {plan.pipeline} (a cell costs its time outside start, imports and "
+            "collection)" if plan.pipeline > 1 else "")
+    print(f"zl ab --plan: {len(plan.ops)} operator(s){where}, {len(plan.controls)} control(s), {rounds}: "
+          f"{plan.cells_per_op} cells each{lane}; estimates from {est.campaigns_read} earlier A/B "
+          "campaign(s) on this host")
+    if not plan.ops and not plan.controls:
+        print("nothing to time: the screen found no IR_CHANGED operator")
+        return 0
+    for o in est.ops:
+        print(plan_line(o, max([len(x.op) for x in est.ops] + [2])))
+    if est.total_s is None:
+        print("estimate: none; no operator of this list has finished an A/B cell on this host")
+    else:
+        assumed = (f"; {est.unseen} unseen operator(s) counted at the median, "
+                   f"{duration(est.assumed_s)} each" if est.unseen else "")
+        print(f"estimate: {duration(est.total_s)} one after the other, about "
+              f"{duration(est.makespan_s)} over {est.lanes} device(s){assumed}")
+    return 0

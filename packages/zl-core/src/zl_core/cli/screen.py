@@ -9,8 +9,9 @@ from pathlib import Path
 import attrs
 
 from zl_core import app
-from zl_core.app import LAUNCH_FLOOR, PHASE_LABELS, plugin_host, seal
+from zl_core.app import LAUNCH_FLOOR, plugin_host, seal
 from zl_core.cli import _common, _config
+from zl_core.cli._plans import duration, plan_line
 from zl_core.interface import contract
 
 log = logging.getLogger(__name__)
@@ -98,28 +99,14 @@ def print_plan(plan: app.ScreenPlan) -> int:
     print(f"zl screen --plan: {len(plan.ops)} operator(s) on {plan.backend}, {mode}, "
           f"{est.lanes} lane(s); estimates from {est.campaigns_read} earlier screen(s) on this host")
     for o in est.ops:
-        if o.seconds is None:
-            print(f"  {o.op:<{width}}  unseen")
-        else:
-            print(f"  {o.op:<{width}}  {_duration(o.seconds):>8}  (median of {o.cells_seen} cell(s)"
-                  + (f", mostly {PHASE_LABELS.get(o.dominant_phase, o.dominant_phase)}" if o.dominant_phase else "") + ")")
+        print(plan_line(o, width))
     for op, why in plan.skipped.items():
         print(f"  {op:<{width}}  SKIPPED ({why})")
     if est.total_s is None:
         print("estimate: none; no operator of this list has finished a screen on this host")
     else:
         assumed = (f"; {est.unseen} unseen operator(s) counted at the median, "
-                   f"{_duration(est.assumed_s)} each" if est.unseen else "")
-        print(f"estimate: {_duration(est.total_s)} one after the other, about "
-              f"{_duration(est.makespan_s)} over {est.lanes} lane(s){assumed}")
+                   f"{duration(est.assumed_s)} each" if est.unseen else "")
+        print(f"estimate: {duration(est.total_s)} one after the other, about "
+              f"{duration(est.makespan_s)} over {est.lanes} lane(s){assumed}")
     return 0
-
-
-def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:.1f} h"

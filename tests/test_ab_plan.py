@@ -1,0 +1,82 @@
+"""``zl ab --plan``: the operators and cells an A/B campaign would run and its estimate from
+this host's earlier A/B cells, with nothing run or written (the sleepy suite's real cells
+on the fake four-GPU host)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from zl_core.interface import caliber, phases
+
+
+def campaigns(tmp_path: Path, kind: str) -> list[Path]:
+    return sorted((tmp_path / "runs").glob(f"{kind}_*"))
+
+
+def snapshot(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*")} if root.exists() else set()
+
+
+def seconds_of(text: str, op: str) -> float:
+    line = next(x for x in text.splitlines() if x.strip().startswith(op + " "))
+    value, unit = re.search(r"([\d.]+) (s|min|h)\b", line).groups()
+    return float(value) * {"s": 1, "min": 60, "h": 3600}[unit]
+
+
+def test_without_history_the_plan_lists_the_cells_and_says_it_cannot_estimate(lanes_main, tmp_path, capsys):
+    assert lanes_main(["ab", "--plan", "--suite", "sleepy", "--switch", "FAKE_SWITCH", "--ops", "abs",
+                       "add", "--rounds", "6"]) == 0
+    out = capsys.readouterr().out
+    assert "2 operator(s), 0 control(s), 6 rounds: 12 cells each" in out
+    assert "abs" in out and "unseen" in out and "estimate: none" in out
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+def test_the_plan_costs_each_operator_from_its_earlier_cells(lanes_main, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("ZL_FAKE_OPS", "abs slowop neg")
+    assert lanes_main(["ab", "--suite", "sleepy", "--switch", "FAKE_SWITCH", "--ops", "abs", "slowop",
+                       "--rounds", "4", "--allow-no-ir-diff", "--telemetry-interval", "0"]) == 0
+    [campaign] = campaigns(tmp_path, "ab")
+    walls = {op: sorted(caliber.read_identity(c)[phases.KEY]["wall_s"]
+                        for c in (campaign / op).glob("r*/*")) for op in ("abs", "slowop")}
+    before = snapshot(tmp_path / "runs")
+    capsys.readouterr()
+    assert lanes_main(["ab", "--plan", "--suite", "sleepy", "--switch", "FAKE_SWITCH", "--ops", "abs",
+                       "slowop", "neg", "--rounds", "8"]) == 0
+    out = capsys.readouterr().out
+    assert snapshot(tmp_path / "runs") == before  # nothing run or written
+    assert "16 cells each" in out and "estimates from 1 earlier A/B campaign(s)" in out
+    for op, cells in walls.items():
+        # 16 planned cells at the median of the 8 it ran (printed to the second or tenth of a minute)
+        median = (cells[3] + cells[4]) / 2
+        assert seconds_of(out, op) == pytest.approx(16 * median, rel=0.05, abs=1.0), op
+    assert seconds_of(out, "slowop") > seconds_of(out, "abs")
+    assert "1 unseen operator(s) counted at the median" in out  # neg never ran here
+    serial_total = re.search(r"estimate: ([\d.]+ \w+) one after", out).group(1)
+    capsys.readouterr()
+    assert lanes_main(["ab", "--plan", "--suite", "sleepy", "--switch", "FAKE_SWITCH", "--ops", "abs",
+                       "slowop", "--rounds", "8", "--pipeline", "3"]) == 0
+    piped = capsys.readouterr().out
+    assert "pipeline 3" in piped
+    # A pipelined lane pays less than the cells' walls, never less than a third of them.
+    for op in ("abs", "slowop"):
+        assert 16 * sum(walls[op]) / len(walls[op]) / 3 * 0.9 <= seconds_of(piped, op) < seconds_of(out, op) + 0.5
+    assert serial_total
+
+
+def test_the_plan_takes_the_screens_changed_operators(lanes_main, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("ZL_FAKE_OPS", "abs gotchanged negchanged")
+    assert lanes_main(["screen", "--suite", "sleepy", "--switch", "FAKE_SWITCH", "--ops", "abs",
+                       "gotchanged", "negchanged"]) == 0
+    [screen] = campaigns(tmp_path, "screen")
+    changed = [r["op"] for r in json.loads((screen / "screen.json").read_text())["ops"]
+               if r["verdict"] == "IR_CHANGED"]
+    assert changed == ["gotchanged", "negchanged"]
+    capsys.readouterr()
+    assert lanes_main(["ab", "--plan", "--controls", "1"]) == 0
+    out = capsys.readouterr().out
+    assert f"2 operator(s) from screen {screen}, 1 control(s), 8 rounds: 16 cells each" in out
+    assert "gotchanged" in out and "negchanged" in out and "  abs" in out
