@@ -380,8 +380,7 @@ def test_a_pipelined_cell_killed_at_any_moment_never_lets_two_cells_time_at_once
     for ident_path in campaign.glob("*/r*/*/run_identity.json"):
         gate = (caliber.read_identity(ident_path.parent).get(phases.KEY) or {}).get(timing_gate.KEY)
         for start, end in (gate or {}).get("held", []):
-            late = timing_gate.EXIT_SEEN_WITHIN_S if gate.get("until_exit") else 0.0
-            holds.append((start, end - late, ident_path.parent))
+            holds.append((start, end, ident_path.parent))
     holds.sort(key=lambda h: h[0])
     assert len(holds) >= 8
     for (_, end, who), (start, _, other) in itertools.pairwise(holds):

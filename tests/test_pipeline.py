@@ -37,13 +37,12 @@ def holds(cell: Path) -> list[tuple[float, float]]:
     return [] if gate is None else [tuple(h) for h in gate["held"]]
 
 
-def overlapping(spans: list[tuple[str, float, float]], late: dict | None = None) -> list[tuple[str, str]]:
-    """Pairs of different cells whose spans overlap (the gate's record is its truth); a
-    span in ``late`` ended when the orchestrator saw its process gone, up to that late."""
+def overlapping(spans: list[tuple[str, float, float]]) -> list[tuple[str, str]]:
+    """Pairs of different cells whose spans overlap (the gate's record is its truth: a cell
+    took it at the start of its span and said it held it at the end)."""
     spans = sorted(spans, key=lambda s: s[1])
     found = []
     for i, (who, _start, end) in enumerate(spans):
-        end -= (late or {}).get(who, 0.0)
         for other, start2, _end2 in spans[i + 1:]:
             if start2 >= end:
                 break
@@ -62,7 +61,6 @@ def test_a_pipelined_lane_never_times_two_cells_at_once_and_overlaps_their_setup
     [campaign] = campaigns(tmp_path)
     by_device: dict[str, list] = {}
     windows: dict[str, list] = {}
-    late: dict[str, float] = {}
     waited = 0.0
     for cell in cells(campaign):
         ident = caliber.read_identity(cell)
@@ -70,10 +68,9 @@ def test_a_pipelined_lane_never_times_two_cells_at_once_and_overlaps_their_setup
         record = ident[phases.KEY]
         gate = record[timing_gate.KEY]
         assert len(gate["held"]) == 1 and not gate["open"]
-        # Held until the process exited, which the orchestrator saw and wrote.
-        assert gate["until_exit"]
-        late[str(cell)] = timing_gate.EXIT_SEEN_WITHIN_S
+        # Held until the process exited, which the orchestrator saw after the cell's last word.
         (taken, given), = gate["held"]
+        assert gate["until_exit"] and gate["exit_seen"] >= given
         waited += gate["waited_s"]
         # Every stretch the cell timed lies inside its hold of the gate.
         for start, end in record["device_busy"]["intervals"]:
@@ -82,10 +79,14 @@ def test_a_pipelined_lane_never_times_two_cells_at_once_and_overlaps_their_setup
         windows.setdefault(ident["device"], []).append((str(cell), *record["device_busy"]["window"]))
     assert set(by_device) == {"0", "1"}
     for device, spans in by_device.items():
-        assert overlapping(spans, late) == [], f"two cells held device {device}'s gate at once"
+        assert overlapping(spans) == [], f"two cells held device {device}'s gate at once"
         # The pipeline is real: cells lived (started, imported) while another held the gate.
         assert overlapping(windows[device] + spans), device
     assert waited > 0  # some cell was ready before the gate was free
+    # The report says what the waits were, apart from the cells' work.
+    spent = json.loads((campaign / "report.json").read_text())["summary"]["time_spent"]
+    assert spent["pipeline"]["cells_gated"] == len(cells(campaign))
+    assert spent["pipeline"]["gate_wait_s"] == pytest.approx(waited, abs=0.01)
 
 
 def test_a_cell_that_dies_before_timing_never_held_the_gate(lanes_main, tmp_path, monkeypatch):
@@ -107,13 +108,14 @@ def test_a_cell_stuck_while_timing_is_ended_and_the_gate_opens_for_the_next(lane
     stuck = campaign / "stuckop" / "r01" / "A"
     ident = caliber.read_identity(stuck)
     assert ident["timed_out"]
-    (taken, given), = holds(stuck)
-    # Its hold lasted until its process group was killed, not beyond.
-    assert given >= taken + 3.0
+    (taken, said), = holds(stuck)
+    # It said it held the gate as it got stuck; it held it until its group was killed.
+    assert gate_of(stuck)["until_exit"] and gate_of(stuck)["exit_seen"] >= taken + 3.0
     spans = [(str(c), *h) for c in cells(campaign) for h in holds(c)]
-    late = {str(c): timing_gate.EXIT_SEEN_WITHIN_S for c in cells(campaign)
-            if (gate_of(c) or {}).get("until_exit")}
-    assert overlapping(spans, late) == []
+    assert overlapping(spans) == []
+    # No cell took the gate before the stuck one was killed.
+    assert all(start >= gate_of(stuck)["exit_seen"] - 1.0 for c in cells(campaign) if c != stuck
+               for start, _ in holds(c) if start > taken)
     abs_cells = [c for c in cells(campaign) if c.parts[-3] == "abs"]
     assert len(abs_cells) == 8 and all("finished" in caliber.read_identity(c) for c in abs_cells)
 
@@ -122,6 +124,7 @@ def test_a_report_refuses_to_compare_cells_of_two_pipeline_depths(lanes_main, tm
     assert ab(lanes_main, "--ops", "abs", "--pipeline", "2") == 0
     assert ab(lanes_main, "--ops", "abs") == 0
     first, second = campaigns(tmp_path)
+    assert json.loads((second / "report.json").read_text())["summary"]["time_spent"]["pipeline"] is None
     depths = {caliber.read_identity(c)["pipeline"] for c in cells(first)}
     assert depths == {2} and {caliber.read_identity(c)["pipeline"] for c in cells(second)} == {1}
     capsys.readouterr()
@@ -204,8 +207,9 @@ def test_the_gate_lets_one_process_in_at_a_time_and_opens_when_its_holder_dies(t
         assert record["open"] and len(record["held"]) == 1
         mine.leave()
         assert not mine.record()["open"]
-        assert timing_gate.closed({**record}, exited=record["held"][0][1] + 5)["held"][0][1] == \
-            pytest.approx(record["held"][0][1] + 5, abs=1e-3)
+        kept = timing_gate.closed({**record}, exited=record["held"][0][1] + 5)
+        assert kept["held"] == record["held"] and kept["until_exit"]  # the cell's own words kept
+        assert kept["exit_seen"] == pytest.approx(record["held"][0][1] + 5, abs=1e-3)
     finally:
         holder.kill()
         holder.wait()

@@ -17,9 +17,10 @@ The gate is an exclusive ``flock`` on a file beside the device's lock (the orche
 names it in :data:`ENV`): the kernel drops it when its holder exits or dies, so a cell
 that crashes, is killed or stalls never leaves the gate shut, and a cell that fails
 during setup never held it. The gate's own record, written into the cell's phase record
-(:data:`KEY`), says when it was taken (epoch seconds) and how long the cell waited; the
-orchestrator closes the hold at the exit it saw (:func:`closed`), so "never two cells on
-one device's gate at once" is checked from the holders' records.
+(:data:`KEY`), says when it was taken, the last moment the cell recorded while holding
+it (epoch seconds) and how long it waited, so "never two cells on one device's gate at
+once" is checked from the holders' own words: no cell took the gate while another said
+it held it (:func:`closed`).
 """
 
 from __future__ import annotations
@@ -121,20 +122,17 @@ def _waiting(cell_dir: str | None) -> Iterator[None]:
                 os.unlink(marker)
 
 
-#: How late the orchestrator may see a cell's exit after the kernel opened its gate: one
-#: poll of the process (``subprocess``' wait polls at most every 50 ms).
-EXIT_SEEN_WITHIN_S = 0.1
-
-
 def closed(record: object, exited: float | None) -> dict | None:
-    """A cell's gate record as the orchestrator keeps it: a hold the cell never gave back
-    (it died, or was killed, while timing) lasted until its process exited, which the
-    orchestrator sees up to :data:`EXIT_SEEN_WITHIN_S` late (``until_exit`` says so)."""
+    """A cell's gate record as the orchestrator keeps it. ``held`` stays the cell's own
+    words: from when it took the gate to the last moment it recorded while holding it
+    (exact on the cell's clock); a hold the cell never gave back (it keeps the gate until
+    it exits, or died holding it) says ``until_exit``, and ``exit_seen`` when the
+    orchestrator saw the process gone, which is later than the kernel opened the gate by
+    however long the orchestrator took to notice."""
     if not isinstance(record, dict) or not isinstance(record.get("held"), list):
         return None
     holds = [list(h) for h in record["held"] if isinstance(h, list) and len(h) == 2]
-    until_exit = bool(record.get("open") and holds and exited is not None)
-    if until_exit:
-        holds[-1][1] = round(max(holds[-1][1], exited), DIGITS)
+    until_exit = bool(record.get("open") and holds)
     return {"schema": SCHEMA, "held": holds, "waited_s": record.get("waited_s"), "open": False,
-            "until_exit": until_exit}
+            "until_exit": until_exit,
+            "exit_seen": round(exited, DIGITS) if until_exit and exited is not None else None}

@@ -11,6 +11,9 @@ take longer than all its rounds (each test autotunes its shapes afresh). They ha
 status row; their sum is kept apart, under ``checks``, so the rounds' figures keep their
 meaning.
 
+``pipeline`` says what a pipelined campaign's cells (``zl ab --pipeline N``) waited for
+their device's timing gate: that wait is in their ``other`` phase, and is no work.
+
 ``occupancy`` says how busy the cells kept their devices against the campaign's wall
 (:mod:`zl_core.report.occupancy`; the checks' and shards' cells count there: they hold a
 device too).
@@ -23,7 +26,7 @@ from pathlib import Path
 
 from zl_core.decisions.status import latest_by_cell, read_status
 from zl_core.foundation.errors import BadInputError
-from zl_core.interface import caliber, phases
+from zl_core.interface import caliber, phases, timing_gate
 from zl_core.interface.contract import ACCURACY_REPORT
 from zl_core.store.layout import CampaignLayout
 
@@ -34,8 +37,8 @@ SLOWEST = 5
 
 def time_spent(layout: CampaignLayout) -> dict | None:
     """``{"cells", "wall_s", "seconds", "share", "unknown_cells", "cells_without_phases",
-    "by_side", "slowest", "labels", "checks", "occupancy"}``, or None when the campaign
-    finished no cell."""
+    "by_side", "slowest", "labels", "checks", "occupancy", "pipeline"}``, or None when the
+    campaign finished no cell."""
     records: list[Mapping | None] = []
     per_side: dict[str, list[Mapping | None]] = {}
     slow: list[dict] = []
@@ -56,7 +59,19 @@ def time_spent(layout: CampaignLayout) -> dict | None:
     ops = sorted({op for op, _, _ in rows})
     total["checks"] = _checks(layout, ops)
     total["occupancy"] = campaign_occupancy(layout, rows, _check_cells(layout, ops))
+    total["pipeline"] = _gate_waits(records)
     return total
+
+
+def _gate_waits(records: list[Mapping | None]) -> dict | None:
+    """``{"cells_gated", "gate_wait_s"}`` over the cells that took a timing gate; None when
+    none did (no pipeline)."""
+    waits = [gate.get("waited_s") for record in records if record is not None
+             and isinstance(gate := record.get(timing_gate.KEY), Mapping)]
+    if not waits:
+        return None
+    return {"cells_gated": len(waits),
+            "gate_wait_s": round(sum(float(w) for w in waits if isinstance(w, (int, float))), 3)}
 
 
 def _check_cells(layout: CampaignLayout, ops: list[str]) -> list[Path]:
