@@ -109,6 +109,7 @@ def test_a_cell_stuck_while_timing_is_ended_and_the_gate_opens_for_the_next(lane
     ident = caliber.read_identity(stuck)
     assert ident["timed_out"]
     (taken, said), = holds(stuck)
+    assert said >= taken
     # It said it held the gate as it got stuck; it held it until its group was killed.
     assert gate_of(stuck)["until_exit"] and gate_of(stuck)["exit_seen"] >= taken + 3.0
     spans = [(str(c), *h) for c in cells(campaign) for h in holds(c)]
