@@ -13,7 +13,9 @@ identity), a third-party plugin raising in every hook a screen or an A/B campaig
 one (one line each, every cell finished), and SIGTERM or SIGINT while a screen or an A/B campaign
 writes its finish (it stays `finishing`, the resume completes it with receipts that check). And a
 pipelined A/B lane (`--pipeline 3`) with one running cell SIGKILLed at a seeded moment:
-no two cells' holds of the device's timing gate overlap, nothing finished is lost. The figures (faults injected, survived, results lost or
+no two cells' holds of the device's timing gate overlap, nothing finished is lost. And the disk
+under one operator's A/B cells filling at a seeded moment: exit 6 in one line, no verdict,
+the resume completes it. The figures (faults injected, survived, results lost or
 changed) are printed at the end of the run (tests/conftest.py)."""
 
 from __future__ import annotations
@@ -387,4 +389,48 @@ def test_a_pipelined_cell_killed_at_any_moment_never_lets_two_cells_time_at_once
         assert start >= end, f"{who} and {other} held the gate at once"
     assert wait_for(lambda: not any(alive(int(r[4])) for r in ledger(tmp_path) if r[0] == "start"),
                     timeout=10)
+    TALLY["survived"] += 1
+
+
+@pytest.mark.parametrize("draw", [0, 1])
+def test_a_disk_that_fills_under_a_cell_stops_the_campaign_and_the_resume_loses_nothing(tmp_path, draw):
+    """A/B rounds on the fake host's lanes; at a seeded moment the disk under the cells of
+    "diskfull" fills (its cells then fail as Python does on ENOSPC): the campaign stops,
+    exit 6 in one line naming the cell and --resume, no verdict; once the disk has room
+    the resume completes it with every finished result unchanged."""
+    rng = random.Random(f"{SEED}-celldisk-{draw}")
+    full = tmp_path / "disk-is-full"
+    ops = ["abs", "diskfull", "mul", "sub"]
+    env = fake_env(tmp_path, ZL_FAKE_SLEEP="0.2", ZL_FAKE_OPS=" ".join(ops), ZL_FAKE_DISK_FULL=str(full))
+    proc = subprocess.Popen([sys.executable, str(LAUNCHER), "ab", "--suite", "sleepy", "--switch",
+                             "FAKE_SWITCH", "--ops", *ops, "--rounds", "4", "--allow-no-ir-diff",
+                             "--devices", "all", "--telemetry-interval", "0"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wanted = rng.randint(1, 4)  # diskfull's cells that finish before its disk fills
+    assert wait_for(lambda: sum(1 for r in ledger(tmp_path) if r[0] == "end" and r[2] == "diskfull") >= wanted,
+                    timeout=60)
+    TALLY["injected"] += 1
+    full.touch()
+    _, err = proc.communicate(timeout=120)
+    (campaign,) = (tmp_path / "runs").glob("ab_*")
+    if proc.returncode == 6:  # the fault landed before diskfull's last cell
+        lines = [ln for ln in err.splitlines() if "stopped on a disk fault" in ln]
+        assert len(lines) == 1 and f"zl ab --resume {campaign}" in lines[0] and "Traceback" not in err
+        assert json.loads((campaign / "campaign.json").read_text())["state"] == "interrupted"
+    else:
+        assert proc.returncode == 0, err
+    before = {p.parent.relative_to(campaign).as_posix(): p.read_bytes() for p in campaign.rglob("results.json")}
+    full.unlink()  # room again
+    resumed = subprocess.run([sys.executable, str(LAUNCHER), "ab", "--resume", str(campaign),
+                              "--telemetry-interval", "0"], env=env, capture_output=True, text=True,
+                             check=False, timeout=180)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    after = {p.parent.relative_to(campaign).as_posix(): p.read_bytes() for p in campaign.rglob("results.json")}
+    lost = [cell for cell in before if cell not in after]
+    changed = [cell for cell in before if cell in after and after[cell] != before[cell]]
+    TALLY["lost"] += len(lost)
+    TALLY["changed"] += len(changed)
+    assert lost == [] and changed == []
+    assert {f"{op}/r0{r}/{s}" for op in ops for r in (1, 2, 3, 4) for s in "AB"} <= set(after)
+    assert json.loads((campaign / "campaign.json").read_text())["state"] == "complete"
     TALLY["survived"] += 1
