@@ -13,12 +13,17 @@ from pathlib import Path
 
 from zl_core import stats
 from zl_core.report import SCHEMA
+from zl_core.report.headline import geometric_mean, verdict_estimate
 
 VERDICTS = ("FASTER", "SLOWER", "NO_CHANGE", "INCONCLUSIVE", "MIXED")
 ROUNDS = 6
 SHAPES = 5
 CHANGED_EVERY = 10  # one operator in ten has a changed GEMM-like kernel with a diff excerpt
 DIFF_LINES = 120
+PROVENANCE = {"zl_versions": ["0.1.0"], "compiler_builds": ["3f2a9c1d0b7e"],
+              "compilers": ["triton 3.6.0 commit 5b1e2c3d4f60"], "provider_commits": ["flaggems ed2508bcb5a0"],
+              "drivers": ["580.159.04"], "hosts": ["synthetic"], "devices": ["NVIDIA H100 80GB HBM3"],
+              "cells": 60, "first_started": "2026-12-06T08:36:18Z", "last_finished": "2026-12-06T09:47:26Z"}
 
 
 def _ir(k: int) -> dict:
@@ -66,7 +71,7 @@ def rounds_model(n_ops: int, *, seed: int = 7) -> dict:
     rows, operators = [], []
     for k, (op, shapes) in enumerate(latencies.items()):
         judged = verdict.operator(op)
-        medians = []
+        medians, counted = [], []
         for shape, key in zip(judged.shapes, shapes, strict=True):
             by_round = shapes[key]
             medians.append(shape.median_delta_pct)
@@ -80,11 +85,13 @@ def rounds_model(n_ops: int, *, seed: int = 7) -> dict:
                          "segment": "main", "timer": "graph", "verdict": shape.verdict,
                          "counted": True, "stats": shape.to_json(), "reason": "",
                          "drift_rounds": [], "drift_check": None})
+            counted.append(shape.to_json())
         operator = judged.to_json()
         operator["median_of_medians_pct"] = sorted(medians)[SHAPES // 2]
         operator["range_of_round_medians"] = [min(medians), max(medians)]
         operators.append({"op": op, "control": False, "rounds": ROUNDS, "verdict": judged.verdict,
                           "text": judged.text, "operator": operator,
+                          "estimate": verdict_estimate(operator, counted),
                           "round_median_deltas_pct": {}, "median_side_noise_pct": 0.5,
                           "median_within_cell_pct": 0.3,
                           "sign_changed_shapes": judged.sign_changed_shapes, "n_shapes": SHAPES,
@@ -117,7 +124,8 @@ def rounds_model(n_ops: int, *, seed: int = 7) -> dict:
                "device_time": {"total_s": t, "per_op": {}, "decided_shapes": 0, "counted_shapes": 0,
                                "s_per_decided_shape": None, "text": f"device time used: {t:.0f}s"},
                "timeline": {"t0": 0.0, "devices": {"0": series}, "cells": cells},
-               "time_spent": None, "classes": None,
+               "time_spent": None, "classes": None, "geomean": geometric_mean(rows),
+               "provenance": PROVENANCE,
                "judged": {"then": None, "now": {"rules": plan.to_json()["rules"], "schema": SCHEMA,
                                                 "threshold_pct": 1.0},
                           "changed_operators": [], "changed_shapes": [], "why": [],
@@ -145,7 +153,7 @@ def screen_model(n_ops: int) -> dict:
                "b_value": "1", "a_env": {"DISABLE_MMA_V3": "0"}, "b_env": {"DISABLE_MMA_V3": "1"},
                "compile_only": False, "target": None, "threshold_pct": None,
                "counts": {"IR_CHANGED": n_ops}, "ir_changed": [r["op"] for r in rows],
-               "time_spent": None, "timeline": None}
+               "time_spent": None, "timeline": None, "provenance": PROVENANCE}
     return {"schema": SCHEMA, "kind": "screen", "title": f"screen DISABLE_MMA_V3: synthetic, {n_ops} operators",
             "caliber": {"fields": [], "common": {"backend": "cuda"}, "differs": [], "cells": {}},
             "caliber_problems": [], "caliber_warnings": [], "rows": rows, "summary": summary,

@@ -19,6 +19,7 @@ from .common import (
     caliber_section,
     check_caliber,
 )
+from .provenance import provenance
 
 # --------------------------------------------------------------------------- pair
 
@@ -75,6 +76,7 @@ def build_pair(a_dir: Path, b_dir: Path, *, allow_mismatch: bool = False,
                              "b_slower": sum(1 for d in okd if d < -threshold)},
         "markers": {"A": cell_a.markers, "B": cell_b.markers},
         "verdict": None,
+        "provenance": provenance(identities),
     }
     op = next((r.op for r in (*cell_a.rows, *cell_b.rows) if r.op), "")
     return _model("pair", f"A/B pair{' ' + op if op else ''}: {a_dir} vs {b_dir}",

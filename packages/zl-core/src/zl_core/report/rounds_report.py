@@ -34,7 +34,9 @@ from .common import (
     caliber_section,
     check_caliber_groups,
 )
+from .headline import DECIDED, geometric_mean, verdict_estimate
 from .judged import judged_then_and_now, sealed_classes
+from .provenance import provenance
 from .rounds_cells import OpCells, op_cells
 from .rounds_drift import drift_check, drift_flags, drift_summary, op_drift_check, split_flags
 from .time_spent import time_spent
@@ -134,6 +136,8 @@ def build_rounds(campaign: Path, *, meta: CampaignRecord | None = None, allow_mi
     if any(o["timer"] == "direct" for o in operators):
         notes.append(DIRECT_NOTE)
     summary["device_time"] = _device_time(status, rows)
+    summary["geomean"] = geometric_mean(rows)
+    summary["provenance"] = provenance(identities)
     summary["timeline"] = campaign_timeline(layout)
     summary["time_spent"] = time_spent(layout)
     notes.append(summary["device_time"]["text"])
@@ -145,10 +149,6 @@ def build_rounds(campaign: Path, *, meta: CampaignRecord | None = None, allow_mi
              if meta.is_aa else
              f"A/B rounds of {meta.switch or 'the switch'}: {layout.name}")
     return _model("rounds", title, caliber_section(identities), check, rows, summary, notes)
-
-
-#: Shape verdicts that decide something (INCONCLUSIVE does not).
-DECIDED = ("FASTER", "SLOWER", "NO_CHANGE")
 
 
 def _device_time(status: dict[CellKey, StatusRow], rows: list[dict]) -> dict:
@@ -236,6 +236,7 @@ def _rounds_op(plan: OpCells, loaded: tuple[list, list[str]], op_verdict: stats.
         "op": plan.op, "control": plan.control, "rounds": len(rounds),
         "verdict": op_verdict.verdict, "text": op_verdict.text,
         "operator": operator,
+        "estimate": verdict_estimate(operator, [row["stats"] for row, _ in main if row["segment"] == MAIN]),
         "round_median_deltas_pct": dict(zip([round_name(r) for r in rounds], round_medians, strict=True))
         if len(round_medians) == len(rounds) else {},
         "median_side_noise_pct": _median(spreads),

@@ -13,6 +13,7 @@ from zl_core.store.layout import SIDES, CampaignLayout, cell_label
 from zl_core.store.record import CampaignRecord
 
 from .common import _delta_summary, _model, _require_dir, caliber_section, check_caliber_groups
+from .provenance import provenance
 from .time_spent import time_spent
 from .timeline import campaign_timeline
 
@@ -87,6 +88,7 @@ def build_screen(campaign: Path, *, meta: CampaignRecord | None = None, allow_mi
         "threshold_pct": threshold_pct,
         "timeline": campaign_timeline(layout),
         "time_spent": time_spent(layout),
+        "provenance": provenance(identities),
     }
     title = f"screen {meta.switch or ''}: {campaign.name}".replace("  ", " ")
     return _model("screen", title, caliber_section(identities), check, rows, summary, notes)
