@@ -311,11 +311,16 @@ def test_two_step_flow_through_the_cli(fake_host, tmp_path, capsys):
     # Step 2 takes the screen's IR_CHANGED ops and its switch without being told.
     assert main(["ab", "--rounds", "4", "--suite", "fake", "--runs-root", root,
                  "--telemetry-interval", "0"]) == 0
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
     assert "using screen" in err and "gemm" in err and "switch FAKE_SWITCH A=0 B=1 (from the screen)" in err
     campaign = next((tmp_path / "runs").glob("ab_*"))
     assert {p.name for p in campaign.iterdir() if p.is_dir()} == {"gemm"}
-    assert json.loads((campaign / "report.json").read_text())["kind"] == "rounds"
+    model = json.loads((campaign / "report.json").read_text())
+    assert model["kind"] == "rounds"
+    # Each operator's end says its verdict with the estimate and interval it rests on.
+    est = model["summary"]["operators"][0]["estimate"]
+    assert (f"  gemm: done, 4 round(s): SLOWER {est['estimate_pct']:+.2f}% "
+            f"[{est['ci_low_pct']:+.2f}%, {est['ci_high_pct']:+.2f}%]") in out.splitlines()
     # The fake's switch makes B 5% slower: four rounds decide it, and --fail-on gates on it.
     assert main(["report", str(campaign), "--fail-on", "slower"]) == 5
     assert main(["report", str(campaign), "--fail-on", "inconclusive"]) == 0

@@ -188,7 +188,9 @@ def test_the_screen_report_carries_each_operators_ir_change(campaign):
     assert any("ttng.warp_group_dot" in line for line in ir["lines"])
     assert ir["groups"][0]["diff"]["lines"][0].startswith("--- A/float16_aligned/mm_kernel/")
     md = render(model, "md")
-    assert "| mm | IR_CHANGED |" in md and "| add |" not in md  # changed operators only
+    # every operator's verdict leads; only the changed ones have a section
+    assert "| mm | IR_CHANGED |" in md and "| add | NO_IR_DIFF |" in md
+    assert "## mm: IR_CHANGED" in md and "## add" not in md
     assert "ops removed: ttng.warp_group_dot" in md and "<details><summary>canonical diff" in md
     html = render(model, "html")
     assert 'id="op-mm"' in html and '<a href="#op-mm">mm</a>' in html and "<details>" in html

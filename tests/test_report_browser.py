@@ -20,6 +20,7 @@ from browser import Cdp, find_browser, png_size_and_colours
 from synthetic_report import rounds_model, screen_model
 from zl_report import layout as zl_layout
 from zl_report import render
+from zl_report.answer import ordered_operators
 from zl_report.layout import FOLD_ABOVE, UNCHANGED, anchor
 
 WIDTH, HEIGHT = 1200, 900
@@ -77,10 +78,13 @@ def test_typing_into_the_filter_changes_the_rows_shown(page):
 
 
 def test_a_header_click_sorts_the_table(page):
-    cdp, session, _ = page
+    cdp, session, model = page
     first = "document.querySelector('table.ops').tBodies[0].rows[0].cells[0].textContent"
+    # the page leads with the worst regression
+    worst = ordered_operators(model["summary"]["operators"])[0]
+    assert worst["verdict"] == "SLOWER" and evaluate(cdp, session, first) == worst["op"]
+    evaluate(cdp, session, "document.querySelector('table.ops thead th').click()")  # ascending
     assert evaluate(cdp, session, first) == "op0000"
-    evaluate(cdp, session, "document.querySelector('table.ops thead th').click()")
     evaluate(cdp, session, "document.querySelector('table.ops thead th').click()")  # descending
     assert evaluate(cdp, session, first) == "op0999"
 
@@ -99,7 +103,8 @@ def test_a_screenshot_is_the_right_size_and_not_blank(page, tmp_path):
 # each opened in a tab 800 px wide.
 
 DATA = Path(__file__).resolve().parents[1] / "docs" / "validation" / "data"
-ARCHIVES = [*sorted(DATA.glob("2026-12-03-a[ab]-*.tgz")), DATA / "2026-12-05-two-sources" / "campaign.tgz"]
+ARCHIVES = [*sorted(DATA.glob("2026-12-03-a[ab]-*.tgz")), DATA / "2026-12-05-two-sources" / "campaign.tgz",
+            DATA / "2026-12-06-h100-sealed-campaign" / "campaign.tgz"]
 NARROW = 800
 LARGE = 200
 PAGES = [a.parent.name if a.name == "campaign.tgz" else a.stem for a in ARCHIVES] + [
@@ -227,6 +232,33 @@ def test_at_800_px_the_page_never_scrolls_sideways_and_every_plot_is_explained(c
         chromium.close_tab(session)
 
 
+# Per table with a verdict column: the right edge of every verdict cell (header included)
+# as drawn, with the table's own scroll box at its start.
+VERDICT_CELLS = """Array.from(document.querySelectorAll('table')).map(function(t){
+  var heads=Array.from(t.tHead.rows[0].cells).map(function(c){return c.textContent;});
+  var i=heads.indexOf('verdict'); if(i<0) return null;
+  return Array.from(t.rows).map(function(r){var b=r.cells[i].getBoundingClientRect();
+    return [b.left, b.right, r.cells[0].textContent];});}).filter(function(x){return x;})"""
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_at_800_px_every_verdict_cell_is_in_view_beside_its_shape(chromium, reports, name):
+    """The verdict is the column after the shape (or operator) in every table, inside an
+    800 px window without scrolling sideways."""
+    _, page = reports[name]
+    session = chromium.open(page.as_uri(), NARROW, HEIGHT)
+    try:
+        width = chromium.evaluate(session, "window.innerWidth")
+        chromium.evaluate(session, "document.querySelectorAll('details').forEach(function(d){d.open=true;})")
+        tables = chromium.evaluate(session, VERDICT_CELLS)
+        assert tables, "every report here has a table with a verdict column"
+        for cells in tables:
+            for left, right, first in cells:
+                assert left >= 0 and right <= width, (first, left, right, width)
+    finally:
+        chromium.close_tab(session)
+
+
 FOLDED = ("Array.from(document.querySelectorAll('details.fold[id]')).map(function(d){"
           "return [d.id, d.open];})")
 OPEN_SECTIONS = "Array.from(document.querySelectorAll('h2[id^=\"op-\"]')).map(function(h){return h.id;})"
@@ -244,7 +276,7 @@ def _in_view(cdp: Cdp, session: str, ident: str) -> bool:
 
 def test_a_large_campaign_folds_its_unchanged_operators_after_the_changed_ones(chromium, reports):
     model, page = reports["synthetic rounds"]
-    ops = model["summary"]["operators"]
+    ops = ordered_operators(model["summary"]["operators"])  # the page's order
     unchanged = [anchor(o["op"]) for o in ops if o["verdict"] in UNCHANGED]
     assert len(ops) > FOLD_ABOVE and 0 < len(unchanged) < len(ops)
     session = chromium.open(page.as_uri(), NARROW, HEIGHT)

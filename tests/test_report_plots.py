@@ -12,6 +12,7 @@ from synthetic_report import rounds_model, screen_model
 
 zl_report = pytest.importorskip("zl_report")
 from zl_report import layout
+from zl_report.answer import ordered_operators
 from zl_report.blocks import Plot, PlotItem, Timeline
 from zl_report.svg import MAX_LABEL_W, fit_label, forest, text_width, timeline
 
@@ -89,7 +90,9 @@ def test_a_campaign_folds_above_the_threshold_only_and_only_what_did_not_change(
     assert 'class="fold"' not in zl_report.render(rounds_model(layout.FOLD_ABOVE), "html")
     model = rounds_model(layout.FOLD_ABOVE + 1)
     page = zl_report.render(model, "html")
-    assert _folded_ids(page) == [layout.anchor(o["op"]) for o in model["summary"]["operators"]
+    # in the answer's order: worst first
+    assert _folded_ids(page) == [layout.anchor(o["op"])
+                                 for o in ordered_operators(model["summary"]["operators"])
                                  if o["verdict"] in ("NO_CHANGE", "INCONCLUSIVE")]
     # Every operator's IR change folds under its first line, the changed ones' included.
     assert page.count("<summary><h3>IR change</h3>") == layout.FOLD_ABOVE + 1

@@ -137,7 +137,8 @@ def accounted_into_classes(sealed):
     assert set(spent["checks"]["by_side"]) == {"A", "B"}
     text = render(model, "text")
     assert "the accuracy checks took" in text
-    assert "accuracy checks: " in text.split("\n\n")[0]  # the header's cards, beside the device time
+    answer = text.split("\nVerdicts\n--------\n")[1]  # the answer, last in the terminal
+    assert "accuracy checks: " in answer.split("\n\n")[0]  # its cards, beside the device time
     assert not (sealed / "classes.json").stat().st_mode & 0o222  # sealed
 
 

@@ -34,11 +34,14 @@ def main() -> None:
     big = rounds_model(1000)
     page = render(big, "html").encode()
     print(f"rounds_model(1000) page: {len(page) / 1e6:.2f} MB, {len(gzip.compress(page)) / 1e6:.2f} MB gzipped")
-    whole, cut = render(big, "md", limit=10**9), render(big, "md")
-    sections = len(re.findall(r"^## op\d{4}", cut, re.MULTILINE))
-    left = re.search(r"_(\d+) operator section\(s\) left out", cut)
-    print(f"rounds_model(1000) Markdown: {len(whole) / 1e6:.2f} MB whole; cut: {len(cut):,} characters, "
-          f"{sections} operator sections, {left.group(1) if left else 0} left out")
+    for name, model in (("rounds_model(1000)", big), ("screen_model(1000)", screen_model(1000))):
+        whole, cut = render(model, "md", limit=10**9), render(model, "md")
+        sections = len(re.findall(r"^## op\d{4}", cut, re.MULTILINE))
+        left = re.search(r"_(\d+) operator section\(s\) left out", cut)
+        rows = len(re.findall(r"^\| op\d{4} \| [A-Z_]+ \|", cut.split("\n## op", 1)[0], re.MULTILINE))
+        print(f"{name} Markdown: {len(whole) / 1e6:.2f} MB whole; cut: {len(cut):,} characters, "
+              f"{rows} rows in the answer's table, {sections} operator sections, "
+              f"{left.group(1) if left else 0} left out")
 
 
 if __name__ == "__main__":

@@ -42,6 +42,9 @@ class Table:
     #: Columns a row's conclusion is in: kept in every row even when every row has the
     #: same value (other such columns are said once above the table).
     stays: tuple[str, ...] = ("verdict",)
+    #: Markdown: the table folded into ``<details>`` under this line ("" = open); a detail
+    #: a pull-request reader opens on demand.
+    fold: str = ""
 
 
 @attrs.frozen(kw_only=True)
@@ -100,8 +103,13 @@ Block = Heading | Para | Bullets | Table | Plot | Cards | Details | Timeline
 
 @attrs.frozen(kw_only=True)
 class Document:
+    """``answer``: the per-operator verdict summary, which every form puts where its reader
+    looks first (HTML and Markdown right under the title, the terminal's text at the end,
+    its last lines); ``blocks``: the details."""
+
     title: str
     blocks: tuple[Block, ...]
+    answer: tuple[Block, ...] = ()
 
 
 # --------------------------------------------------------------------------- formatting

@@ -1,18 +1,22 @@
 """Fitting a document under a size limit: GitHub's comment limit for the Markdown form.
 
-What a reader of a pull-request comment needs first stays whole: the overview (its
-operator table cut to the rows that fit, the count of the rest said), the sections
-without an operator (failures, skipped operators, notes), then operators' sections
-while they fit, regressions first (SLOWER, MIXED, FASTER, then the rest), each where
-the document has it. Every operator left out is named (as many names as
-fit) with where the whole report is.
+The answer (every operator's verdict, estimate and interval) goes first and whole; were
+it alone over the limit, its table keeps the rows that fit, worst first, and names every
+other operator by verdict. Then the details shrink, the least needed first: the IR diffs
+go, then the tables and lists before the first section are cut to the rows that fit
+(the count of the rest said), then the sections without an operator (failures, skipped
+operators, notes) stay while they fit, then operators' sections while they fit,
+regressions first (SLOWER, MIXED, FASTER, then the rest), each where the document has
+it. Every section left out is named, by verdict, with where the whole report is.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from zl_report.blocks import Block, Bullets, Heading, Para, Table
+import attrs
+
+from zl_report.blocks import Block, Bullets, Details, Heading, Para, Table
 
 #: GitHub refuses a comment (and a pull-request body) longer than this many characters.
 GITHUB_COMMENT_LIMIT = 65_536
@@ -22,16 +26,26 @@ _FOOTER_RESERVE = 3_000
 Render = Callable[[Sequence[Block]], str]
 
 
-def fit(blocks: Sequence[Block], render: Render, limit: int, *, whole_report: str) -> tuple[Block, ...]:
-    """``blocks`` cut so that ``render`` of them is at most ``limit`` characters;
-    ``whole_report`` says where every section is (a command or a link)."""
-    if len(render(blocks)) <= limit:
-        return tuple(blocks)
-    head, sections = _sections(blocks)
+def fit(answer: Sequence[Block], blocks: Sequence[Block], render: Render, limit: int, *,
+        whole_report: str) -> tuple[Block, ...]:
+    """The answer, then ``blocks``, cut so that ``render`` of them is at most ``limit``
+    characters; ``whole_report`` says where every section is (a command or a link)."""
+    if len(render([*answer, *blocks])) <= limit:
+        return (*answer, *blocks)
     budget = limit - _FOOTER_RESERVE
-    # The overview may take half the budget; its tables give up rows first.
-    head = _shrink(head, render, budget // 2)
-    used = len(render(head))
+    diffs = sum(1 for b in blocks if isinstance(b, Details))
+    blocks = [b for b in blocks if not isinstance(b, Details)]  # the diffs go first
+    head, sections = _sections(blocks)
+    # The answer may take what the conditions (the blocks before the first section) leave
+    # once cut to a quarter of the budget, their tables giving up rows first.
+    short_head = _shrink(head, render, budget // 4)
+    kept_answer = _fit_answer(list(answer), render, budget - len(render(short_head)))
+    used = len(render(kept_answer))
+    if used + len(render(blocks)) <= budget:
+        return (*kept_answer, *blocks, _footer({}, 0, diffs, whole_report, render,
+                                                limit - len(render([*kept_answer, *blocks]))))
+    head = _shrink(head, render, max(len(render(short_head)), (budget - used) // 2))
+    used += len(render(head))
     others = [section for heading, section in sections if not heading.anchor]
     kept_others: list[list[Block]] = []
     for section in others:
@@ -41,7 +55,7 @@ def fit(blocks: Sequence[Block], render: Render, limit: int, *, whole_report: st
             kept_others.append(section)
             used += size
     kept: set[int] = set()
-    left_out: list[int] = []
+    left_out: dict[str, list[str]] = {}
     ops = [i for i, (heading, _) in enumerate(sections) if heading.anchor]
     for index in sorted(ops, key=lambda i: (_priority(sections[i][0].text), i)):
         size = len(render(sections[index][1]))
@@ -49,16 +63,16 @@ def fit(blocks: Sequence[Block], render: Render, limit: int, *, whole_report: st
             kept.add(index)
             used += size
         else:
-            left_out.append(index)
-    names = [sections[i][0].text.split(":")[0] for i in sorted(left_out)]
-    dropped_others = len(others) - len(kept_others)
-    out = list(head)
+            name, _, verdict = sections[index][0].text.rpartition(": ")
+            left_out.setdefault(verdict.strip() or "?", []).append(name or sections[index][0].text)
+    out = [*kept_answer, *head]
     for index, (_, section) in enumerate(sections):
         if index in kept:
             out += section
     for section in kept_others:
         out += section
-    out.append(_footer(names, dropped_others, whole_report, render, limit - len(render(out))))
+    out.append(_footer(left_out, len(others) - len(kept_others), diffs, whole_report, render,
+                       limit - len(render(out))))
     return tuple(out)
 
 
@@ -70,6 +84,39 @@ _FIRST = ("SLOWER", "MIXED", "FASTER")
 def _priority(heading: str) -> int:
     verdict = heading.rsplit(":", 1)[-1].strip()
     return _FIRST.index(verdict) if verdict in _FIRST else len(_FIRST)
+
+
+def _fit_answer(answer: list[Block], render: Render, budget: int) -> list[Block]:
+    """The answer whole, or, over ``budget``, its operator table cut to the rows that fit
+    and the rest named by verdict."""
+    tables = [i for i, b in enumerate(answer) if isinstance(b, Table) and "verdict" in b.headers]
+    if len(render(answer)) <= budget or not tables:
+        return answer
+    index = tables[-1]
+    table = answer[index]
+    assert isinstance(table, Table)
+    column = table.headers.index("verdict")
+
+    def cut(n: int) -> list[Block]:
+        rest = [(row[0], row[column]) for row in table.rows[n:]]
+        return [*answer[:index], _first(table, n), *_named(rest), *answer[index + 1:]]
+
+    low, high = 0, len(table.rows)
+    while low < high:  # the most rows that fit
+        mid = (low + high + 1) // 2
+        if len(render(cut(mid))) <= budget:
+            low = mid
+        else:
+            high = mid - 1
+    return cut(low)
+
+
+def _named(rows: Sequence[tuple[str, str]]) -> list[Para]:
+    by: dict[str, list[str]] = {}
+    for name, verdict in rows:
+        by.setdefault(verdict, []).append(name)
+    return [Para(text=f"no row here, to fit a comment: {verdict} ({len(names)}): {', '.join(names)}",
+                 tone="warn") for verdict, names in by.items()]
 
 
 def _sections(blocks: Sequence[Block]) -> tuple[list[Block], list[tuple[Heading, list[Block]]]]:
@@ -133,26 +180,33 @@ def _cut(block: Table | Bullets, render: Render, budget: int) -> list[Block]:
 def _first(block: Table | Bullets, n: int) -> Table | Bullets:
     if isinstance(block, Bullets):
         return Bullets(items=block.items[:n], tone=block.tone)
-    return Table(headers=block.headers, rows=block.rows[:n], align=block.align,
-                 tones=block.tones[:n], interactive=block.interactive, links=block.links[:n])
+    return attrs.evolve(block, rows=block.rows[:n], tones=block.tones[:n], links=block.links[:n])
 
 
-def _footer(left_out: list[str], dropped: int, whole_report: str, render: Render,
-            room: int) -> Para:
-    """Names the operators whose sections were left out, as many as fit ``room``."""
+def _footer(left_out: dict[str, list[str]], dropped: int, diffs: int, whole_report: str,
+            render: Render, room: int) -> Para:
+    """Says what was left out: the operators' sections by verdict (as many names as fit
+    ``room``), other sections, the IR diffs."""
     parts = []
-    if left_out:
-        parts.append(f"{len(left_out)} operator section(s) left out")
+    sections = sum(len(names) for names in left_out.values())
+    if sections:
+        parts.append(f"{sections} operator section(s) left out")
     if dropped:
         parts.append(f"{dropped} other section(s) left out")
+    if diffs:
+        parts.append(f"{diffs} IR diff(s) left out")
     lead = (f"{' and '.join(parts)} to stay under the {GITHUB_COMMENT_LIMIT:,}-character comment "
-            f"limit; the whole report: {whole_report}")
-    names = list(left_out)
+            f"limit (every operator's verdict is in the table at the top); the whole report: "
+            f"{whole_report}")
+    shown = {verdict: list(names) for verdict, names in left_out.items()}
     while True:
-        shown = ", ".join(names)
-        rest = len(left_out) - len(names)
-        tail = f" and {rest} more" if rest else ""
-        para = Para(text=f"{lead}. Left out: {shown}{tail}." if names else f"{lead}.", tone="warn")
-        if len(render([para])) <= room or not names:
+        said = "; ".join(
+            f"{verdict} ({len(left_out[verdict])}): " + ", ".join(names)
+            + (f" and {len(left_out[verdict]) - len(names)} more" if len(names) < len(left_out[verdict]) else "")
+            for verdict, names in shown.items())
+        para = Para(text=f"{lead}. Sections left out: {said}." if said else f"{lead}.", tone="warn")
+        longest = max(shown, key=lambda v: len(shown[v]), default=None)
+        if len(render([para])) <= room or longest is None or not shown[longest]:
             return para
-        names = names[: max(0, min(len(names) - 1, len(names) * 3 // 4))]
+        names = shown[longest]
+        shown[longest] = names[: max(0, min(len(names) - 1, len(names) * 3 // 4))]

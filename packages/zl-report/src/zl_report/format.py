@@ -62,23 +62,46 @@ def pct(value: float | None, *, signed: bool = True, digits: int = 2) -> str:
     return f"{float(value):+.{digits}f}%" if signed else f"{float(value):.{digits}f}%"
 
 
-def ms(value: float | None) -> str:
-    return "-" if value is None else f"{float(value):.6f}"
-
-
-def speedup(delta_pct: float | None) -> str:
-    """B's speedup over A, ``A / B`` (the delta's own ratio: ``1.10x`` is 10% faster)."""
-    if delta_pct is None or (isinstance(delta_pct, float) and not math.isfinite(delta_pct)):
+def latency(ms: float | None) -> str:
+    """A latency given in ms, in the unit it reads best in (ns, µs, ms, s) with four
+    significant digits: ``2.647 µs``, ``26.47 µs``, ``1.234 ms``."""
+    if ms is None or not isinstance(ms, int | float) or not math.isfinite(ms):
         return "-"
-    return f"{1 + float(delta_pct) / 100:.3f}x"
+    value = float(ms)
+    for scale, unit in ((1e-3, "ns"), (1.0, "\u00b5s"), (1e3, "ms"), (1e6, "s")):
+        shown = value / scale * 1e3  # the value in this unit
+        if abs(shown) < 1000 or unit == "s":
+            digits = max(0, 4 - len(str(int(abs(shown)))))
+            return f"{shown:.{digits}f} {unit}"
+    return f"{value:g} ms"  # pragma: no cover - the loop always returns
 
 
-def median_ms(values: Sequence[object]) -> str:
+#: What "x faster" and "x slower" mean, said once in every form beside the sign note.
+RATIO_NOTE = ("1.28x slower: B takes 1.28 times A's time; 1.28x faster: A takes 1.28 times B's; "
+              "both from the estimate (A / B = 1 + delta / 100)")
+
+
+def ratio(delta_pct: float | None) -> str:
+    """The delta as the ratio of the two latencies, in words: ``1.28x slower`` (B takes
+    1.28 times A's time), ``1.015x faster`` (A takes 1.015 times B's; three decimals under
+    1.1x), ``same`` within 0.05%."""
+    if delta_pct is None or not isinstance(delta_pct, int | float) or not math.isfinite(delta_pct) \
+            or delta_pct <= -100:
+        return "-"
+    a_over_b = 1 + float(delta_pct) / 100
+    if abs(a_over_b - 1) < 5e-4:
+        return "same"
+    factor = a_over_b if a_over_b > 1 else 1 / a_over_b
+    digits = 3 if factor < 1.1 else 2  # 1.004x, not 1.00x, for a change under 10%
+    return f"{factor:.{digits}f}x {'faster' if a_over_b > 1 else 'slower'}"
+
+
+def median_latency(values: Sequence[object]) -> str:
     usable = sorted(float(v) for v in values or () if isinstance(v, (int, float)) and math.isfinite(v))
     if not usable:
         return "-"
     mid = len(usable) // 2
-    return ms(usable[mid] if len(usable) % 2 else (usable[mid - 1] + usable[mid]) / 2)
+    return latency(usable[mid] if len(usable) % 2 else (usable[mid - 1] + usable[mid]) / 2)
 
 
 def span(low: float | None, high: float | None) -> str:
@@ -123,12 +146,17 @@ def undecided_summary(model: Mapping) -> str:
             + (f" · {len(parts) - 4} other reasons" if len(parts) > 4 else "") + ")")
 
 
-def shape_verdict(row: dict, threshold_pct: object) -> str:
-    """A shape's verdict cell: the verdict, with the reason when it is undecided."""
-    verdict = row.get("verdict")
-    if verdict == "INCONCLUSIVE":
-        return f"INCONCLUSIVE: {row.get('reason') or undecided_reason(row.get('stats') or {}, threshold_pct)}"
-    return verdict or row.get("reason") or "-"
+def shape_verdict(row: dict) -> str:
+    """A shape's verdict cell: the verdict alone (its reason, when undecided, is
+    :func:`shape_why`'s column), or why the shape has none."""
+    return row.get("verdict") or row.get("reason") or "-"
+
+
+def shape_why(row: dict, threshold_pct: object) -> str:
+    """Why a shape is INCONCLUSIVE ("" for any other)."""
+    if row.get("verdict") != "INCONCLUSIVE":
+        return ""
+    return row.get("reason") or undecided_reason(row.get("stats") or {}, threshold_pct)
 
 
 def interval_estimate(stats: dict) -> float | None:

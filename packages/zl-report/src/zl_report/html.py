@@ -19,6 +19,7 @@ from zl_report.blocks import (
     Table,
     Timeline,
 )
+from zl_report.columns import factored
 from zl_report.svg import forest, timeline
 
 _CSS = """
@@ -52,6 +53,8 @@ p.every{margin:.8rem 0 -.4rem;font-size:.85rem}
 .filter{margin:.6rem 0}.filter input{padding:.3rem;width:18rem;max-width:60%}
 th.sort{cursor:pointer;user-select:none}th.sort:after{content:" \\2195";color:#bbb}
 """
+# The filter ignores case unless the query has a capital letter: SLOWER finds the verdict,
+# not every "1.04x slower".
 _SCRIPT = """
 document.querySelectorAll('table.ops').forEach(function(t){
   var body=t.tBodies[0], rows=Array.prototype.slice.call(body.rows), box=document.createElement('div');
@@ -59,8 +62,8 @@ document.querySelectorAll('table.ops').forEach(function(t){
   box.innerHTML='<input type="search" placeholder="filter operators, verdicts, IR..." aria-label="filter"> <span></span>';
   t.parentNode.parentNode.insertBefore(box,t.parentNode);
   var input=box.querySelector('input'), count=box.querySelector('span');
-  function show(){var q=input.value.toLowerCase(), n=0;
-    rows.forEach(function(r){var hit=!q||r.textContent.toLowerCase().indexOf(q)>=0;
+  function show(){var q=input.value, exact=q!==q.toLowerCase(), n=0;
+    rows.forEach(function(r){var t=exact?r.textContent:r.textContent.toLowerCase(), hit=!q||t.indexOf(q)>=0;
       r.style.display=hit?'':'none'; if(hit)n++;});
     count.textContent=n+' of '+rows.length+' operators';}
   input.addEventListener('input',show); show();
@@ -98,13 +101,14 @@ def _cls(tone: str | None) -> str:
 def render_html(doc: Document) -> str:
     # Our scripts (inline) only where there is something for them to do: a table to sort
     # and filter, folded sections to open when a link leads into one.
-    interactive = any(isinstance(b, Table) and b.interactive for b in doc.blocks)
-    folds = any(isinstance(b, Heading) and b.fold for b in doc.blocks)
+    blocks = (*doc.answer, *doc.blocks)  # the answer first
+    interactive = any(isinstance(b, Table) and b.interactive for b in blocks)
+    folds = any(isinstance(b, Heading) and b.fold for b in blocks)
     scripts = (_SCRIPT if interactive else "") + (_REVEAL if folds else "")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
             f"<title>{escape(doc.title)}</title><style>{_CSS}</style></head>\n<body>\n"
-            f"<h1>{escape(doc.title)}</h1>\n" + "\n".join(_body(doc.blocks))
+            f"<h1>{escape(doc.title)}</h1>\n" + "\n".join(_body(blocks))
             + (f"\n<script>{scripts}</script>" if scripts else "") + "\n</body></html>\n")
 
 
@@ -209,15 +213,8 @@ def _block(block: Block) -> str:
 
 
 def _table(table: Table) -> str:
+    note, table = factored(table)  # constant columns said once above the table
     headers, rows, align = list(table.headers), [list(r) for r in table.rows], table.align
-    note = ""
-    constant = [i for i in range(1, len(headers)) if len(rows) > 1 and headers[i] not in table.stays
-                and len({r[i] for r in rows}) == 1]
-    if constant:  # as the text form does: said once above the table, not in every row
-        note = "; ".join(f"{headers[i]}: {rows[0][i]}" for i in constant if rows[0][i])
-        keep = [i for i in range(len(headers)) if i not in constant]
-        headers, align = [headers[i] for i in keep], "".join(align[i] for i in keep)
-        rows = [[r[i] for i in keep] for r in rows]
     aligns = [' class="r"' if a == "r" else "" for a in align]
     head = "".join(f"<th{a}>{escape(h)}</th>" for h, a in zip(headers, aligns, strict=True))
     tones = table.tones or (None,) * len(rows)

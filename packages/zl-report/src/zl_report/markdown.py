@@ -17,6 +17,7 @@ from zl_report.blocks import (
     Table,
     Timeline,
 )
+from zl_report.columns import factored
 from zl_report.fit import GITHUB_COMMENT_LIMIT, fit
 
 _TONE_PREFIX = {"bad": "**", "warn": "_"}
@@ -39,8 +40,10 @@ def render_markdown(doc: Document, *, limit: int = GITHUB_COMMENT_LIMIT, link: s
     title = f"# {_esc(doc.title)}\n\n"
     closing = [Para(text=f"the whole report: {link}")] if link else []
     room = limit - len(title) - (len(_body(closing)) + 1 if closing else 0)
-    blocks = fit(doc.blocks, _body, room, whole_report=link or whole_report or "its HTML form")
-    cut = len(blocks) != len(doc.blocks) or any(a is not b for a, b in zip(blocks, doc.blocks, strict=True))
+    whole = (*doc.answer, *doc.blocks)  # the answer first
+    blocks = fit(doc.answer, doc.blocks, _body, room,
+                 whole_report=link or whole_report or "its HTML form")
+    cut = len(blocks) != len(whole) or any(a is not b for a, b in zip(blocks, whole, strict=True))
     # A cut report names the link in its own closing line already.
     return title + _body([*blocks, *([] if cut else closing)])
 
@@ -55,10 +58,7 @@ def _body(blocks: Sequence[Block]) -> str:
         elif isinstance(block, Bullets):
             out += [f"- {_esc(item)}" for item in block.items] + [""]
         elif isinstance(block, Table):
-            out.append("| " + " | ".join(_esc(h) for h in block.headers) + " |")
-            out.append("|" + "|".join("---:" if a == "r" else ":---" for a in block.align) + "|")
-            out += ["| " + " | ".join(_esc(c) for c in row) + " |" for row in block.rows]
-            out.append("")
+            out += _table(block)
         elif isinstance(block, Cards):
             out += [" · ".join(f"**{_esc(v)}** {_esc(k)}" for k, v, _ in block.items), ""]
         elif isinstance(block, Details):
@@ -68,3 +68,17 @@ def _body(blocks: Sequence[Block]) -> str:
         elif isinstance(block, (Plot, Timeline)):
             continue  # plots are drawn in HTML only
     return "\n".join(out).rstrip() + "\n"
+
+
+def _table(block: Table) -> list[str]:
+    """A pipe table, its constant columns said once above it (as the HTML does), folded
+    into ``<details>`` where the block asks."""
+    note, table = factored(block)
+    out = [f"_every row: {_esc(note)}_", ""] if note else []
+    out.append("| " + " | ".join(_esc(h) for h in table.headers) + " |")
+    out.append("|" + "|".join("---:" if a == "r" else ":---" for a in table.align) + "|")
+    out += ["| " + " | ".join(_esc(c) for c in row) + " |" for row in table.rows]
+    out.append("")
+    if block.fold:
+        return [f"<details><summary>{_esc(block.fold)}</summary>", "", *out, "</details>", ""]
+    return out

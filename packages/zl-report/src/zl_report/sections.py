@@ -81,20 +81,30 @@ def ir_cell(ir: Mapping | None) -> str:
 
 
 def ir_blocks(ir: Mapping | None) -> list[Block]:
-    """An operator's IR change: summary lines, per-kernel groups, the diff folded in."""
+    """An operator's IR change: summary lines, per-kernel groups, the diff folded in. What
+    every group of a kernel shares (its lines, its autotune picks) is said once, under the
+    kernel's first group."""
     if not ir or ir.get("raw_equal"):
         return []
     blocks: list[Block] = [Heading(text="IR change", level=3)]
     blocks.append(Bullets(items=tuple(ir.get("lines") or [ir.get("headline", "")])))
-    for g in ir.get("groups") or []:
-        if g["change"]["status"] == "names_only":
-            continue
+    groups = [g for g in ir.get("groups") or [] if g["change"]["status"] != "names_only"]
+    shared = {kernel: _shared([g for g in groups if g["kernel"] == kernel])
+              for kernel in {g["kernel"] for g in groups}}
+    said: set[str] = set()
+    for g in groups:
+        common, picks = shared[g["kernel"]]
+        several = sum(1 for x in groups if x["kernel"] == g["kernel"]) > 1
         head = (f"{g['kernel']}: {len(g['files'])} of {g['of_variants']} variant(s); shapes "
                 f"{', '.join(g['shapes'])}")
-        items = [*g["lines"]]
+        items = [line for line in g["lines"] if not (several and line in common)]
+        if g["kernel"] not in said:
+            said.add(g["kernel"])
+            if several and common:
+                items = [*(f"{line} (every group of {g['kernel']})" for line in common), *items]
+            items += [f"autotune pick {c}" for c in picks][:8]
         if g.get("launch"):
             items.append("compiled with " + "; ".join(g["launch"]))
-        items += [f"autotune pick {c}" for c in g.get("configs") or []][:8]
         items.append("variants: " + ", ".join(g["variants"]))
         blocks.append(Para(text=head, tone="muted"))
         blocks.append(Bullets(items=tuple(items)))
@@ -106,6 +116,15 @@ def ir_blocks(ir: Mapping | None) -> list[Block]:
             blocks.append(Details(summary=f"canonical diff of {diff['file']} "
                                   f"({diff['total_lines']} lines)", lines=lines))
     return blocks
+
+
+def _shared(groups: Sequence[Mapping]) -> tuple[list[str], list[str]]:
+    """The lines every one of a kernel's groups has, and its autotune picks, each once."""
+    common = [line for line in groups[0]["lines"] if all(line in g["lines"] for g in groups[1:])]
+    picks: list[str] = []
+    for g in groups:
+        picks += [c for c in g.get("configs") or [] if c not in picks]
+    return common, picks
 
 
 def timeline_blocks(timeline: Mapping | None) -> list[Block]:
@@ -253,8 +272,9 @@ def _cell_label(cell: Mapping) -> str:
 
 
 def briefed(blocks: Sequence[Block]) -> tuple[Block, ...]:
-    """The pull-request form: overview, tables of changed operators, their sections; no plots,
-    no telemetry, no sections of unchanged operators or controls."""
+    """The pull-request form of the details: the sections of changed operators, no plots,
+    no telemetry, no sections of unchanged operators or controls (every operator's verdict
+    is in the answer above them)."""
     out: list[Block] = []
     keep = True
     for block in blocks:
@@ -264,15 +284,5 @@ def briefed(blocks: Sequence[Block]) -> tuple[Block, ...]:
             keep = keep and block.text not in ("Telemetry", TIME_HEADING)
         if not keep or isinstance(block, (Plot, Timeline)):
             continue
-        if isinstance(block, Table) and block.interactive:
-            rows = [(r, t, link) for r, t, link in zip(block.rows, block.tones or (None,) * len(block.rows),
-                                                       block.links or ("",) * len(block.rows), strict=True)
-                    if r[1] in CHANGED and "(control)" not in r[0]]
-            block = Table(headers=block.headers, rows=tuple(r for r, _, _ in rows), align=block.align,
-                          tones=tuple(t for _, t, _ in rows), interactive=True,
-                          links=tuple(link for _, _, link in rows))
-            if not rows:
-                out.append(Para(text="no operator changed", tone="muted"))
-                continue
         out.append(block)
     return tuple(out)

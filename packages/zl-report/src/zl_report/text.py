@@ -14,6 +14,7 @@ import shutil
 import textwrap
 
 from zl_report.blocks import Bullets, Cards, Details, Document, Heading, Para, Plot, Table, Timeline
+from zl_report.columns import factored
 
 _RICH_STYLES = {"good": "green", "bad": "bold red", "warn": "yellow", "muted": "dim",
                 "title": "bold underline", "heading": "bold"}
@@ -43,9 +44,11 @@ def render_text(doc: Document, *, color: bool = False, width: int | None = None)
 
 
 def text_lines(doc: Document, width: int) -> list[Line]:
+    """The title, the details, and last the answer: a terminal's last lines are what stays
+    in view when the report ends."""
     out: list[Line] = [*_wrap(doc.title, width, None, style="title"),
                        ("=" * min(len(doc.title), width), None)]
-    for block in doc.blocks:
+    for block in _drawn((*doc.blocks, *doc.answer)):
         if isinstance(block, Heading):
             out += [("", None), *_wrap(block.text, width, None, style="heading"),
                     ("-" * min(len(block.text), width), None)]
@@ -65,6 +68,15 @@ def text_lines(doc: Document, width: int) -> list[Line]:
     return out
 
 
+def _drawn(blocks: tuple) -> list:
+    """The blocks text draws: no plots, and no heading of a section that only had plots
+    (the telemetry's)."""
+    out = [b for b in blocks if not isinstance(b, (Plot, Timeline))]
+    return [b for i, b in enumerate(out)
+            if not (isinstance(b, Heading) and (i + 1 == len(out) or (
+                isinstance(out[i + 1], Heading) and out[i + 1].level <= b.level)))]
+
+
 def _wrap(text: str, width: int, tone: str | None, *, first: str = "", rest: str = "",
           style: str = "") -> list[Line]:
     lines = textwrap.wrap(text, width=width, initial_indent=first, subsequent_indent=rest,
@@ -75,20 +87,14 @@ def _wrap(text: str, width: int, tone: str | None, *, first: str = "", rest: str
 def table_lines(table: Table, width: int = 10**6) -> list[Line]:
     """The table within ``width``: constant columns moved above it, then text columns
     wrapped, then one record per row."""
+    out: list[Line] = [("", None)]
+    if _fit_widths(list(table.headers), [list(r) for r in table.rows], table.align, width,
+                   shrink=False) is None:
+        note, table = factored(table)
+        if note:  # an empty column just goes
+            out += _wrap(f"every row: {note}", width, "muted")
     headers, rows, align = list(table.headers), [list(r) for r in table.rows], table.align
     tones = list(table.tones or (None,) * len(rows))
-    out: list[Line] = [("", None)]
-    if len(rows) > 1 and _fit_widths(headers, rows, align, width, shrink=False) is None:
-        constant = [i for i in range(1, len(headers))
-                    if len({r[i] for r in rows}) == 1 and headers[i] not in table.stays]
-        if constant:
-            note = "; ".join(f"{headers[i]}: {rows[0][i]}" for i in constant if rows[0][i])
-            if note:  # an empty column just goes
-                out += _wrap(f"every row: {note}", width, "muted")
-            keep = [i for i in range(len(headers)) if i not in constant]
-            headers = [headers[i] for i in keep]
-            align = "".join(align[i] for i in keep)
-            rows = [[r[i] for i in keep] for r in rows]
     widths = _fit_widths(headers, rows, align, width)
     if widths is None:
         out += _records(headers, rows, tones, width)

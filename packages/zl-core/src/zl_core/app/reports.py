@@ -29,6 +29,7 @@ __all__ = [
     "render",
     "report_model",
     "verdict_gate",
+    "verdict_said",
 ]
 
 log = logging.getLogger(__name__)
@@ -38,6 +39,21 @@ def campaign_report(campaign: Path, *, threshold_pct: float | None = None,
                     allow_mismatch: bool = False) -> dict:
     """The report model of a campaign folder (raises CaliberMismatchError, exit 4)."""
     return report.build(campaign, allow_mismatch=allow_mismatch, threshold_pct=threshold_pct)
+
+
+def verdict_said(model: dict | None, op: str) -> str:
+    """An operator's verdict as a rounds report decided it, with the estimate and interval
+    it was decided on (``SLOWER -28.95% [-30.64%, -27.21%]``); "" for an operator the
+    report has no verdict for."""
+    found = next((o for o in ((model or {}).get("summary") or {}).get("operators") or ()
+                  if o.get("op") == op), None)
+    if found is None:
+        return ""
+    est = found.get("estimate")
+    if not est:
+        return str(found["verdict"])
+    return (f"{found['verdict']} {est['estimate_pct']:+.2f}% "
+            f"[{est['ci_low_pct']:+.2f}%, {est['ci_high_pct']:+.2f}%]")
 
 
 def keep_report_json(campaign: Path, model: dict) -> Path:

@@ -8,7 +8,7 @@ from pathlib import Path
 import attrs
 
 from zl_core import app
-from zl_core.app import plugin_host, seal
+from zl_core.app import plugin_host, reports, seal
 from zl_core.cli import _common, _config
 from zl_core.cli._plans import duration, plan_line
 from zl_core.interface import contract
@@ -27,8 +27,9 @@ def add_parser(sub) -> None:
                        "...); an operator whose TTGIR is identical after round 1 is stopped "
                        "(SWITCH_NO_IR_DIFF). Without --ops, takes the IR_CHANGED operators of the "
                        "latest complete screen, with its switch, suite, backend and device. Prints "
-                       "each operator's end and the report on stdout (report.json is kept beside "
-                       "the cells); progress goes to stderr. Needs a device.")
+                       "each operator's end with its verdict, estimate and interval, and the "
+                       "report on stdout (report.json is kept beside the cells); progress goes "
+                       "to stderr. Needs a device.")
     p.add_argument("--ops", nargs="+", metavar="SPEC",
                    help="[source:]op[@file][:op_file[:dtype,dtype...]] ... (default: the IR_CHANGED "
                    "operators of the screen)")
@@ -90,9 +91,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"zl ab: screen {done.screen} found no IR_CHANGED operator; nothing to time")
         return 0
     print(f"\nab: {done.campaign}")
-    for r in done.runs:
+    for r in done.runs:  # each operator's end, and its verdict with the numbers it rests on
+        verdict = reports.verdict_said(done.report, r.op.op)
         print(f"  {r.op.op}{' (control)' if r.control else ''}: {r.state}, {r.rounds_done} round(s)"
-              + (f" - {r.reason}" if r.reason else ""))
+              + (f": {verdict}" if verdict else "") + (f" - {r.reason}" if r.reason else ""))
     # The campaign's report, as 'zl report' prints it, and its JSON kept beside the cells.
     print()
     # the campaign finished: report.json and receipts written, a frozen campaign sealed
