@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from pathlib import Path
 
+import pytest
 from zl_core.campaigns.dask_executor import homed
 from zl_core.campaigns.executor import Lane, SerialExecutor
 from zl_core.campaigns.lanes import LanesExecutor, longest_first
@@ -115,6 +117,27 @@ def test_progress_tells_the_time_left_and_lanes_say_what_they_run(lanes_host, tm
                                                Runtime(host=lanes_host, sink=sink)))
     started = [line for line in sink.lines if line.startswith("lane cuda:")]
     assert sorted(line.split(": ", 1)[1].split(" ")[0] for line in started) == ["abs", "add"]
+
+
+def test_at_80_columns_the_bar_keeps_its_count_and_time_left():
+    """The running cells' labels are what gives way (cut with an ellipsis), never the count,
+    the bar or the time left."""
+    import io
+
+    rich_console = pytest.importorskip("rich.console")
+    from zl_core.campaigns import progress as progress_module
+
+    out = io.StringIO()
+    screen = rich_console.Console(file=out, force_terminal=True, width=80, no_color=True)
+    bar = progress_module.Progress(120, "ab DISABLE_MMA_V3_20261206-083618", bar=True, screen=screen)
+    for n, label in enumerate(("mm r03/A", "bmm r02/B", "addmm r04/A", "softmax r01/B")):
+        bar.started(n, label)
+    bar.advance("mm r02/B rc=0 rows=5 ttgir=8 15.5s", key=0)
+    bar.close()
+    drawn = [line for line in re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue()).replace("\r", "\n").splitlines()
+             if "cells" in line]
+    assert drawn and all(len(line) <= 80 for line in drawn)
+    assert "1/120 cells" in drawn[-1] and " eta " in drawn[-1] and "running: mm r03/A" not in drawn[-1]
 
 
 def test_drift_is_judged_against_each_cells_own_device(tmp_path):

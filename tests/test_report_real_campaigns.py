@@ -185,3 +185,16 @@ def test_the_ir_section_says_each_autotune_pick_once_per_kernel(tmp_path):
                 len([g for g in groups if g["kernel"] == kernel]) == 1
             for pick in picks:
                 assert " ".join(text.split()).count(f"autotune pick {pick}") == 1, (op["op"], pick)
+
+
+def test_without_zl_report_the_plain_text_also_ends_with_each_verdict_and_its_interval(tmp_path):
+    from zl_core.report.render import plain_text
+
+    archive = DATA / "2026-12-06-h100-sealed-campaign" / "campaign.tgz"
+    model = build(campaign_of(archive, tmp_path), allow_mismatch=True)
+    ops = model["summary"]["operators"]
+    last = plain_text(model).splitlines()[-len(ops):]
+    for op, line in zip(ops, last, strict=True):
+        est = op["estimate"]
+        assert line.startswith(f"{op['op']}: {op['verdict']} {est['estimate_pct']:+.2f}% "
+                               f"[{est['ci_low_pct']:+.2f}%, {est['ci_high_pct']:+.2f}%]"), line

@@ -20,7 +20,7 @@ from zl_report.format import (
     ratio,
     span,
 )
-from zl_report.sections import ir_cell, overview
+from zl_report.sections import overview
 
 HEADING = "Verdicts"
 #: Operator verdicts in the order a reader must see them: regressions first.
@@ -133,8 +133,7 @@ def screen_answer(model: Mapping, *, brief: bool) -> list[Block]:
     cells = []
     for r in shown:
         d = r.get("delta")
-        row = [r["op"], r["verdict"], ir_cell(r.get("ir")) if not brief else ir_short(r.get("ir")),
-               _ab(r, "kernels"), _converts(r)]
+        row = [r["op"], r["verdict"], ir_short(r.get("ir")), _ab(r, "kernels"), _converts(r)]
         if not s.get("compile_only"):
             row.insert(3, _ab(r, "rows"))
             row.append(f"{d['label']}: {span(d['min_pct'], d['max_pct'])}" if d else "")

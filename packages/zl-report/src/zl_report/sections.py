@@ -68,18 +68,6 @@ def _tone(verdict: str) -> str | None:
     return VERDICT_TONES.get(verdict)
 
 
-def ir_cell(ir: Mapping | None) -> str:
-    """The IR column of an operator table: one short phrase."""
-    if not ir:
-        return "-"
-    if ir.get("raw_equal"):
-        return "identical"
-    if ir.get("canonical_equal"):
-        return "names only"
-    kernels = sorted({g["kernel"] for g in ir.get("groups") or [] if g["change"]["status"] != "names_only"})
-    return f"changed: {', '.join(kernels)}" if kernels else "changed"
-
-
 def ir_blocks(ir: Mapping | None) -> list[Block]:
     """An operator's IR change: summary lines, per-kernel groups, the diff folded in. What
     every group of a kernel shares (its lines, its autotune picks) is said once, under the

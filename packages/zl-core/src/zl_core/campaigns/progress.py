@@ -30,6 +30,10 @@ CELL_LINE_LEGEND = (
     "ttgir=.ttgir files written (one per kernel variant: shape x config) seconds")
 
 
+#: The bar's own width in columns, so that the count and the times fit beside it at 80.
+BAR_WIDTH = 12
+
+
 def bar_wanted() -> bool:
     """A bar only where progress is shown at all and a person watches stderr."""
     return log.isEnabledFor(logging.INFO) and console.is_terminal(sys.stderr)
@@ -38,7 +42,9 @@ def bar_wanted() -> bool:
 class Progress:
     """A campaign's progress: a bar on a terminal, numbered log lines otherwise."""
 
-    def __init__(self, total: int, title: str, *, bar: bool | None = None) -> None:
+    def __init__(self, total: int, title: str, *, bar: bool | None = None,
+                 screen: object = None) -> None:
+        """``screen``: the rich Console the bar is drawn on (stderr's where None)."""
         self._rich = None
         self._title = title
         self.total = total
@@ -50,16 +56,22 @@ class Progress:
                 from rich.console import Console
                 from rich.progress import BarColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
                 from rich.progress import Progress as RichProgress
+                from rich.table import Column
 
                 # Lines logged while the bar is up go to stderr, which rich redirects above
                 # the bar; stdout (results) is left alone.
-                screen = Console(file=sys.stderr, force_terminal=True,
-                                 no_color=not console.wants_color(sys.stderr))
-                self._rich = RichProgress(TextColumn("{task.description}"), BarColumn(),
+                if screen is None:
+                    screen = Console(file=sys.stderr, force_terminal=True,
+                                     no_color=not console.wants_color(sys.stderr))
+                # The description (the running cells) takes what the count, the bar and the
+                # times leave, cut with an ellipsis: at 80 columns they all stay in view.
+                described = TextColumn("{task.description}", table_column=Column(
+                    ratio=1, no_wrap=True, overflow="ellipsis", min_width=10))
+                self._rich = RichProgress(described, BarColumn(bar_width=BAR_WIDTH),
                                           TextColumn("{task.completed}/{task.total} cells"),
                                           TimeElapsedColumn(), TextColumn("eta"),
                                           TimeRemainingColumn(), console=screen, transient=False,
-                                          redirect_stdout=False, redirect_stderr=True)
+                                          redirect_stdout=False, redirect_stderr=True, expand=True)
                 self._task = self._rich.add_task(title, total=total)
                 self._rich.start()
             except Exception as exc:  # noqa: BLE001 - no rich, or not a real terminal: plain lines

@@ -45,18 +45,26 @@ def plain_text(model: dict) -> str:
             lines.append(f"comparable rows: {c['n']}, median delta {c['median_pct']:+.2f}% "
                          f"(range {c['min_pct']:+.2f}% .. {c['max_pct']:+.2f}%; positive = B faster)")
     elif kind == "rounds":
-        for op in summary["operators"]:
-            lines.append(f"{op['op']}{' (control)' if op['control'] else ''}: {op['verdict']} - {op['text']}")
         for r in model["rows"]:
-            med = (r["stats"] or {}).get("median_delta_pct")
+            est = (r["stats"] or {}).get("estimate_pct")
             lines.append(f"  {r['op']} {r['shape']} [{r['segment']}] "
-                         f"{'' if med is None else f'{med:+.2f}% '}{r['verdict'] or r['reason']}")
+                         f"{'' if est is None else f'{est:+.2f}% '}{r['verdict'] or r['reason']}")
         for item in summary["no_report"]:
             lines.append(f"no report for {item['op']}: {item['reason']}")
         for item in summary["skipped"]:
             lines.append(f"skipped {item['op']}: {item['reason']}")
         if summary["controls"]:
             lines.append(summary["controls"]["text"])
+        lines += [f"note: {n}" for n in model["notes"]]
+        # The answer last, where a terminal leaves it in view: each operator's verdict and
+        # the estimate and interval it was decided on.
+        for op in summary["operators"]:
+            est = op.get("estimate")
+            said = (f" {est['estimate_pct']:+.2f}% [{est['ci_low_pct']:+.2f}%, {est['ci_high_pct']:+.2f}%]"
+                    if est else "")
+            lines.append(f"{op['op']}{' (control)' if op['control'] else ''}: {op['verdict']}{said}"
+                         f" - {op['text']}")
+        return "\n".join(lines) + "\n"
     else:
         for r in model["rows"]:
             d = r["delta"]
