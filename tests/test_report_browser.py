@@ -327,3 +327,45 @@ def test_folding_makes_a_large_page_less_than_60_percent_as_tall(chromium, repor
     unfolded.write_text(render(model, "html"), encoding="utf-8")
     assert "<details class=\"fold\"" not in unfolded.read_text(encoding="utf-8")
     assert folded < 0.6 * _height(chromium, unfolded)
+
+
+# --------------------------------------------------------------------------- zl compare
+
+CAMPAIGN_CELLS = """(function(){var t=document.querySelector('table.ops');
+  var heads=Array.from(t.tHead.rows[0].cells).map(function(c){return c.textContent;});
+  return {heads: heads, cells: Array.from(t.tBodies[0].rows).map(function(r){
+    return Array.from(r.cells).slice(1, heads.length - 2).map(function(c){
+      var b=c.getBoundingClientRect(); return [c.textContent, b.left, b.right];});})};})()"""
+
+
+def test_the_comparison_of_two_cards_at_800_px_shows_every_campaigns_verdict(chromium, tmp_path):
+    """zl compare of the kept H200 and H100 campaigns of bmm and addmm, 800 px wide: every
+    campaign's column (its heading the condition that tells it apart) in view."""
+    from zl_core.report.compare import build_compare
+    from zl_core.report.dispatch import build
+
+    campaigns = []
+    for n, archive in enumerate((DATA / "2026-12-03-ab-bmm-addmm.tgz",
+                                 DATA / "2026-12-06-h100-sealed-campaign" / "campaign.tgz")):
+        with tarfile.open(archive) as tar:
+            tar.extractall(tmp_path / str(n), filter="data")
+        (meta,) = [p for p in (tmp_path / str(n)).rglob("campaign.json") if p.parent.name.startswith("ab_")]
+        campaigns.append(meta.parent)
+    model = build_compare([build(c) for c in campaigns], [c.name for c in campaigns])
+    page = tmp_path / "compare.html"
+    page.write_text(render(model, "html"), encoding="utf-8")
+    session = chromium.open(page.as_uri(), NARROW, HEIGHT)
+    try:
+        assert chromium.errors(session) == []
+        assert chromium.evaluate(session, "document.documentElement.scrollWidth") <= NARROW
+        found = chromium.evaluate(session, CAMPAIGN_CELLS)
+        assert found["heads"][1:3] == ["NVIDIA H200", "NVIDIA H100 80GB HBM3"]
+        assert len(found["cells"]) == len(model["operators"])
+        for row in found["cells"]:
+            for text, left, right in row:
+                assert left >= 0 and right <= NARROW, (text, left, right)
+        said = [text for row in found["cells"] for text, _, _ in row]
+        assert any(t.startswith("SLOWER -28.65%") for t in said)  # addmm on the H100
+        assert chromium.evaluate(session, "document.querySelectorAll('svg.forest').length") == 1
+    finally:
+        chromium.close_tab(session)

@@ -33,6 +33,9 @@ def _models(tmp_path: Path):
             _campaign(archive, tmp_path / archive.stem), allow_mismatch=True)
     yield "synthetic rounds", rounds_model(60)
     yield "synthetic screen", screen_model(60)
+    from zl_core.report.compare import build_compare
+
+    yield "zl compare", build_compare([rounds_model(30), rounds_model(40)], ["ab_1", "ab_2"])
 
 
 @pytest.mark.parametrize("columns", [80, 100])

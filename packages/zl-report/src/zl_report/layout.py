@@ -339,8 +339,12 @@ def document(model: Mapping, *, brief: bool = False) -> Document:
         answer, details = rounds_answer(model, brief=brief), _rounds(model, brief=brief)
     elif kind == "screen":
         answer, details = screen_answer(model, brief=brief), _screen(model)
+    elif kind == "compare":
+        from zl_report import compare
+
+        answer, details = compare.answer(model), compare.details(model, brief=brief)
     else:
-        raise ValueError(f"unknown report kind {kind!r}; expected pair, rounds or screen")
+        raise ValueError(f"unknown report kind {kind!r}; expected pair, rounds, screen or compare")
     blocks = tuple(details) + tuple(_notes(model))
     return Document(title=str(model.get("title") or kind), answer=tuple(answer),
                     blocks=briefed(blocks) if brief else blocks)

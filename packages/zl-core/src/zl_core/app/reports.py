@@ -24,6 +24,7 @@ __all__ = [
     "FORMATS",
     "campaign_report",
     "check_report_out",
+    "compare_model",
     "finished_ab_report",
     "keep_report_json",
     "render",
@@ -89,6 +90,27 @@ def report_model(path: Path | None, pair: Sequence[Path] | None = None, *, allow
         state.check_complete(path)
         check_sealed(path)
     return report.build(path, allow_mismatch=allow_mismatch, threshold_pct=threshold_pct)
+
+
+def compare_model(paths: Sequence[Path], *, allow_mismatch: bool = False,
+                  threshold_pct: float | None = None, allow_incomplete: bool = False) -> dict:
+    """The compare model of two or more A/B campaigns, each judged as ``zl report`` judges
+    it (and refused as it refuses it: incomplete, changed since sealed, caliber mismatch)."""
+    from zl_core.report.compare import build_compare
+
+    if len(paths) < 2:
+        raise UsageError("zl compare takes two or more A/B campaign folders")
+    if len({Path(p).resolve() for p in paths}) < len(paths):
+        raise UsageError("zl compare: a campaign is given twice")
+    models = []
+    for path in paths:
+        model = report_model(path, allow_mismatch=allow_mismatch, threshold_pct=threshold_pct,
+                             allow_incomplete=allow_incomplete)
+        if model["kind"] != "rounds":
+            raise UsageError(f"zl compare takes A/B (or A/A) campaigns; {path} is a {model['kind']} "
+                             "(zl report shows it)")
+        models.append(model)
+    return build_compare(models, [Path(p).name for p in paths])
 
 
 def check_sealed(path: Path) -> None:

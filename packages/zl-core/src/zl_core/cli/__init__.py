@@ -21,10 +21,10 @@ from zl_core.cli import _logs
 from zl_core.foundation import console
 from zl_core.foundation.errors import EXIT_FAILED, EXIT_USAGE, ZlError
 
-COMMANDS = ("backends", "doctor", "telemetry", "ops", "run", "screen", "ab", "report", "worker", "diff",
-            "freeze", "reaccount", "completion")
+COMMANDS = ("backends", "doctor", "telemetry", "ops", "run", "screen", "ab", "report", "compare", "worker",
+            "diff", "freeze", "reaccount", "completion")
 #: The commands that print colour (the text report, the progress bar): they take --color.
-COLOURED = ("screen", "ab", "report")
+COLOURED = ("screen", "ab", "report", "compare")
 
 log = logging.getLogger(__name__)
 
