@@ -4,6 +4,7 @@ into), nothing fetched. Usable from 800 px wide: wide tables scroll in their own
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from html import escape
 
@@ -232,9 +233,14 @@ def _table(table: Table) -> str:
             f"<tbody>{''.join(body)}</tbody></table></div>")
 
 
+_KEPT_TOGETHER = re.compile(r"(\dx?) (ns|\u00b5s|ms|s|slower|faster)\b")
+
+
 def _cell(text: str) -> str:
-    """A cell's text; a range breaks after its ``..`` only, never inside a number, and a
-    long identifier (mm_kernel_general_host_tma) may break after an underscore."""
+    """A cell's text; a range breaks after its ``..`` only, never inside a number, a
+    latency stays with its unit and a ratio with its word (``3.712 µs``, ``1.65x slower``),
+    and a long identifier (mm_kernel_general_host_tma) may break after an underscore."""
+    text = _KEPT_TOGETHER.sub("\\1\u00a0\\2", text)
     words = escape(text).replace(" .. ", "\u00a0.. ").split(" ")
     return " ".join(w.replace("_", "_<wbr>") if len(w) >= _LONG_WORD else w for w in words)
 
