@@ -68,6 +68,10 @@ def _tone(verdict: str) -> str | None:
     return VERDICT_TONES.get(verdict)
 
 
+#: A kernel's autotune picks listed by name; the rest are counted.
+PICKS_SHOWN = 8
+
+
 def ir_blocks(ir: Mapping | None) -> list[Block]:
     """An operator's IR change: summary lines, per-kernel groups, the diff folded in. What
     every group of a kernel shares (its lines, its autotune picks) is said once, under the
@@ -90,7 +94,10 @@ def ir_blocks(ir: Mapping | None) -> list[Block]:
             said.add(g["kernel"])
             if several and common:
                 items = [*(f"{line} (every group of {g['kernel']})" for line in common), *items]
-            items += [f"autotune pick {c}" for c in picks][:8]
+            items += [f"autotune pick {c}" for c in picks[:PICKS_SHOWN]]
+            if len(picks) > PICKS_SHOWN:
+                items.append(f"... and {len(picks) - PICKS_SHOWN} more autotune pick(s): "
+                             "zl diff CAMPAIGN OP lists them")
         if g.get("launch"):
             items.append("compiled with " + "; ".join(g["launch"]))
         items.append("variants: " + ", ".join(g["variants"]))
