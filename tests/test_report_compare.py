@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import html
 import json
+import re
 import tarfile
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from report_helpers import zl
 from synthetic_report import rounds_model
 from zl_core.report.compare import build_compare
 from zl_core.report.dispatch import build
+from zl_report.compare import ordered
 
 jsonschema = pytest.importorskip("jsonschema")
 zl_report = pytest.importorskip("zl_report")
@@ -163,3 +165,14 @@ def test_zl_compare_refuses_one_campaign_and_a_screen(two_cards, tmp_path, capsy
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "is a screen" in err[0]
 
+
+
+def test_a_comparison_over_the_comment_limit_names_the_operators_it_has_no_row_for():
+    a, b = _pair(1000)
+    model = build_compare([a, b], ["musa", "cuda"])
+    md = zl_report.render(model, "md")
+    assert len(zl_report.render(model, "md", limit=10**9)) > 65_536 >= len(md)  # the cut is real
+    rows = [line.split(" | ")[0].strip("| ") for line in md.splitlines() if re.match(r"\| op\d{4} \|", line)]
+    named = " ".join(line for line in md.splitlines() if line.startswith("_no row here, to fit a comment"))
+    assert rows and named and all(op["op"] in rows or op["op"] in named for op in model["operators"])
+    assert rows == [o["op"] for o in ordered(model["operators"])][: len(rows)]  # disagreements first

@@ -89,16 +89,18 @@ def _priority(heading: str) -> int:
 def _fit_answer(answer: list[Block], render: Render, budget: int) -> list[Block]:
     """The answer whole, or, over ``budget``, its operator table cut to the rows that fit
     and the rest named by verdict."""
-    tables = [i for i, b in enumerate(answer) if isinstance(b, Table) and "verdict" in b.headers]
+    tables = [i for i, b in enumerate(answer) if isinstance(b, Table)]
     if len(render(answer)) <= budget or not tables:
         return answer
     index = tables[-1]
     table = answer[index]
     assert isinstance(table, Table)
-    column = table.headers.index("verdict")
+    # Named by its verdict where the table has one column of them (a comparison has one
+    # per campaign: its rows left out are named by operator alone).
+    column = table.headers.index("verdict") if "verdict" in table.headers else None
 
     def cut(n: int) -> list[Block]:
-        rest = [(row[0], row[column]) for row in table.rows[n:]]
+        rest = [(row[0], row[column] if column is not None else "operators") for row in table.rows[n:]]
         return [*answer[:index], _first(table, n), *_named(rest), *answer[index + 1:]]
 
     low, high = 0, len(table.rows)
