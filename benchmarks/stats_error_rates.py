@@ -7,8 +7,9 @@ The same functions run small in tests/test_stats_simulations.py and
 tests/test_stats_campaigns.py. Output: Markdown tables, pasted into docs/statistics.md
 with the command that made them. ``--only campaign`` prints the campaign-scale tables
 alone, ``--only noise`` the tables of noise that differs between operators, shapes and
-sides, ``--only null`` the null campaigns of 100 operators, ``--only spending`` the
-spending shares.
+sides (but serial states), ``--only null`` the null campaigns of 100 operators, ``--only spending`` the
+spending shares, ``--only power`` the 200-operator power rows and the rounds table,
+``--only serial`` the noise tables' last two (serial states, one slow cell).
 """
 
 from __future__ import annotations
@@ -150,6 +151,25 @@ def campaign_power_table(draws: int) -> None:
     print()
 
 
+def power_rules_table(campaigns: int) -> None:
+    """The 200-operator rows of the power table, and the same campaigns with a process's
+    noise shared by its shapes (which the intervals of rules 5 read as a possible slow state)."""
+    print(f"### Power after the campaign step, 200 x 10, fixed {DEFAULT_ROUNDS} rounds\n")
+    print(f"{campaigns} campaigns per row (seed 261, the draws of the power table's 200-operator "
+          "rows); 10% of the operators have 3 shapes with the effect.\n")
+    print("| side noise | effect | called by their own test | called after the campaign step | FDP "
+          "| campaigns with a false call |")
+    print("|---|---|---|---|---|---|")
+    plan = Plan.fixed(DEFAULT_ROUNDS)
+    for label, noise, effect in (("1%", Noise(name="1%"), 3.0),
+                                 ("0.2%", Noise(name="0.2%", side_pct=0.2), 1.5),
+                                 ("0.7% + 0.7% per process, shared by its shapes",
+                                  Noise(name="process", side_pct=0.7, process_pct=0.7), 3.0)):
+        got = campaign_power(noise, plan, Scenario(effect=effect), campaigns, 261)
+        print(f"| {label} | +{effect:g}% | " + " | ".join(_power_cells(got)) + " |")
+    print()
+
+
 def campaign_rounds_table(campaigns: int) -> None:
     print("### Rounds against power after the campaign step: 200 x 10, +3% at 1% noise\n")
     print(f"{campaigns} campaigns per row (10% of the operators with 3 shapes at +3%).\n")
@@ -275,8 +295,10 @@ def noise_tables(campaigns: int) -> None:
     print("|---|---|---|---|---|")
     rows = [("one operator k x noisier than the other 19", k, sn.noisier_operator(k))
             for k in (1.0, 1.5, 2.0, 3.0, 5.0, 10.0)]
-    rows += [("3 shapes of every operator k x noisier than its other 7", k, sn.noisier_shapes(k))
-             for k in (1.5, 2.0, 3.0, 10.0)]
+    rows += [("3 shapes of every operator k x noisier than its other 7 (all 20 tracked)", k,
+              sn.noisier_shapes(k, tracked_ops=20)) for k in (1.5, 2.0, 3.0, 10.0)]
+    rows += [("1 shape of every operator k x noisier than its other 9 (all 20 tracked)", k,
+              sn.noisier_shapes(k, noisy=1, tracked_ops=20)) for k in (2.0, 3.0)]
     rows += [("side B k x noisier than side A, among 19 A/A operators", k, sn.side_b_noisier(k))
              for k in (2.0, 5.0)]
     for i, (label, k, build) in enumerate(rows):
@@ -316,6 +338,11 @@ def noise_tables(campaigns: int) -> None:
                   f"{_rate(got['wrong'], got['shapes'] - got['true'])} |")
     print()
 
+
+def serial_tables(campaigns: int) -> None:
+    """A serial state shared by a process's shapes, and one slow cell (section 8)."""
+    plan = Plan.fixed(DEFAULT_ROUNDS)
+    gauss = Noise(name="g")
     print("### Serial correlation: a side state shared by the shapes of a process\n")
     print(f"{campaigns} campaigns of 20 operators x 10 shapes per row, every shape at +1% (the "
           "share called FASTER by the tracked shapes' own tests; 5% allowed). The shared state: "
@@ -351,13 +378,23 @@ def noise_tables(campaigns: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python benchmarks/stats_error_rates.py")
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of the full trial counts")
-    parser.add_argument("--only", choices=("campaign", "shape", "spending", "noise", "null"),
+    parser.add_argument("--only", choices=("campaign", "shape", "spending", "noise", "null", "power",
+                                           "serial"),
                         help="print one part only")
     args = parser.parse_args()
     start = time.time()
     scale = args.scale
     if args.only == "null":
         campaign_table(max(10, int(200 * scale)))
+        print(f"({time.time() - start:.0f} s)")
+        return
+    if args.only == "power":
+        power_rules_table(max(2, int(40 * scale)))
+        campaign_rounds_table(max(2, int(40 * scale)))
+        print(f"({time.time() - start:.0f} s)")
+        return
+    if args.only == "serial":
+        serial_tables(max(10, int(200 * scale)))
         print(f"({time.time() - start:.0f} s)")
         return
     if args.only == "noise":
@@ -380,6 +417,7 @@ def main() -> None:
         campaign_error_table(max(2, int(40 * scale)))
         adaptive_table(max(100, int(4000 * scale)), max(1, int(10 * scale)))
         noise_tables(max(10, int(200 * scale)))
+        serial_tables(max(10, int(200 * scale)))
     print(f"({time.time() - start:.0f} s)")
 
 

@@ -44,9 +44,10 @@ def test_side_swaps_give_the_quoted_rates(capsys, monkeypatch):
     flips.main()
     printed = capsys.readouterr().out
     null, threshold = printed.split("side B faster by 1%")
-    assert "own test: FASTER 2 (0.05%), SLOWER 2 (0.05%)" in null
+    assert "own test: FASTER 0 (0.00%), SLOWER 0 (0.00%)" in null  # rules 4: 2 and 2
     assert "after the campaign step: FASTER 0 (0.00%), SLOWER 0 (0.00%)" in null
     assert "patterns with any operator called: 0 of 256" in null
-    assert "own test: FASTER 99 (2.58%), SLOWER 0 (0.00%)" in threshold
-    assert "after the campaign step: FASTER 17 (0.44%)" in threshold  # rules 4
-    assert "[torch.Size([16, 1024, 1024]), torch.Size([16, 1024, 1024])]: 16 of 256" in threshold
+    assert "own test: FASTER 61 (1.59%), SLOWER 0 (0.00%)" in threshold  # rules 4: 2.58%
+    assert "after the campaign step: FASTER 16 (0.42%)" in threshold  # rules 5
+    # the noisiest shape, on its own rounds since rules 5 (rules 4: 16 of 256, its siblings' level)
+    assert "[torch.Size([16, 1024, 1024]), torch.Size([16, 1024, 1024])]: 5 of 256" in threshold

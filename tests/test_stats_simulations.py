@@ -69,10 +69,11 @@ def test_power_at_3pct_noise_grows_with_rounds():
 def test_null_campaign_of_100_operators_rarely_calls_any():
     shared = Noise(name="process", process_pct=1.0)
     # every shape exactly at the threshold: the hardest null; without the FDR step each
-    # campaign would call dozens of shapes
+    # campaign would call several shapes (fewer since rules 5, whose intervals read the
+    # process noise the shapes share as a possible slow state, and widen)
     at = campaign_any_false(shared, Plan.fixed(6), 4, 41, effect=1.0)
     print(f"\n[100 x 10 at the threshold, fixed 6] {at}")
-    assert at["shape_calls_before_fdr"] >= 4 * 10 and at["any_false"] <= 1
+    assert at["shape_calls_before_fdr"] >= 4 * 5 and at["any_false"] <= 1
     mixed = campaign_any_false(shared, Plan.fixed(6), 2, 42, side_pct=mixed_noise(10))
     print(f"[100 x 10 no effect, noise 3%..0.1%, fixed 6] {mixed}")
     assert mixed["any_false"] == 0

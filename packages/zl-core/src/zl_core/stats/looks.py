@@ -2,11 +2,17 @@
 with, and what serial correlation does to it (:mod:`.judge` reads these).
 
 ``prepared`` is :mod:`.judge`'s list of ``(op, rounds_done, series, mean)``: each
-series' observations, and the operator's per-round mean with the shapes it covers. A
-series' variance is moderated by a prior anchored on its own operator (:mod:`.pooling`),
-once with the campaign and once with its operator alone, and the campaign's is kept only
-where it decides more; its spread and estimate are first corrected for a serial state of
-its operator or the campaign (:mod:`.serial`).
+series' observations, and the operator's per-round mean with the shapes it covers. Each
+series gets two variances (docs/statistics.md §3, rules 5):
+
+- the **interval's**: its own rounds' spread, corrected for the widest serial state its
+  operator's rounds allow, a state shared by the shapes included wherever they share a
+  component of each round at all (:func:`zl_core.stats.shared.sharing_p`); it holds for
+  the series whatever its siblings' noise;
+- the **p-value's**, for the campaign step: moderated by a prior anchored on its own
+  operator (:mod:`.pooling`), once with the campaign and once with its operator alone,
+  the campaign's kept only where it decides more; its spread and estimate first
+  corrected for a serial state of its operator or the campaign (:mod:`.serial`).
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from .sequential import LookStat, spending
 from .serial import NONE as NO_SERIAL
 from .serial import OperatorSerial, Residuals, evidence, mean_evidence, mean_share, models, moments
 from .shape_test import fit
-from .shared import shared
+from .shared import shared, sharing_p
 from .special import tail_quantile
 
 SeriesId = tuple[int, object]  # (operator index, shape index or the means' class)
@@ -45,6 +51,7 @@ def look_stats(prepared: list, plan: Plan, *, mean_class: object) -> dict[int, d
             continue
         usable = {k: v for k, v in fits.items() if v[2].supported and v[2].df >= 1}
         serial = _serial(prepared, usable, mean_class)
+        wide = _serial(prepared, usable, mean_class, sharing=True)
         samples = {k: _sample(op, k[1], cls, f, serial[k]) for k, (op, cls, f) in usable.items()}
         pool = Pool((sample for sample, _ in samples.values()), mean_class=mean_class)
         level = 1.0 - alpha * share / 2.0
@@ -62,9 +69,16 @@ def look_stats(prepared: list, plan: Plan, *, mean_class: object) -> dict[int, d
                 notes.append(f"{where} are serially correlated (rho {model.rho:.2f}, "
                              f"{serial[k][1]:.0%} of the variance in the shared state): its "
                              f"interval is widened by x{math.sqrt(widen):.2f}")
+            own, own_widen = _sample(sample.op, k[1], sample.cls, f, wide[k])
+            if own_widen > widen:
+                model = wide[k][0]
+                notes.append(f"its shapes share part of the noise of each round: read as a slow state "
+                             f"(rho {model.rho:.2f}), its interval is widened by "
+                             f"x{math.sqrt(own_widen):.2f}")
             stats[k] = LookStat(fit=f, var=max(chosen.var, f.tie_var), df=chosen.df,
                                 variance=source if chosen.df > sample.df else "own",
-                                serial_factor=widen, notes=tuple(notes))
+                                serial_factor=widen, notes=tuple(notes),
+                                ci_var=max(own.s2, f.tie_var), ci_df=own.df, ci_serial_factor=own_widen)
         out[look] = stats
     return out
 
@@ -81,12 +95,15 @@ def _choose(campaign: Pooled, alone: Pooled, f, level: float) -> tuple[Pooled, s
     return alone, "operator"
 
 
-def _serial(prepared: list, usable: dict, mean_class: object) -> dict[SeriesId, tuple[OperatorSerial, float]]:
+def _serial(prepared: list, usable: dict, mean_class: object, *, sharing: bool = False
+            ) -> dict[SeriesId, tuple[OperatorSerial, float]]:
     """Each usable series' serial model and the shared state's share of its variance:
     fitted on its operator's own shapes and mean, or the campaign's where all operators
-    together show a correlated state (serial.models)."""
+    together show a correlated state (serial.models); with ``sharing``, also read as a slow
+    state wherever the operator's shapes share a component of each round (the interval's)."""
     members: dict[int, list[SeriesId]] = {}
     evidence_of = {}
+    shared_p: dict[int, float] = {}
     for i, (_, _, series, mean_obs) in enumerate(prepared):
         keys = [(i, j) for j in range(len(series)) if (i, j) in usable]
         if not keys:
@@ -102,7 +119,9 @@ def _serial(prepared: list, usable: dict, mean_class: object) -> dict[SeriesId, 
                                  mean_obs[1], measured.r)
         evidence_of[i] = (shapes, mean)
         members[i] = keys
-    fitted = models(evidence_of)
+        if sharing:
+            shared_p[i] = sharing_p([(f.rounds, f.residuals) for f in fits])
+    fitted = models(evidence_of, sharing=shared_p if sharing else None)
     out: dict[SeriesId, tuple[OperatorSerial, float]] = {}
     for i, keys in members.items():
         model = fitted[i]

@@ -22,7 +22,7 @@ from .validate import check_confidence, check_rounds, check_threshold
 #: correlation per operator as a state shared by its shapes. 4: the campaign step tests each
 #: series with the p-value of "within the threshold" as a band, not a doubled one-sided
 #: p-value. docs/statistics.md section 11.
-RULES = 4
+RULES = 5
 
 
 @attrs.frozen(kw_only=True)

@@ -19,6 +19,12 @@ stopping rule reads them, so:
 
 Exact group-sequential boundaries would be a little narrower but need the looks'
 joint distribution under an estimated variance; this rule needs none.
+
+Two variances per series (rules 5, docs/statistics.md §3): the **interval** and the
+verdict it gives rest on the series' own rounds (``LookStat.ci_var``, ``ci_df``), so
+they hold for that series whatever its siblings' noise; the **p-value** the campaign's
+false-discovery step ranks rests on the pooled variance (``var``, ``df``), whose degrees
+of freedom the small p-values of a large family need. A call needs both.
 """
 
 from __future__ import annotations
@@ -43,7 +49,8 @@ MIN_LOOK_ROUNDS = 4
 #: Adaptive campaigns look after every second round from here on (order balanced).
 FIRST_ADAPTIVE_LOOK = 4
 
-CI_METHOD = "student-t on log(A/B), run order removed, variance anchored on its operator"
+CI_METHOD = ("student-t on log(A/B), run order removed, the series' own variance; p-value "
+             "from a variance anchored on its operator")
 
 
 def adaptive_looks(max_rounds: int) -> tuple[int, ...]:
@@ -89,10 +96,22 @@ class LookStat:
     variance: str  # "own", "operator" (pooled on its operator alone) or "campaign"
     serial_factor: float = 1.0  # how much serial correlation widens Var(estimate)
     notes: tuple[str, ...] = ()
+    # The interval's variance: the series' own rounds (None: the same as var, df)
+    ci_var: float | None = None
+    ci_df: float | None = None
+    ci_serial_factor: float = 1.0
 
     @property
     def se(self) -> float:
+        """Standard error of the estimate for the p-value (the pooled variance)."""
         return math.sqrt(self.var * self.fit.var_factor * self.serial_factor)
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        """Standard error and degrees of freedom of the interval (the series' own)."""
+        if self.ci_var is None or self.ci_df is None:
+            return self.se, self.df
+        return math.sqrt(self.ci_var * self.fit.var_factor * self.ci_serial_factor), self.ci_df
 
 
 @attrs.frozen(kw_only=True)
@@ -111,18 +130,21 @@ class SeriesTest:
     look_confidence: float  # of that look's own interval, 1 - alpha * w_k
     ci_method: str
     order_penalty_pct: float | None  # + = the process that runs first is slower
-    sd_pct: float  # spread of log(A/B) per round as modelled, x100
+    sd_pct: float  # spread of log(A/B) per round as modelled for the p-value, x100
     own_sd_pct: float  # the series' own residual spread, x100
-    variance: str  # "own", "operator", "campaign" (see LookStat), or "none"
-    serial_factor: float  # variance widening for serial correlation (1.0: none)
+    variance: str  # the p-value's: "own", "operator", "campaign" (see LookStat), or "none"
+    serial_factor: float  # the p-value's variance widening for serial correlation (1.0: none)
     tie_floored: bool  # the printed resolution, not the rounds, set the spread
-    p_faster: float  # one-sided p against "effect <= +threshold", over the look's share
+    p_faster: float  # the interval's one-sided p against "effect <= +threshold", over the look's share
     p_slower: float
-    p_value: float  # of "within the threshold", the band down..up (_interval_p)
+    p_value: float  # of "within the threshold", the band down..up (_interval_p), pooled variance
     mde_pct: float  # smallest effect that look could call on the estimate's side; inf: none
     verdict: str  # on its own, before the campaign's false-discovery control
     decided_at: int | None  # first look whose interval decided
     notes: tuple[str, ...] = ()
+    ci_df: float = math.nan  # the interval's degrees of freedom (its own rounds')
+    ci_sd_pct: float = math.nan  # the interval's spread per round, x100
+    ci_serial_factor: float = 1.0  # the interval's widening for serial correlation
 
 
 def _z(mean: float, thr: float, se: float) -> float:
@@ -151,7 +173,8 @@ def judge_series(stats: Mapping[int, LookStat | None], *, looks: Sequence[int], 
         if st is None or not st.fit.supported or not st.df >= 1:
             continue
         taken += 1
-        half = tail_quantile(1.0 - alpha * share / 2.0, st.df) * st.se
+        se, df = st.interval
+        half = tail_quantile(1.0 - alpha * share / 2.0, df) * se
         if decided_at is None and verdict_of(st.fit.mean - half, st.fit.mean + half, up, down) != INCONCLUSIVE:
             decided_at = look
         last = (look, st, half, share)
@@ -161,13 +184,14 @@ def judge_series(stats: Mapping[int, LookStat | None], *, looks: Sequence[int], 
     look, st, half, share = last
     f = st.fit
     lo, hi = f.mean - half, f.mean + half
-    p_up = min(1.0, tail_sf(_z(f.mean, up, st.se), st.df) / share)
-    p_down = min(1.0, tail_sf(-_z(f.mean, down, st.se), st.df) / share)
+    se, df = st.interval  # the one-sided p-values are the interval's: FASTER iff p_up < alpha / 2
+    p_up = min(1.0, tail_sf(_z(f.mean, up, se), df) / share)
+    p_down = min(1.0, tail_sf(-_z(f.mean, down, se), df) / share)
     notes.extend(st.notes)
     if f.order_effect is None:
         notes.append("every usable round ran the same side first: the run-order effect "
                      "cannot be removed")
-    tie_floored = f.tie_var > 0 and st.var <= f.tie_var
+    tie_floored = f.tie_var > 0 and (st.var if st.ci_var is None else st.ci_var) <= f.tie_var
     if tie_floored:
         notes.append("rounds agree to the latencies' printed resolution: the interval is "
                      "as wide as that resolution allows")
@@ -180,7 +204,9 @@ def judge_series(stats: Mapping[int, LookStat | None], *, looks: Sequence[int], 
         variance=st.variance, serial_factor=st.serial_factor, tie_floored=tie_floored,
         p_faster=p_up, p_slower=p_down, p_value=_interval_p(f.mean, st.se, st.df, up, down, share),
         mde_pct=pct(up + half) if f.mean >= 0 else pct(down - half), verdict=verdict_of(lo, hi, up, down), decided_at=decided_at,
-        notes=tuple(notes))
+        notes=tuple(notes), ci_df=df,
+        ci_sd_pct=math.sqrt(st.var if st.ci_var is None else st.ci_var) * 100.0,
+        ci_serial_factor=st.serial_factor if st.ci_var is None else st.ci_serial_factor)
 
 
 def _interval_p(mean: float, se: float, df: float, up: float, down: float, share: float) -> float:

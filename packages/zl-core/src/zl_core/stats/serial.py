@@ -49,6 +49,10 @@ MAX_RHO = 0.95
 RHO_MARGIN = 1.0
 #: Fewest residuals a series needs to take part in the detection.
 MIN_SERIES_ROUNDS = 4
+#: An operator whose shapes share a component of each round at this level (the F test of
+#: :func:`zl_core.stats.shared.sharing_p`) has its intervals widened as if that component
+#: were a slow state, whatever the lag-1 test says (rules 5; docs/statistics.md §3).
+SHARING_ALPHA = 0.1
 
 Pattern = tuple[tuple[int, ...], tuple[int, ...]]  # (rounds, orders +1/-1)
 Matrix = tuple[tuple[float, ...], ...]
@@ -254,12 +258,18 @@ def mean_evidence(mean: Residuals, shapes: int, r: float) -> Evidence | None:
     return attrs.evolve(e, share=shapes * r / (1.0 + (shapes - 1) * r) if r < 1.0 else 1.0)
 
 
-def models(evidence_of: dict[object, tuple[Evidence | None, Evidence | None]]
-           ) -> dict[object, OperatorSerial]:
+def models(evidence_of: dict[object, tuple[Evidence | None, Evidence | None]], *,
+           sharing: dict[object, float] | None = None) -> dict[object, OperatorSerial]:
     """Each operator's serial model from ``(shapes' evidence, its mean's evidence)``: its
     own rounds' where either statistic is significant (Bonferroni over the two), and the
     campaign's where all operators' shapes together are (a state of the card, which only
-    ever widens): whichever reading widens the operator most."""
+    ever widens): whichever reading widens the operator most.
+
+    ``sharing[key]`` (the intervals' model): the p-value of the operator's shapes sharing a
+    component of each round. Below :data:`SHARING_ALPHA` that component is also read as a
+    slow state, rho from the per-round mean's lag-1 ratio one standard error high: a
+    shared state of rho 0.8 shows plainly as sharing in 8 rounds, but its correlation
+    reaches the lag-1 test only about a third of the time."""
     evs = [e for e, _ in evidence_of.values() if e is not None]
     campaign = None
     if len(evs) > 1:
@@ -281,6 +291,9 @@ def models(evidence_of: dict[object, tuple[Evidence | None, Evidence | None]]
             if mean is not None and mean.share > 0:
                 shared_rho = max(shared_rho, match_rho([mean]))
             fits.append((e, shared_rho, own_rho, "operator"))
+        elif sharing is not None and sharing.get(key, 1.0) < SHARING_ALPHA and mean is not None \
+                and mean.share > 0:
+            fits.append((e, match_rho([mean]), 0.0, "operator"))
         if not fits:
             out[key] = OperatorSerial(rho=0.0, lam=e.share, z=e.z, p=p)
             continue

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 import attrs
 
+from .special import f_sf
+
 
 @attrs.frozen(kw_only=True)
 class Shared:
@@ -56,6 +58,31 @@ def shared(series: Sequence[tuple[tuple[int, ...], Sequence[float]]]) -> Shared:
     return Shared(r2=r2, r2_of=tuple(_unit(sum(pairs[i]) / len(pairs[i])) if pairs[i] else r2
                                      for i in range(len(series))),
                   r=_unit(sum(signed) / len(signed)) if signed else 1.0)
+
+
+def sharing_p(series: Sequence[tuple[tuple[int, ...], Sequence[float]]]) -> float:
+    """P-value of "the shapes share no component of each round": the F test of a one-way
+    layout, the per-round mean residual's spread (``n - 2`` df) against the shapes' spread
+    around it (``(m - 1)(n - 2)`` df), on the largest group of shapes with the same rounds.
+    Exact for independent Gaussian shapes of equal variance; 1.0 where no two shapes
+    share their rounds."""
+    groups: dict[tuple[int, ...], list[Sequence[float]]] = defaultdict(list)
+    for rounds, e in series:
+        if len(rounds) > 2:
+            groups[rounds].append(e)
+    if not groups:
+        return 1.0
+    rounds, es = max(groups.items(), key=lambda g: len(g[1]))
+    m, n = len(es), len(rounds)
+    if m < 2:
+        return 1.0
+    means = [sum(e[r] for e in es) / m for r in range(n)]
+    between = m * sum(x * x for x in means)
+    within = sum((e[r] - means[r]) ** 2 for e in es for r in range(n))
+    d1, d2 = n - 2, (m - 1) * (n - 2)
+    if not within > 0:
+        return 0.0 if between > 0 else 1.0
+    return f_sf(between / d1 / (within / d2), d1, d2)
 
 
 def _unit(x: float) -> float:

@@ -99,14 +99,15 @@ def noisier_operator(k: float, *, ops: int = 20, shapes: int = 10, sd: float = 1
 
 
 def noisier_shapes(k: float, *, ops: int = 20, shapes: int = 10, noisy: int = 3, sd: float = 1.0,
-                   effect: float = 1.0) -> Build:
+                   effect: float = 1.0, tracked_ops: int = 1) -> Build:
     """In every operator, ``noisy`` of its shapes k times noisier than its others (the same
-    latency class), every shape at ``effect``; the first operator's noisy shapes are tracked."""
+    latency class), every shape at ``effect``; the noisy shapes of the first
+    ``tracked_ops`` operators are tracked."""
     side = (sd * k,) * noisy + (sd,) * (shapes - noisy)
 
     def build(rng: random.Random) -> list[Op]:
-        return ([Op(effects=(effect,) * shapes, side_pct=side, tracked=True, track=tuple(range(noisy)))]
-                + [Op(effects=(effect,) * shapes, side_pct=side) for _ in range(ops - 1)])
+        return [Op(effects=(effect,) * shapes, side_pct=side, tracked=j < tracked_ops,
+                   track=tuple(range(noisy))) for j in range(ops)]
     return build
 
 
