@@ -51,6 +51,7 @@ def damaged(path: Path):
                 yield f"{key}={json.dumps(value)}", json.dumps(changed).encode()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(FILES))
 def test_no_damaged_file_crashes_the_report(fake_host, tmp_path, capsys, kind):
     root = tmp_path / "runs"
@@ -64,8 +65,9 @@ def test_no_damaged_file_crashes_the_report(fake_host, tmp_path, capsys, kind):
     cases, crashes, codes = 0, [], set()
     for rel in FILES[kind]:
         for label, content in damaged(base / rel):
-            work = tmp_path / "work"
-            shutil.rmtree(work, ignore_errors=True)
+            # A fresh copy per damage, never emptied and refilled: removing a campaign's
+            # folders costs more than copying them, and each copy is left to tmp_path.
+            work = tmp_path / "work" / f"{cases}"
             shutil.copytree(base, work)
             (work / rel).write_bytes(content)
             for extra in ([], ["--json"]):
