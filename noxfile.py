@@ -4,7 +4,7 @@
     nox -s ab -- --rounds 8               # time the IR_CHANGED ones
     nox -s report -- runs/ab_...          # render a campaign
     nox -s tests                          # the test suite (what CI runs)
-    nox -s tests_lowest                   # the same at the lowest declared versions (CI too)
+    nox -s tests_lowest                   # its dependency tests at the lowest declared versions (CI too)
     nox -s lint                           # ruff and mypy (CI too, first)
 
 screen, ab and report run in the interpreter that holds the user's torch and
@@ -30,13 +30,41 @@ PACKAGES = ("zl-core", "zl-backend-cuda", "zl-backend-musa", "zl-backend-rocm",
 # the user's interpreter has none (a vendor build, FlagTree included, imports as
 # triton and is never replaced).
 TRITON_PIN = "triton==3.6.0"
-# The test tools, pinned so a run is repeatable (jsonschema checks the shipped schemas);
-# the dask extra the multi-host tests use.
-TEST_TOOLS = ("pytest==9.2.0", "hatchling==1.33.0", "nox==2026.10.20", "jsonschema==4.26.0")
+# The test tools, pinned so a run is repeatable (jsonschema checks the shipped schemas;
+# pytest-xdist runs the suite on every core, its 3.8 at pytest 7.0 too); the dask extra
+# the multi-host tests use.
+XDIST_PIN = "pytest-xdist==3.8.0"
+TEST_TOOLS = ("pytest==9.2.0", "hatchling==1.33.0", "nox==2026.10.20", "jsonschema==4.26.0", XDIST_PIN)
 DISTRIBUTED_PIN = "distributed==2026.8.0"
 # At the lowest versions: the newest nox that installs beside attrs 23.1 (later ones
 # need attrs 24.1); pytest comes from zl-flaggems' own lowest bound.
-LOWEST_TEST_TOOLS = ("hatchling==1.33.0", "nox==2024.10.9", "jsonschema==4.26.0")
+LOWEST_TEST_TOOLS = ("hatchling==1.33.0", "nox==2024.10.9", "jsonschema==4.26.0", XDIST_PIN)
+# One worker a core; the tests sharing a module-scoped fixture (a compiled suite, a fresh
+# virtualenv, a browser) carry an xdist_group mark and stay in one worker (loadgroup).
+PARALLEL = ("-n", "auto", "--dist", "loadgroup")
+# What tests_lowest runs: the tests whose outcome depends on a dependency's version, each
+# declared lower bound exercised by them. The rest of the suite runs in `tests` alone:
+# it exercises zl's own code over the same calls, and repeating all of it at the lowest
+# versions would double CI's time for no bound it does not already check.
+LOWEST_TESTS = (
+    # what each package declares and imports; the third-party plugins' compat modules
+    "tests/test_dependencies.py", "tests/test_check_compat.py", "tests/test_musa_compat.py",
+    # pluggy: the plugin host, its hooks and entry points
+    "tests/test_host_plugins.py", "tests/test_hooks_documented.py", "tests/test_cli_backends.py",
+    # the command line (argparse, rich's console and progress)
+    "tests/test_cli_conventions.py", "tests/test_cli_doctor.py", "tests/test_cli_telemetry.py",
+    "tests/test_bad_input.py", "tests/test_campaign_output.py",
+    # rich: the reports as text, Markdown, HTML; the schemas their models follow
+    "tests/test_report_render.py", "tests/test_report_terminal_width.py", "tests/test_report_schema.py",
+    # pyyaml: configuration files and shapes.yaml
+    "tests/test_config_file.py", "tests/test_flaggems_shapes.py",
+    # the statistics
+    "tests/test_stats.py",
+    # distributed: a real scheduler and workers
+    "tests/test_dask_executor.py",
+    # pytest (zl-flaggems' bound): the cells that collect and run a suite's benchmarks
+    "tests/test_builtin_suite_protocol.py", "tests/test_flaggems_provider.py",
+)
 # The lint tools, pinned: a newer ruff or mypy adds checks, and lint stays what it checked.
 # types-PyYAML types the yaml module; the other dependencies ship their own types.
 LINT_TOOLS = ("ruff==0.17.6", "mypy==2.4.1", "types-PyYAML==6.0.12.20261122")
@@ -170,20 +198,21 @@ def tests(session: nox.Session) -> None:
     session.install(*TEST_TOOLS, TRITON_PIN)
     session.install(*[f"-e{ROOT / 'packages' / name}" for name in PACKAGES])
     session.install(DISTRIBUTED_PIN)  # zl-core's dask extra: the multi-host tests use a real scheduler
-    session.run("pytest", *(session.posargs or ["-q", "tests"]))
+    session.run("pytest", *(session.posargs or ["-q", *PARALLEL, "tests"]))
 
 
 @nox.session(default=False)
 def tests_lowest(session: nox.Session) -> None:
-    """The test suite at the lowest versions the zl packages declare (every ``>=`` bound,
-    the dask extra's too), so a bound that is too low fails here."""
+    """The tests that depend on a dependency's version (LOWEST_TESTS), at the lowest
+    versions the zl packages declare (every ``>=`` bound, the dask extra's too), so a bound
+    that is too low fails here."""
     pins = lowest_pins()
     session.log("lowest declared versions: " + " ".join(pins))
     session.install(*LOWEST_TEST_TOOLS, TRITON_PIN, *pins)
     # The zl packages without their dependencies: pip would otherwise upgrade the pins.
     session.install("--no-deps", *[f"-e{ROOT / 'packages' / name}" for name in PACKAGES])
     session.run("python", "-m", "pip", "check")
-    session.run("pytest", "-p", "no:cacheprovider", *(session.posargs or ["-q", "tests"]))
+    session.run("pytest", "-p", "no:cacheprovider", *(session.posargs or ["-q", *PARALLEL, *LOWEST_TESTS]))
 
 
 def lowest_pins() -> list[str]:

@@ -15,16 +15,56 @@ from zl_core.interface.provider import CellCommand, OpInfo, Provider, ShardMerge
 FAKE_CELL = Path(__file__).with_name("fake_cell.py")
 
 
-def pytest_terminal_summary(terminalreporter):
-    """The fault-injection suite's figures (tests/test_fault_injection.py), when it ran."""
+def _fault_tally() -> dict | None:
     faults = sys.modules.get("test_fault_injection")
-    if faults is not None and faults.TALLY["injected"]:
-        terminalreporter.write_line(faults.figures())
+    return faults.TALLY if faults is not None else None
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    """The fault-injection suite's figures (tests/test_fault_injection.py), when it ran:
+    this process's own, or (under pytest-xdist) the sum of what each worker sent back."""
+    tally = _fault_tally() or _WORKER_TALLIES
+    if tally and tally["injected"]:
+        import test_fault_injection
+
+        terminalreporter.write_line(test_fault_injection.figures(tally))
+
+
+#: The controller's sum of its pytest-xdist workers' tallies.
+_WORKER_TALLIES: dict[str, int] = {}
+
+
+def pytest_sessionfinish(session):
+    """An xdist worker sends its fault-injection tally back to the controller."""
+    tally = _fault_tally()
+    if tally is not None and hasattr(session.config, "workeroutput"):
+        session.config.workeroutput["fault_tally"] = dict(tally)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """The controller adds up the tallies its xdist workers sent back."""
+    sent = getattr(node, "workeroutput", {}).get("fault_tally")
+    for key, value in (sent or {}).items():
+        _WORKER_TALLIES[key] = _WORKER_TALLIES.get(key, 0) + value
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "readme: runs the README's quick-start commands in a fresh "
                             "virtualenv (minutes; -m 'not readme' leaves it out)")
+    config.addinivalue_line("markers", "slow: takes tens of seconds or more (a campaign of many cells, "
+                            "a compiled suite, a fresh virtualenv); CI runs it, -m 'not slow' "
+                            "leaves it out while iterating")
+    # pytest-xdist's own mark, named here too so a run without pytest-xdist knows it.
+    config.addinivalue_line("markers", "xdist_group(name): the tests of one group run in one "
+                            "pytest-xdist worker (they share a module-scoped fixture)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist the slow tests are handed out first, so the run does not end
+    waiting on one of them started last (the order is stable, the same in each worker)."""
+    if getattr(config.option, "numprocesses", None) or hasattr(config, "workerinput"):
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 class FakeProvider(Provider):

@@ -10,12 +10,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from test_lanes_processes import LAUNCHER, fake_env
 from test_seal_classes import MANIFEST
 
 COUNTED = re.compile(r"^\[(\d+)/(\d+)\] (\S+) (.*)$")
 
 
+@pytest.mark.slow
 def test_the_count_covers_controls_and_checks_and_drops_what_an_early_stop_leaves(tmp_path: Path):
     # gconv runs everything; abs has identical TTGIR, so its timing stops after round 1 and
     # its control, and its checks still run; crash fails round 1 (no control, no checks).

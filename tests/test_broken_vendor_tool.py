@@ -8,6 +8,7 @@ from __future__ import annotations
 import stat
 import sys
 
+import pytest
 from fake_tools import write_tool
 from zl_core.app import resolve
 from zl_core.cli import main
@@ -36,6 +37,7 @@ def test_an_nvidia_smi_that_cannot_reach_the_driver_stops_the_screen(machine, tm
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
 
 
+@pytest.mark.slow
 def test_a_hung_nvidia_smi_is_named_and_ended(machine, tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(resolve, "TOOL_CHECK_S", 1.0)
     tool = machine / "nvidia-smi"

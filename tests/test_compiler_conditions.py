@@ -69,6 +69,7 @@ def fake_compiler(site: Path, *, version: str = "3.6.0+git0123abc") -> Path:
 # -- the compiler's variables -----------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_an_inherited_compiler_variable_is_recorded_shown_and_refused(machine, tmp_path, monkeypatch,
                                                                       capsys):
     screen = ("--suite", "builtin", "--compile-only", "--target", "cuda:90", "--switch",
@@ -96,6 +97,7 @@ def test_an_inherited_compiler_variable_is_recorded_shown_and_refused(machine, t
     assert zl("report", "--ab", unset / "mm_f32" / "A", unset / "mm_f32" / "B") == 0
 
 
+@pytest.mark.slow
 def test_the_switch_and_its_family_are_never_inherited(machine, tmp_path, monkeypatch, capsys):
     # Only side B names the switch: side A would inherit the shell's DISABLE_MMA_V3=1 and
     # compile what B compiles. DISABLE_MMA_V5 is of its family (Triton's MMA generation).

@@ -173,6 +173,7 @@ def test_paths_in_the_file_are_relative_to_its_folder(project, monkeypatch):
     assert args.python == sys.executable and args.resume is None
 
 
+@pytest.mark.slow
 def test_a_resumed_campaign_keeps_its_recorded_options_and_reads_no_file(project):
     env = fake_env(project)
     env.pop("ZL_RUNS_ROOT")

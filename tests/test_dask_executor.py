@@ -17,6 +17,9 @@ from test_lanes_executor import ListSink, pair_tasks
 from zl_core.campaigns.dask_executor import TASKS_TSV, DaskExecutor
 from zl_fake_lanes import Runtime, run_pair
 
+# Each test starts a real scheduler and workers: tens of seconds.
+pytestmark = pytest.mark.slow
+
 
 def test_two_workers_run_every_task_and_the_cell_folders_come_back(lanes_host, tmp_path):
     names = ["abs", "add", "mul", "sub", "exp", "log"]

@@ -33,6 +33,9 @@ from pathlib import Path
 import pytest
 from test_lanes_processes import LAUNCHER, alive, fake_env, ledger, wait_for
 
+# Campaigns hit by faults and resumed, a dozen seconds each.
+pytestmark = pytest.mark.slow
+
 OPS = ["abs", "add", "mul", "sub", "exp", "log", "sin", "cos"]
 FAULTS = ["orchestrator SIGKILL", "orchestrator SIGTERM", "cell SIGKILL", "status.tsv cut",
           "stale lock file"]
@@ -164,10 +167,12 @@ def test_a_signal_in_the_finish_leaves_it_finishing_and_the_resume_completes_it(
     TALLY["survived"] += 1
 
 
-def figures() -> str:
-    """The line tests/conftest.py prints at the end of the run."""
-    return (f"fault injection: {TALLY['injected']} faults injected, {TALLY['survived']} survived, "
-            f"{TALLY['lost']} finished results lost, {TALLY['changed']} changed")
+def figures(tally: dict | None = None) -> str:
+    """The line tests/conftest.py prints at the end of the run (of this process's TALLY,
+    or of the one its pytest-xdist workers add up to)."""
+    tally = TALLY if tally is None else tally
+    return (f"fault injection: {tally['injected']} faults injected, {tally['survived']} survived, "
+            f"{tally['lost']} finished results lost, {tally['changed']} changed")
 
 
 def _mount_tmpfs(path: Path, size_k: int) -> bool:

@@ -59,6 +59,7 @@ def state(campaign) -> str:
     return json.loads((campaign / "campaign.json").read_text())["state"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("step", [s for s, (_, kind) in STEPS.items() if kind in ("ab", "both")])
 def test_a_sealed_ab_campaign_cut_in_its_finish_is_resumed_to_a_sealed_end(host, monkeypatch, capsys, step):
     manifest = host / "m.yaml"

@@ -42,6 +42,7 @@ def test_a_screen_without_foreign_modules_says_nothing_of_them(checkout, tmp_pat
     assert "FOREIGN_VENDOR_MODULE" not in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_the_rounds_report_names_them_once_per_operator(checkout, tmp_path, capsys, monkeypatch):  # noqa: F811
     monkeypatch.setenv("FAKE_FOREIGN", "1")
     assert main(["ab", "--source", str(checkout), "--backend", "fakegpu", "--ops", "fakeadd:fake",

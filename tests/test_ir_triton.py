@@ -23,6 +23,9 @@ from zl_core.ir.rollup import operator_lines
 
 triton = pytest.importorskip("triton")
 
+# Its module-scoped fixture is built once, so its tests share one pytest-xdist worker.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ir_triton")]
+
 
 def compile_cell(cell: Path, op: str, **env: str) -> None:
     full = {k: v for k, v in os.environ.items() if not k.startswith("ZL_") and k != "DISABLE_MMA_V3"}

@@ -75,6 +75,7 @@ def test_an_unknown_l2_mode_is_refused_before_any_cell(zl, tmp_path, capsys):
     assert campaigns(tmp_path, "screen") == []
 
 
+@pytest.mark.slow
 def test_a_campaign_from_before_the_l2_setting_resumes_warm(zl, tmp_path, capsys):
     assert zl(["ab", "--suite", "sleepy", "--switch", "FAKE_SWITCH", "--ops", "abs", "--rounds", "4",
                "--allow-no-ir-diff", "--telemetry-interval", "0"]) == 0

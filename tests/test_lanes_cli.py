@@ -122,6 +122,7 @@ def sigkilled_screen(tmp_path: Path, after: int) -> Path:
     return campaign
 
 
+@pytest.mark.slow
 def test_resume_after_sigkill_reruns_no_finished_cell_and_misses_none(tmp_path):
     campaign = sigkilled_screen(tmp_path, after=6)
     # Finished for zl: the identity's last stamp was written before the kill.
@@ -160,6 +161,7 @@ def test_resume_after_sigkill_reruns_no_finished_cell_and_misses_none(tmp_path):
     assert list((campaign / ".aside").rglob("run.log"))  # the half-written cells, kept
 
 
+@pytest.mark.slow
 def test_a_cell_killed_before_its_first_identity_is_set_aside_and_rerun(tmp_path):
     # SIGKILL between the write of a cell's first identity and its rename leaves the cell
     # folder holding only that write's sibling: a resume sets it aside like any
@@ -280,6 +282,7 @@ def test_a_screen_without_ops_takes_the_suites_whole_inventory(zl, tmp_path):
     assert [r["verdict"] for r in rows].count("SKIPPED") == 1  # the skip-marked one, listed
 
 
+@pytest.mark.slow
 def test_ab_rounds_on_lanes_record_their_concurrency_and_a_report_refuses_mixing_it(zl, tmp_path, capsys):
     assert zl(["ab", "--suite", "sleepy", "--switch", "FAKE_SWITCH", "--ops", "abs", "add",
                "--rounds", "4", "--allow-no-ir-diff", "--devices", "0,1",
@@ -296,6 +299,7 @@ def test_ab_rounds_on_lanes_record_their_concurrency_and_a_report_refuses_mixing
     assert "'concurrency' differs" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_an_interrupted_ab_campaign_resumes_to_completion(tmp_path):
     env = fake_env(tmp_path, ZL_FAKE_SLEEP="0.5")
     argv = [sys.executable, str(LAUNCHER), "ab", "--suite", "sleepy", "--switch", "FAKE_SWITCH", "--ops",
@@ -318,6 +322,7 @@ def test_an_interrupted_ab_campaign_resumes_to_completion(tmp_path):
                 assert "finished" in identity(campaign / op / f"r0{r}" / side)
 
 
+@pytest.mark.slow
 def test_a_campaign_that_recorded_no_round_order_resumes_and_is_judged_alternating(zl, tmp_path, capsys):
     import shutil
 

@@ -46,6 +46,7 @@ def test_a_zl_python_that_is_no_interpreter_is_one_line_and_exit_2(tmp_path):
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.slow
 def test_ir_only_screen_runs_end_to_end_through_nox(tmp_path):
     pytest.importorskip("triton")
     proc = nox("-s", "screen", "--", "--ops", "mm", "add", "--switch", "DISABLE_MMA_V3",

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.readme
+pytestmark = [pytest.mark.readme, pytest.mark.slow, pytest.mark.xdist_group("readme")]
 ROOT = Path(__file__).resolve().parents[1]
 INNER = "ZL_README_QUICKSTART_INNER"
 

@@ -79,6 +79,7 @@ def sealed(lanes_host, monkeypatch, tmp_path, capsys):
     return campaign
 
 
+@pytest.mark.slow
 def test_a_sealed_campaign_its_classes_and_their_reaccounting(sealed, tmp_path, capsys):
     """One campaign (it takes a while) for the three parts below."""
     accounted_into_classes(sealed)

@@ -60,6 +60,7 @@ def freeze(tmp_path: Path, text: str, capsys, name: str = "frozen") -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_a_builtin_manifest_is_frozen_then_screened(machine, tmp_path, capsys):
     frozen = freeze(tmp_path, BUILTIN, capsys)
     matrix = json.loads((frozen / "matrix.json").read_text())

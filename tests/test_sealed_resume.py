@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from test_lanes_processes import LAUNCHER, fake_env, ledger, wait_for
 from test_seal_classes import MANIFEST
 from zl_core.seal import receipts
@@ -67,6 +68,7 @@ def sealed_as_planned(campaign: Path) -> None:
         json.loads((campaign / "receipt.json").read_text())["cells"])
 
 
+@pytest.mark.slow
 def test_a_killed_frozen_campaign_resumes_to_a_sealed_end(tmp_path):
     campaign = killed_campaign(tmp_path)
     kept = finished_cells(campaign, "wrongconv")
@@ -84,6 +86,7 @@ def test_a_killed_frozen_campaign_resumes_to_a_sealed_end(tmp_path):
     sealed_as_planned(campaign)
 
 
+@pytest.mark.slow
 def test_a_frozen_campaign_resumed_on_another_card_runs_its_unfinished_operator_whole_there(tmp_path):
     # Another machine with the same host name and device index (a rented card's image):
     # only the card's UUID tells. An operator's cells are compared with each other, so

@@ -31,6 +31,7 @@ def _campaign(rng, n_ops, effects, rounds, noise=GAUSS):
 # --------------------------------------------------------------------------- the Done-when bounds
 
 
+@pytest.mark.slow
 def test_power_after_the_campaign_step_at_the_default_rounds():
     got = campaign_power(Noise(name="1%"), DEFAULT, Scenario(), 2, 1)
     print(f"\n[200 x 10, +3% at 1%, fixed 8] {got}")
@@ -47,6 +48,7 @@ def test_the_false_discovery_step_no_longer_erases_power_at_6_rounds():
     assert got["called"] >= 0.15 * got["true_shapes"]
 
 
+@pytest.mark.slow
 def test_a_global_null_calls_nothing():
     got = campaign_power(Noise(name="1%"), DEFAULT, Scenario(affected=0.0, effect=0.0), 3, 4)
     assert got["calls"] == 0 and got["campaigns_with_false_call"] == 0

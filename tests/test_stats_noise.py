@@ -15,6 +15,9 @@ from zl_core.stats import INCONCLUSIVE, Plan, judge_campaign, round_order
 from zl_core.stats import simulate_noise as sn
 from zl_core.stats.simulate import Noise, operator_rounds
 
+# Thousands of simulated campaigns: minutes in all.
+pytestmark = pytest.mark.slow
+
 ORDER = round_order("counterbalanced", range(1, 41))
 DEFAULT = Plan.fixed(8)
 GAUSS = Noise(name="g")

@@ -66,6 +66,7 @@ def test_power_at_3pct_noise_grows_with_rounds():
     assert counts == sorted(counts) and counts[-1] > 3 * counts[0]
 
 
+@pytest.mark.slow
 def test_null_campaign_of_100_operators_rarely_calls_any():
     shared = Noise(name="process", process_pct=1.0)
     # every shape exactly at the threshold: the hardest null; without the FDR step each

@@ -54,6 +54,7 @@ def options(main: Path, vllm: Path, runs: Path, ops: tuple[str, ...], vllm_item:
                                                      b_value="1", force=True))
 
 
+@pytest.mark.slow
 def test_a_screen_over_both_checkouts(two):
     host, main, vllm, tmp = two
     done = app.screen(host, options(main, vllm, tmp / "runs",

@@ -171,6 +171,7 @@ def _ttgir(campaign: Path) -> dict[str, str]:
             for p in sorted(campaign.rglob("*.ttgir"))}
 
 
+@pytest.mark.slow
 def test_warm_and_cold_screens_of_the_builtin_suite_compile_the_same_ttgir(tmp_path):
     """Real Triton 3.6 for sm90, every cell a real process: the same verdicts, byte for byte
     the same TTGIR, cold against warm."""
