@@ -39,9 +39,11 @@ DISTRIBUTED_PIN = "distributed==2026.8.0"
 # At the lowest versions: the newest nox that installs beside attrs 23.1 (later ones
 # need attrs 24.1); pytest comes from zl-flaggems' own lowest bound.
 LOWEST_TEST_TOOLS = ("hatchling==1.33.0", "nox==2024.10.9", "jsonschema==4.26.0", XDIST_PIN)
-# One worker a core; the tests sharing a module-scoped fixture (a compiled suite, a fresh
-# virtualenv, a browser) carry an xdist_group mark and stay in one worker (loadgroup).
-PARALLEL = ("-n", "auto", "--dist", "loadgroup")
+# One worker a core, handed whole files: a module-scoped fixture (a compiled suite, a fresh
+# virtualenv, a browser) is built once. In the files' collection order (tests/conftest.py
+# puts those with a slow test first), not by their number of tests. (loadgroup would split
+# files finer, but pytest-xdist 3.8 names a group in a way pytest 9 no longer reads.)
+PARALLEL = ("-n", "auto", "--dist", "loadfile", "--no-loadscope-reorder")
 # What tests_lowest runs: the tests whose outcome depends on a dependency's version, each
 # declared lower bound exercised by them. The rest of the suite runs in `tests` alone:
 # it exercises zl's own code over the same calls, and repeating all of it at the lowest

@@ -55,16 +55,15 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "slow: takes tens of seconds or more (a campaign of many cells, "
                             "a compiled suite, a fresh virtualenv); CI runs it, -m 'not slow' "
                             "leaves it out while iterating")
-    # pytest-xdist's own mark, named here too so a run without pytest-xdist knows it.
-    config.addinivalue_line("markers", "xdist_group(name): the tests of one group run in one "
-                            "pytest-xdist worker (they share a module-scoped fixture)")
 
 
 def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist the slow tests are handed out first, so the run does not end
-    waiting on one of them started last (the order is stable, the same in each worker)."""
+    """Under pytest-xdist (noxfile.py hands out whole files, --dist loadfile) the files
+    holding a slow test come first, so the run does not end waiting on one of them
+    started last. The sort is stable: each file's tests stay together and in order."""
     if getattr(config.option, "numprocesses", None) or hasattr(config, "workerinput"):
-        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+        slow_files = {item.path for item in items if item.get_closest_marker("slow") is not None}
+        items.sort(key=lambda item: item.path not in slow_files)
 
 
 class FakeProvider(Provider):

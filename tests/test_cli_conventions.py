@@ -21,9 +21,6 @@ import pytest
 from zl_core.cli import _logs, build_parser, main
 from zl_core.foundation import console
 
-# Its module-scoped fixtures are built once, so its tests share one pytest-xdist worker.
-pytestmark = pytest.mark.xdist_group("cli_conventions")
-
 ANSI_SGR = re.compile(r"\x1b\[[0-9;]*m")
 
 

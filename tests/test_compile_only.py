@@ -31,8 +31,7 @@ from zl_flaggems.cell import compile_only
 from zl_flaggems.common import compile_targets
 from zl_flaggems.host.builtin_provider import BuiltinSuiteProvider
 
-# Its module-scoped fixture is built once, so its tests share one pytest-xdist worker.
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("compile_only")]
+pytestmark = pytest.mark.slow
 
 ALL_OPS = kernels.OPS
 CUDA = Backend(name="cuda", aliases=("nvidia",), visibility_env_keys=("CUDA_VISIBLE_DEVICES",))

@@ -14,9 +14,6 @@ from fake_flaggems import FLUSH_COST, LAUNCH_OVERHEAD
 
 pytest.importorskip("triton")
 
-# Its module-scoped fixture is built once, so its tests share one pytest-xdist worker.
-pytestmark = pytest.mark.xdist_group("flaggems_cells")
-
 FILE = "benchmark/test_fake.py"
 
 

@@ -23,8 +23,7 @@ from zl_core.ir.rollup import operator_lines
 
 triton = pytest.importorskip("triton")
 
-# Its module-scoped fixture is built once, so its tests share one pytest-xdist worker.
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ir_triton")]
+pytestmark = pytest.mark.slow
 
 
 def compile_cell(cell: Path, op: str, **env: str) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.readme, pytest.mark.slow, pytest.mark.xdist_group("readme")]
+pytestmark = [pytest.mark.readme, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[1]
 INNER = "ZL_README_QUICKSTART_INNER"
 
@@ -91,9 +91,10 @@ def test_the_main_job_sets_itself_up_and_screens_ir_only_without_a_device(machin
 
 def test_the_test_command_builds_its_own_virtualenv_and_runs_pytest(machine):
     clone, _, env = machine
-    # The session's own "-q tests" collects the whole suite; -k keeps one quick test.
+    # The session's own "-q -n auto ... tests" collects the whole suite; -k keeps one quick
+    # test, and -n 0 runs it in pytest's own process (no workers, each collecting the suite).
     env = dict(env, **{INNER: "1"},
-               PYTEST_ADDOPTS="-p no:cacheprovider -k test_lookalikes_are_close_spellings_then_shared_words")
+               PYTEST_ADDOPTS="-p no:cacheprovider -n 0 -k test_lookalikes_are_close_spellings_then_shared_words")
     proc = run(readme_command("tests"), clone, env)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-4000:]

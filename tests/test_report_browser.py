@@ -23,9 +23,6 @@ from zl_report import render
 from zl_report.answer import ordered_operators
 from zl_report.layout import FOLD_ABOVE, UNCHANGED, anchor
 
-# Its module-scoped fixtures are built once, so its tests share one pytest-xdist worker.
-pytestmark = pytest.mark.xdist_group("report_browser")
-
 WIDTH, HEIGHT = 1200, 900
 
 

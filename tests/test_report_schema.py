@@ -18,9 +18,6 @@ from zl_core.report.pair import build_pair
 
 jsonschema = pytest.importorskip("jsonschema")
 
-# Its module-scoped fixture is built once, so its tests share one pytest-xdist worker.
-pytestmark = pytest.mark.xdist_group("report_schema")
-
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = ROOT / "packages" / "zl-core" / "src" / "zl_core" / "schemas"
 DATA = ROOT / "docs" / "validation" / "data"

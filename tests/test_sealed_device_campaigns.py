@@ -17,9 +17,6 @@ from zl_core.seal import receipts
 
 jsonschema = pytest.importorskip("jsonschema")
 
-# Its module-scoped fixture is built once, so its tests share one pytest-xdist worker.
-pytestmark = pytest.mark.xdist_group("sealed_device_campaigns")
-
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "docs" / "validation" / "data" / "2026-12-06-h100-sealed-campaign"
 RECEIPT_SCHEMA = json.loads((ROOT / "packages/zl-core/src/zl_core/schemas/receipt.schema.json").read_text())

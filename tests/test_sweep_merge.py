@@ -14,9 +14,6 @@ from zl_flaggems.host.sweep_merge import merge_shards
 
 pytest.importorskip("triton")
 
-# Its module-scoped fixture is built once, so its tests share one pytest-xdist worker.
-pytestmark = pytest.mark.xdist_group("sweep_merge")
-
 NODE = "benchmark/test_fake_tuned.py::test_faketuned"
 PLUGINS = (*fake_flaggems.ZL_PLUGINS, "autotune")
 

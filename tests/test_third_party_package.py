@@ -20,8 +20,7 @@ from pathlib import Path
 import pytest
 from fake_tools import calls, path_with, write_tool
 
-# Its module-scoped fixture is built once, so its tests share one pytest-xdist worker.
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("third_party_package")]
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ROOT / "packages"
