@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 from zl_core.interface import caliber, phases
 
+# real A/B campaigns and screens, tens of seconds each
+pytestmark = pytest.mark.slow
+
 
 def campaigns(tmp_path: Path, kind: str) -> list[Path]:
     return sorted((tmp_path / "runs").glob(f"{kind}_*"))

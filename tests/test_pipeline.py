@@ -17,6 +17,9 @@ import pytest
 from zl_core.cells import devicelock
 from zl_core.interface import caliber, phases, timing_gate
 
+# real campaigns of real cell processes, tens of seconds each
+pytestmark = pytest.mark.slow
+
 OPS = ["abs", "add", "mul", "sub", "exp", "log"]
 
 
