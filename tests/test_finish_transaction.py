@@ -99,3 +99,23 @@ def test_a_screen_cut_in_its_finish_is_completed_by_its_resume(host, monkeypatch
     assert main(["screen", "--resume", str(campaign)]) == 0
     assert state(campaign) == "complete" and receipts.check(campaign) == []
     assert os.access(campaign / "campaign.json", os.W_OK)  # not frozen: not sealed
+
+
+def test_a_signal_between_two_steps_of_the_finish_says_how_to_complete_it(tmp_path):
+    """The finish is several steps (the engine's, then the report's and receipts'): a signal
+    that lands between two of them cuts the finish as much as one inside a step, and says
+    the same. Once the campaign is complete it says nothing of a finish."""
+    from zl_core.campaigns import state
+
+    campaign = tmp_path / "ab_x"
+    with interrupts.handling_signals():
+        with state.finishing(campaign, "zl ab"):
+            pass  # one step done; the next has not begun
+        with pytest.raises(interrupts.Interrupted) as cut:
+            os.kill(os.getpid(), signal.SIGTERM)
+    assert f"complete them with: zl ab --resume {campaign}" in str(cut.value)
+    with interrupts.handling_signals():
+        interrupts.finishing("")  # as finish_campaign does once campaign.json says complete
+        with pytest.raises(interrupts.Interrupted) as plain:
+            os.kill(os.getpid(), signal.SIGTERM)
+    assert "--resume" not in str(plain.value)

@@ -126,7 +126,8 @@ def test_campaigns_that_disagree_come_first_and_the_disagreement_is_said():
         assert "disagree" in out
 
 
-def test_what_makes_a_claim_incomparable_is_said_at_that_operator():
+def test_what_makes_a_claim_incomparable_is_said_at_that_operator(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "160")  # the words, not how 80 columns wrap them (test_report_terminal_width)
     a, b = _pair()
     first, second = (o["op"] for o in a["summary"]["operators"][:2])
     b["summary"]["operators"] = [o for o in b["summary"]["operators"] if o["op"] != second]

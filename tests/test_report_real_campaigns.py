@@ -139,7 +139,8 @@ def test_every_format_leads_with_each_verdicts_estimate_inside_its_interval(tmp_
 
 
 @pytest.mark.parametrize("archive", KEPT, ids=KEPT_IDS)
-def test_the_text_reports_last_lines_are_the_per_operator_summary(tmp_path, archive):
+def test_the_text_reports_last_lines_are_the_per_operator_summary(tmp_path, archive, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "120")  # a table's header on one line; 80 columns: test_report_terminal_width
     model = build(campaign_of(archive, tmp_path), allow_mismatch=True)
     ops = zl_layout.ordered_operators(model["summary"]["operators"])
     lines = [line for line in render(model, "text").splitlines() if line.strip()]

@@ -152,6 +152,7 @@ def finish_campaign(campaign: Path) -> Path | None:
     from zl_core.campaigns import state
     from zl_core.campaigns.judging import RULES
     from zl_core.decisions.status import latest_by_cell, read_status
+    from zl_core.foundation import interrupts
     from zl_core.foundation.atomic import json_text, write_text_atomic
     from zl_core.foundation.stamps import utc_stamp
     from zl_core.seal import receipts
@@ -181,6 +182,7 @@ def finish_campaign(campaign: Path) -> Path | None:
     if frozen is not None:
         receipts.seal(layout)
     write_text_atomic(layout.campaign_file, complete, mode=0o444 if frozen is not None else None)
+    interrupts.finishing("")  # complete: an interruption now cuts nothing
     return path
 
 

@@ -85,12 +85,13 @@ def tracked(layout: CampaignLayout, command: str) -> Iterator[None]:
 def finishing(campaign: Path, command: str) -> Iterator[None]:
     """A step of a campaign's finish: a signal in it leaves the campaign ``finishing``
     and says how to complete it (a resume writes the finish again, whole)."""
+    hint = (f"its cells had ended and its results were being written; complete them with: "
+            f"{command} --resume {campaign}")
+    interrupts.finishing(hint)  # kept after this step, until the campaign is complete
     try:
         yield
     except interrupts.Interrupted as exc:
-        raise interrupts.Interrupted(exc.signum, f"its cells had ended and its results were being "
-                                                 f"written; complete them with: {command} --resume "
-                                                 f"{campaign}") from None
+        raise interrupts.Interrupted(exc.signum, hint) from None
 
 
 def state_of(meta: CampaignRecord) -> str:

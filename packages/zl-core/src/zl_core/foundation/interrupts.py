@@ -21,6 +21,10 @@ SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _lock = threading.Lock()
 _groups: set[int] = set()
 _received: int | None = None
+#: What an interruption says while a campaign's finish is being written: set by its first
+#: step and kept between its steps (a signal between two of them cuts the finish too),
+#: cleared once the campaign is marked complete.
+_finishing = ""
 
 
 class Interrupted(BaseException):
@@ -55,8 +59,15 @@ def requested() -> int | None:
 
 
 def reset() -> None:
-    global _received
+    global _received, _finishing
     _received = None
+    _finishing = ""
+
+
+def finishing(detail: str) -> None:
+    """From now on an interruption says ``detail`` (how to complete the finish); "" stops it."""
+    global _finishing
+    _finishing = detail
 
 
 def run(argv: list[str], *, timeout: float, **popen) -> subprocess.CompletedProcess:
@@ -101,7 +112,7 @@ def _on_signal(signum: int, _frame) -> None:
     _received = signum
     kill_running()
     if first:
-        raise Interrupted(signum)
+        raise Interrupted(signum, _finishing)
 
 
 @contextlib.contextmanager
