@@ -90,6 +90,12 @@ def test_a_pipelined_lane_never_times_two_cells_at_once_and_overlaps_their_setup
     spent = json.loads((campaign / "report.json").read_text())["summary"]["time_spent"]
     assert spent["pipeline"]["cells_gated"] == len(cells(campaign))
     assert spent["pipeline"]["gate_wait_s"] == pytest.approx(waited, abs=0.01)
+    from zl_core.report import build
+    from zl_report import render
+
+    for fmt in ("text", "md", "html"):
+        shown = " ".join(render(build(campaign), fmt).split())
+        assert f"{len(cells(campaign))} cell(s) ran in a pipeline and waited" in shown, fmt
 
 
 def test_a_cell_that_dies_before_timing_never_held_the_gate(lanes_main, tmp_path, monkeypatch):

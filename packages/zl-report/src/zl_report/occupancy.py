@@ -70,6 +70,11 @@ def blocks(spent: Mapping | None) -> list[Block]:
                  "unknown cells' windows")
     if o.get("bridged_s"):
         text += f"; up to {_duration(o['bridged_s'])} of it is gaps merged to keep records small"
+    piped = (spent or {}).get("pipeline")
+    if piped:  # zl ab --pipeline: the waits are in the cells' "other" phase, and are no work
+        text += (f"; {piped['cells_gated']} cell(s) ran in a pipeline and waited "
+                 f"{_duration(piped['gate_wait_s'])} in all for their device's timing gate "
+                 "(in their 'other' phase above)")
     rows = tuple((str(lane.get("lane")), str(lane.get("cells", 0)), _seconds_text(lane), busy_text(lane),
                   str(lane.get("unknown_cells") or "")) for lane in lanes)
     return [Heading(text=HEADING, level=2),
