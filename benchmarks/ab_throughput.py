@@ -36,6 +36,8 @@ import sys
 import time
 from pathlib import Path
 
+from zl_core.interface.occupancy import measure  # seconds the spans cover, overlaps once
+
 PATHS = ("serial", "pipelined")
 
 
@@ -94,15 +96,6 @@ def run(args: argparse.Namespace) -> int:
 # -- reading a campaign back ----------------------------------------------------------------
 
 
-def union(spans: list[tuple[float, float]]) -> float:
-    total, end = 0.0, -math.inf
-    for a, b in sorted(spans):
-        if b <= end:
-            continue
-        total += b - max(a, end)
-        end = b
-    return total
-
 
 def cell_records(campaign: Path) -> list[dict]:
     cells = []
@@ -142,7 +135,7 @@ def summary(campaign: Path) -> dict:
     cells = cell_records(campaign)
     windows = [tuple(c["window"]) for c in cells if c["window"]]
     busy = [tuple(s) for c in cells for s in c["intervals"]]
-    running = union(windows)
+    running = measure(windows)
     report = report_json(campaign)
     ops = {}
     for op in report["summary"]["operators"]:
@@ -153,8 +146,8 @@ def summary(campaign: Path) -> dict:
     finished = sum(c["finished"] for c in cells)
     return {"campaign": campaign.name, "cells": len(cells), "finished": finished,
             "pipeline": sorted({c["pipeline"] for c in cells if c["pipeline"] is not None}),
-            "running_s": running, "busy_s": union(busy), "cells_per_hour": finished / running * 3600,
-            "busy_share": union(busy) / running if running else None,
+            "running_s": running, "busy_s": measure(busy), "cells_per_hour": finished / running * 3600,
+            "busy_share": measure(busy) / running if running else None,
             "waited_s": sum(c["waited_s"] or 0.0 for c in cells),
             "phase_seconds": {k: sum((c["seconds"].get(k) or 0.0) for c in cells)
                               for k in ("start_imports", "collection", "compilation", "reference_timing",

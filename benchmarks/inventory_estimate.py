@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import random
 import signal
@@ -38,17 +37,10 @@ import sys
 import time
 from pathlib import Path
 
+from zl_core.interface.occupancy import measure  # seconds the spans cover, overlaps once
+
 SEED_RATIO = 0.38  # the seed's RLC switch: 8 of 21 operators changed
 
-
-def union(spans: list[tuple[float, float]]) -> float:
-    total, end = 0.0, -math.inf
-    for a, b in sorted(spans):
-        if b <= end:
-            continue
-        total += b - max(a, end)
-        end = b
-    return total
 
 
 def windows(campaign: Path, pattern: str) -> tuple[list[tuple[float, float]], int]:
@@ -117,13 +109,13 @@ def estimate(args: argparse.Namespace) -> int:
     timed = [r for r in rows if r["verdict"] not in ("SKIPPED",)]
     changed = sum(1 for r in timed if r["verdict"] == "IR_CHANGED")
     spans, _cells = windows(campaign, "*/[AB]/run_identity.json")
-    per_op = union(spans) / len(timed)
+    per_op = measure(spans) / len(timed)
     ab = sorted(Path(args.ab).glob("ab_*"))[-1] if list(Path(args.ab).glob("ab_*")) else Path(args.ab)
     ab_spans, ab_cells = windows(ab, "*/r*/*/run_identity.json")
-    per_cell = union(ab_spans) / ab_cells
+    per_cell = measure(ab_spans) / ab_cells
     per_changed = 2 * args.rounds * per_cell
     screen_s = per_op * args.inventory
-    print(f"screen: {len(timed)} operators in {union(spans):.0f} s, {per_op:.1f} s each; "
+    print(f"screen: {len(timed)} operators in {measure(spans):.0f} s, {per_op:.1f} s each; "
           f"{changed} IR_CHANGED ({changed / len(timed):.0%})")
     print(f"A/B ({ab.name}): {ab_cells} round cells, {per_cell:.1f} s each; "
           f"{per_changed:.0f} s per changed operator at {args.rounds} rounds")

@@ -64,9 +64,11 @@ def test_the_plan_costs_each_operator_from_its_earlier_cells(lanes_main, tmp_pat
                        "slowop", "--rounds", "8", "--pipeline", "3"]) == 0
     piped = capsys.readouterr().out
     assert "pipeline 3" in piped
-    # A pipelined lane pays less than the cells' walls, never less than a third of them.
+    # A pipelined lane pays less than the cells' walls, never less than a third of them
+    # (the median cell's; printed to the second, or to a tenth of a minute: 3 s either way).
     for op in ("abs", "slowop"):
-        assert 16 * sum(walls[op]) / len(walls[op]) / 3 * 0.9 <= seconds_of(piped, op) < seconds_of(out, op) + 0.5
+        median = (walls[op][3] + walls[op][4]) / 2
+        assert 16 * median / 3 - 3.5 <= seconds_of(piped, op) <= seconds_of(out, op)
     assert serial_total
 
 

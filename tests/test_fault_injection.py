@@ -60,6 +60,11 @@ def finished_cells(campaign: Path) -> dict[str, tuple[str, str]]:
     return out
 
 
+def results_of(campaign: Path) -> dict[str, bytes]:
+    """cell -> its results.json's bytes, for every cell of any kind that wrote one."""
+    return {p.parent.relative_to(campaign).as_posix(): p.read_bytes() for p in campaign.rglob("results.json")}
+
+
 def assert_kept(before: dict, after: dict) -> None:
     """Every cell finished before the fault is still there, unchanged; counted in TALLY."""
     lost = [cell for cell in before if cell not in after]
@@ -146,8 +151,7 @@ def test_a_signal_in_the_finish_leaves_it_finishing_and_the_resume_completes_it(
 
     assert wait_for(lambda: state() == "finishing", timeout=90)
     (campaign,) = (tmp_path / "runs").glob(f"{kind}_*")
-    before = {p.parent.relative_to(campaign).as_posix(): p.read_bytes()
-              for p in campaign.rglob("results.json")}
+    before = results_of(campaign)
     TALLY["injected"] += 1
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
@@ -156,12 +160,8 @@ def test_a_signal_in_the_finish_leaves_it_finishing_and_the_resume_completes_it(
     assert state() == "finishing" and not (campaign / "receipt.json").exists()
     resumed = zl(tmp_path, command, "--resume", str(campaign), *(["--telemetry-interval", "0"] if extra else []))
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    after = {p.parent.relative_to(campaign).as_posix(): p.read_bytes() for p in campaign.rglob("results.json")}
-    lost = [cell for cell in before if cell not in after]
-    changed = [cell for cell in before if cell in after and after[cell] != before[cell]]
-    TALLY["lost"] += len(lost)
-    TALLY["changed"] += len(changed)
-    assert lost == [] and changed == []
+    after = results_of(campaign)
+    assert_kept(before, after)
     assert state() == "complete" and receipts.check(campaign) == []
     assert (campaign / "summary.csv").is_file()
     TALLY["survived"] += 1
@@ -371,18 +371,14 @@ def test_a_pipelined_cell_killed_at_any_moment_never_lets_two_cells_time_at_once
     out, err = proc.communicate(timeout=120)
     assert proc.returncode in (0, 6), out + err
     (campaign,) = (tmp_path / "runs").glob("ab_*")
-    before = {p.parent.relative_to(campaign).as_posix(): p.read_bytes() for p in campaign.rglob("results.json")}
+    before = results_of(campaign)
     for _ in range(3):
         if json.loads((campaign / "campaign.json").read_text())["state"] == "complete":
             break
         resumed = zl(tmp_path, "ab", "--resume", str(campaign), "--telemetry-interval", "0")
         assert resumed.returncode in (0, 6), resumed.stdout + resumed.stderr
-    after = {p.parent.relative_to(campaign).as_posix(): p.read_bytes() for p in campaign.rglob("results.json")}
-    lost = [cell for cell in before if cell not in after]
-    changed = [cell for cell in before if cell in after and after[cell] != before[cell]]
-    TALLY["lost"] += len(lost)
-    TALLY["changed"] += len(changed)
-    assert lost == [] and changed == []
+    after = results_of(campaign)
+    assert_kept(before, after)
     holds = []
     for ident_path in campaign.glob("*/r*/*/run_identity.json"):
         gate = (caliber.read_identity(ident_path.parent).get(phases.KEY) or {}).get(timing_gate.KEY)
@@ -424,18 +420,14 @@ def test_a_disk_that_fills_under_a_cell_stops_the_campaign_and_the_resume_loses_
         assert json.loads((campaign / "campaign.json").read_text())["state"] == "interrupted"
     else:
         assert proc.returncode == 0, err
-    before = {p.parent.relative_to(campaign).as_posix(): p.read_bytes() for p in campaign.rglob("results.json")}
+    before = results_of(campaign)
     full.unlink()  # room again
     resumed = subprocess.run([sys.executable, str(LAUNCHER), "ab", "--resume", str(campaign),
                               "--telemetry-interval", "0"], env=env, capture_output=True, text=True,
                              check=False, timeout=180)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    after = {p.parent.relative_to(campaign).as_posix(): p.read_bytes() for p in campaign.rglob("results.json")}
-    lost = [cell for cell in before if cell not in after]
-    changed = [cell for cell in before if cell in after and after[cell] != before[cell]]
-    TALLY["lost"] += len(lost)
-    TALLY["changed"] += len(changed)
-    assert lost == [] and changed == []
+    after = results_of(campaign)
+    assert_kept(before, after)
     assert {f"{op}/r0{r}/{s}" for op in ops for r in (1, 2, 3, 4) for s in "AB"} <= set(after)
     assert json.loads((campaign / "campaign.json").read_text())["state"] == "complete"
     TALLY["survived"] += 1

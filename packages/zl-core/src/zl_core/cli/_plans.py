@@ -22,3 +22,14 @@ def duration(seconds: float | None) -> str:
     if seconds < 7200:
         return f"{seconds / 60:.1f} min"
     return f"{seconds / 3600:.1f} h"
+
+
+def estimate_line(est, *, never: str, lanes: str) -> str:
+    """The plan's last line: the whole estimate, or why there is none (``never``: what no
+    operator of the list has finished on this host; ``lanes``: what the lanes are called)."""
+    if est.total_s is None:
+        return f"estimate: none; no operator of this list has finished {never} on this host"
+    assumed = (f"; {est.unseen} unseen operator(s) counted at the median, "
+               f"{duration(est.assumed_s)} each" if est.unseen else "")
+    return (f"estimate: {duration(est.total_s)} one after the other, about "
+            f"{duration(est.makespan_s)} over {est.lanes} {lanes}{assumed}")

@@ -10,7 +10,7 @@ import attrs
 from zl_core import app
 from zl_core.app import plugin_host, reports, seal
 from zl_core.cli import _common, _config
-from zl_core.cli._plans import duration, plan_line
+from zl_core.cli._plans import estimate_line, plan_line
 from zl_core.interface import contract
 
 
@@ -116,11 +116,5 @@ def print_plan(plan: app.AbPlan) -> int:
         return 0
     for o in est.ops:
         print(plan_line(o, max([len(x.op) for x in est.ops] + [2])))
-    if est.total_s is None:
-        print("estimate: none; no operator of this list has finished an A/B cell on this host")
-    else:
-        assumed = (f"; {est.unseen} unseen operator(s) counted at the median, "
-                   f"{duration(est.assumed_s)} each" if est.unseen else "")
-        print(f"estimate: {duration(est.total_s)} one after the other, about "
-              f"{duration(est.makespan_s)} over {est.lanes} device(s){assumed}")
+    print(estimate_line(est, never="an A/B cell", lanes="device(s)"))
     return 0

@@ -11,7 +11,7 @@ import attrs
 from zl_core import app
 from zl_core.app import LAUNCH_FLOOR, plugin_host, seal
 from zl_core.cli import _common, _config
-from zl_core.cli._plans import duration, plan_line
+from zl_core.cli._plans import estimate_line, plan_line
 from zl_core.interface import contract
 
 log = logging.getLogger(__name__)
@@ -102,11 +102,5 @@ def print_plan(plan: app.ScreenPlan) -> int:
         print(plan_line(o, width))
     for op, why in plan.skipped.items():
         print(f"  {op:<{width}}  SKIPPED ({why})")
-    if est.total_s is None:
-        print("estimate: none; no operator of this list has finished a screen on this host")
-    else:
-        assumed = (f"; {est.unseen} unseen operator(s) counted at the median, "
-                   f"{duration(est.assumed_s)} each" if est.unseen else "")
-        print(f"estimate: {duration(est.total_s)} one after the other, about "
-              f"{duration(est.makespan_s)} over {est.lanes} lane(s){assumed}")
+    print(estimate_line(est, never="a screen", lanes="lane(s)"))
     return 0
