@@ -40,7 +40,7 @@ class Measurement:
     #: contract.L2_MODES: the L2 cache graph-timed calls find; a campaign recorded before
     #: the setting was warm.
     l2: str = contract.L2_UNSET
-    timing: str = "full"  # contract.TIMINGS
+    timing: str = "full"  # contract.TIMING_PLANS (a screen: contract.TIMINGS)
     shared_tuner_cache: bool = False
     timeout_s: float = contract.DEFAULT_TIMEOUT_S
     stall_timeout_s: float = contract.DEFAULT_STALL_TIMEOUT_S  # 0: no stall window

@@ -79,7 +79,8 @@ class AbTask:
                                             device=lane.device,
                                             out_dir=layout.cell_dir(self.op.op, side, round_no),
                                             record_cell=layout.cell_dir(self.op.op, "A", 1),
-                                            also_set=tuple(name for name, _ in self.control_env))
+                                            also_set=tuple(name for name, _ in self.control_env),
+                                            round_no=round_no)
 
 
 @attrs.frozen(kw_only=True)

@@ -32,7 +32,7 @@ class CellSettings:
     target: str | None
     replay_ms: float = contract.DEFAULT_REPLAY_MS
     l2: str = contract.DEFAULT_L2
-    timing: str = "full"
+    timing: str = "full"  # contract.TIMING_PLANS: each cell's own by its round (cell_timing)
     stall_timeout_s: float = contract.DEFAULT_STALL_TIMEOUT_S
     start: str = "cold"  # contract.STARTS; zl_core.campaigns.start_check settles it
     lock_timeout_s: float = contract.DEFAULT_LOCK_TIMEOUT_S
@@ -66,14 +66,16 @@ class CellSettings:
     def request(self, *, op: OpSpec, backend: Backend, device: str | None, out_dir: Path,
                 env: dict[str, str], side: str, autotune_mode: str,
                 replay_from: Path | None, test_node: str | None = None,
-                switch_vars: tuple[str, ...] = ()) -> CellRequest:
+                switch_vars: tuple[str, ...] = (), round_no: int = 1) -> CellRequest:
         if self.compile_only:
             # Compile-only cells compile every config; nothing is tuned to pin.
             autotune_mode, replay_from = "none", None
         return CellRequest(op=op, backend=backend, out_dir=out_dir, python=self.python, test_node=test_node,
                            device=device, source=self._source_of(op), shape_file=self.shape_file,
                            shapes=self.shapes, level=self.level, autotune_mode=autotune_mode,
-                           replay_from=replay_from, timer=self.timer, timing=self.timing,
+                           replay_from=replay_from, timer=self.timer,
+                           timing=contract.cell_timing(self.timing, round_no),
+                           timing_plan=self.timing if self.timing not in contract.TIMINGS else None,
                            direct_repeat=self.direct_repeat, replay_ms=self.replay_ms, l2=self.l2,
                            isolate_tuner_cache=self.isolate_tuner_cache, env=env,
                            switch_vars=switch_vars,
@@ -87,19 +89,20 @@ class CellSettings:
 
     def pinned_request(self, *, op: OpSpec, backend: Backend, sides: Sides, side: str,
                        device: str | None, out_dir: Path, record_cell: Path,
-                       also_set: tuple[str, ...] = ()) -> CellRequest:
+                       also_set: tuple[str, ...] = (), round_no: int = 1) -> CellRequest:
         """Side ``side``'s cell in ``out_dir`` with the autotune configs pinned to
         ``record_cell``: that cell records them, every other cell replays its record.
         With a :attr:`replay_root`, every cell replays that screen's ``<op>/A`` instead.
         Screen and A/B tasks build every cell through this, on the lane's device.
-        ``also_set``: variables a further side sets (a control's), which no cell inherits."""
+        ``also_set``: variables a further side sets (a control's), which no cell inherits;
+        ``round_no``: the cell's round (what it times under a timing plan of "once")."""
         if self.replay_root is not None:
             record_cell = CampaignLayout(self.replay_root).cell_dir(op.op, "A")
         recording = Path(out_dir) == Path(record_cell)
         return self.request(op=op, backend=backend, device=device, out_dir=out_dir, env=sides.env(side),
                             side=side, autotune_mode="record" if recording else "replay",
                             replay_from=None if recording else record_cell,
-                            switch_vars=switch_vars(sides, also_set))
+                            switch_vars=switch_vars(sides, also_set), round_no=round_no)
 
 
 def switch_vars(sides: Sides, also_set: tuple[str, ...] = ()) -> tuple[str, ...]:

@@ -230,7 +230,7 @@ def initial_identity(host: PluginHost, request: CellRequest, provider: Provider,
         "tuner_cache": "isolated" if request.isolate_tuner_cache else "shared",
         "direct_repeat": request.direct_repeat,
         "replay_ms": None if request.compile_only else request.replay_ms,
-        "timing": None if request.compile_only else request.timing,
+        "timing": None if request.compile_only else (request.timing_plan or request.timing),
         # As asked; the timing plugin writes what its timer did (a direct timer flushes).
         "l2": None if request.compile_only else request.l2,
         "autotune_mode": request.autotune_mode,

@@ -144,9 +144,11 @@ def add_suite_args(p: argparse.ArgumentParser) -> None:
 def add_measure_args(p: argparse.ArgumentParser, *, default_timeout: float,
                      default_replay_ms: float = contract.DEFAULT_REPLAY_MS,
                      default_timing: str = "full", default_start: str = "cold",
-                     compile_only: bool = True) -> None:
+                     compile_only: bool = True,
+                     timings: tuple[str, ...] = contract.TIMINGS) -> None:
     """``compile_only=False``: --compile-only and --target are taken but not shown (zl ab
-    refuses them with a reason)."""
+    refuses them with a reason). ``timings``: the --timing choices (zl ab's rounds add a
+    plan, contract.TIMING_PLANS)."""
     g = p.add_argument_group("measurement")
     g.add_argument("--shape-file", type=Path, help="YAML of shapes keyed by op name")
     g.add_argument("--shapes", choices=("file", "upstream"), default="file",
@@ -165,9 +167,11 @@ def add_measure_args(p: argparse.ArgumentParser, *, default_timeout: float,
                    "left (as Triton's do_bench_cudagraph); flush, cleared by a write before every "
                    "call, whose time is measured apart and subtracted (as Triton's do_bench "
                    f"clears it). A caliber field (default {contract.DEFAULT_L2}; see docs/caliber.md)")
-    g.add_argument("--timing", choices=contract.TIMINGS, default=default_timing,
+    once = (f"; {contract.REFERENCE_ONCE}: the reference in round 1's cells only, the "
+            "operator alone in later rounds" if contract.REFERENCE_ONCE in timings else "")
+    g.add_argument("--timing", choices=timings, default=default_timing,
                    help="full: time the reference (torch) too, as the suite does by itself; "
-                   f"operator: the operator alone, what verdicts read (default {default_timing})")
+                   f"operator: the operator alone, what verdicts read{once} (default {default_timing})")
     g.add_argument("--shared-tuner-cache", action="store_true",
                    help="let the tuner read and write the user's persistent cache (default: isolated)")
     g.add_argument("--timeout", type=seconds, default=default_timeout, metavar="SECONDS",
@@ -207,7 +211,8 @@ def add_measure_args(p: argparse.ArgumentParser, *, default_timeout: float,
 def add_campaign_args(p: argparse.ArgumentParser, *, default_timeout: float,
                       default_replay_ms: float = contract.DEFAULT_REPLAY_MS,
                       default_timing: str = "full", default_start: str = "cold",
-                      compile_only: bool = True) -> None:
+                      compile_only: bool = True,
+                      timings: tuple[str, ...] = contract.TIMINGS) -> None:
     """What a campaign of switch-flipped cell pairs takes (zl screen, zl ab): the switch,
     the suite, the backend, the measurement and where the campaign goes."""
     add_switch_args(p)
@@ -215,7 +220,7 @@ def add_campaign_args(p: argparse.ArgumentParser, *, default_timeout: float,
     add_backend_args(p)
     add_measure_args(p, default_timeout=default_timeout, default_replay_ms=default_replay_ms,
                      default_timing=default_timing, default_start=default_start,
-                     compile_only=compile_only)
+                     compile_only=compile_only, timings=timings)
     p.add_argument("--runs-root", type=Path, help="where campaigns go (default: $ZL_RUNS_ROOT or ./runs)")
     p.add_argument("--replay-root", type=Path, default=None, metavar="SCREEN",
                    help="an earlier screen campaign: every cell replays the autotune configs its "

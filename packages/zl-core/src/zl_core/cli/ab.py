@@ -58,7 +58,8 @@ def add_parser(sub) -> None:
                    help="telemetry sampling interval in seconds; 0 turns it off (default 1)")
     # Rounds time cells on a device: --compile-only is taken only to be refused.
     _common.add_campaign_args(p, default_timeout=contract.DEFAULT_TIMEOUT_S,
-                              default_start=contract.CAMPAIGN_START, compile_only=False)
+                              default_start=contract.CAMPAIGN_START, compile_only=False,
+                              timings=contract.TIMING_PLANS)
     p.add_argument("--pipeline", type=_common.pipeline, default=1, metavar="N",
                    help="cells of one device in flight: while one times, the next N-1 start, "
                    "import and collect; timing stays one cell at a time (a caliber field: a "

@@ -61,6 +61,19 @@ SCREEN_REPLAY_MS = 10.0
 #: What a cell times: "full" the reference (torch) and the operator, as the suite runs
 #: by itself; "operator" the operator alone, what every verdict reads.
 TIMINGS = ("full", "operator")
+#: A campaign's timing plan beside those: "once" times the reference in round 1's cells
+#: only (the reference does not depend on the switch, so later rounds would pay for the
+#: same figure again); every later cell times the operator alone. Its cells' identities
+#: say "once", so they compare with each other and with no cell of another plan.
+REFERENCE_ONCE = "once"
+TIMING_PLANS = (*TIMINGS, REFERENCE_ONCE)
+
+
+def cell_timing(plan: str, round_no: int) -> str:
+    """What a cell of round ``round_no`` times (one of :data:`TIMINGS`) under ``plan``."""
+    if plan == REFERENCE_ONCE:
+        return "full" if round_no == 1 else "operator"
+    return plan
 #: A screen's verdict is its TTGIR and its delta the operator's: no reference timing.
 SCREEN_TIMING = "operator"
 #: How a cell's interpreter starts: anew, or forked from one that imported the

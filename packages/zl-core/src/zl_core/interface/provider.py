@@ -81,6 +81,9 @@ class CellRequest:
     replay_from: Path | None = None  # a cell directory whose autotune_records/ to replay
     timer: str = "auto"
     timing: str = "full"  # contract.TIMINGS: also the reference, or the operator alone
+    #: The campaign's timing plan (contract.TIMING_PLANS), what the identity records as
+    #: the caliber's ``timing``; None: ``timing`` itself.
+    timing_plan: str | None = None
     direct_repeat: int = 1
     replay_ms: float = contract.DEFAULT_REPLAY_MS  # device time of one graph replay
     l2: str = contract.DEFAULT_L2  # contract.L2_MODES: the L2 cache graph-timed calls find

@@ -16,7 +16,7 @@ import attrs
 
 from zl_core.foundation.errors import BadInputError
 from zl_core.foundation.small_files import read_small
-from zl_core.interface.contract import L2_MODES, TIMINGS
+from zl_core.interface.contract import L2_MODES, TIMING_PLANS
 
 SCHEMA = 1
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -151,7 +151,7 @@ class _Reader:
             a_value=self.text("switch.a", switch.get("a"), allow_empty=True),
             b_value=self.text("switch.b", switch.get("b"), allow_empty=True),
             timer=self.choice("timer", d.get("timer", "graph"), TIMERS),
-            timing=None if d.get("timing") is None else self.choice("timing", d.get("timing"), TIMINGS),
+            timing=None if d.get("timing") is None else self.choice("timing", d.get("timing"), TIMING_PLANS),
             l2=None if d.get("l2") is None else self.choice("l2", d.get("l2"), L2_MODES),
             replay_ms=self.number("replay_ms", d.get("replay_ms", 100.0)),
             level=self.text("level", d.get("level", "core")),
