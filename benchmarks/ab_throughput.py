@@ -1,23 +1,24 @@
-"""A/B throughput: the same A/B campaign through the serial lane and a pipelined one.
+"""A/B throughput: the same A/B campaign through the serial lane and the pipelined ones.
 
 Each path is one ``zl ab`` of the same operators and switch in a campaign of its own under
-``--out``: ``serial`` (``--pipeline 1``, one cell at a time, as before) and ``pipelined``
-(``--pipeline N``, the lane's next cells starting while one times, timing one at a time).
-A device call ends at 600 s, so a path runs up to ``--deadline`` seconds of the call and
-is then interrupted (SIGINT, as a user's Ctrl-C); the next call resumes it (``zl ab
---resume``) until it is complete. ``--compare`` reads both campaigns back and prints:
+``--out``: ``serial`` (``--pipeline 1``, one cell at a time, as before), ``pipelined``
+(``--pipeline N``, the lane's next cells starting while one times, timing one at a time)
+and ``once`` (``--pipeline N --timing once``: the torch reference timed in round 1's cells
+only). A device call ends at 600 s, so a path runs up to ``--deadline`` seconds of the call
+and is then interrupted (SIGINT, as a user's Ctrl-C); the next call resumes it (``zl ab
+--resume``) until it is complete. ``compare`` reads the complete campaigns back and prints,
+for each path against the serial one:
 
 * A/B cells per hour of each path and their ratio: finished round cells over the time at
   least one of the campaign's cells was running (the union of their windows, so the
   pauses between device calls count for neither path);
 * the device-busy share of that time (the union of the intervals the cells timed in);
-* each operator's verdict, estimate and interval in both paths, and whether they agree;
+* each operator's verdict, estimate and interval in every path, and whether they agree;
 * each path's side noise: per shape, the spread (SD of 100 ln latency) of side A's and
   of side B's latency across rounds, the run-to-run noise an A/A campaign measures; the
-  median over shapes, per operator and in all, and the pipelined path's ratio to the
-  serial one's.
+  median over shapes, per operator and in all, and each path's ratio to the serial one's.
 
-    python benchmarks/ab_throughput.py run --out DIR --path pipelined --pipeline 3 \
+    python benchmarks/ab_throughput.py run --out DIR --path once --pipeline 3 \
         --deadline 300 -- --switch DISABLE_MMA_V3 --allow-no-ir-diff --rounds 4 --ops ...
     python benchmarks/ab_throughput.py run --out DIR --path serial --deadline 550 -- (the same)
     python benchmarks/ab_throughput.py compare --out DIR
@@ -38,7 +39,9 @@ from pathlib import Path
 
 from zl_core.interface.occupancy import measure  # seconds the spans cover, overlaps once
 
-PATHS = ("serial", "pipelined")
+#: Each path's own arguments to ``zl ab`` beside the shared ones; "serial" is the baseline.
+PATHS = {"serial": ("--pipeline", "1"), "pipelined": (), "once": ("--timing", "once")}
+BASELINE = "serial"
 
 
 def campaign_of(out: Path, path: str) -> Path | None:
@@ -64,9 +67,9 @@ def run(args: argparse.Namespace) -> int:
     if campaign is not None:
         argv = ["zl", "ab", "--resume", str(campaign)]
     else:
-        depth = args.pipeline if args.path == "pipelined" else 1
-        argv = ["zl", "ab", "--no-config", "--runs-root", str(root), "--pipeline", str(depth),
-                *args.zl_args]
+        own = PATHS[args.path] or ()
+        depth = () if args.path == BASELINE else ("--pipeline", str(args.pipeline))
+        argv = ["zl", "ab", "--no-config", "--runs-root", str(root), *depth, *own, *args.zl_args]
     started = time.time()
     with open(root / "sessions.log", "a", encoding="utf-8") as log, \
             open(root / "ab.out", "a", encoding="utf-8") as stdout, \
@@ -161,45 +164,57 @@ def compare(args: argparse.Namespace) -> int:
     for path in PATHS:
         campaign = campaign_of(out, path)
         if campaign is None or state_of(campaign) != "complete":
-            raise SystemExit(f"{path}: no complete campaign under {out / path}; run it first")
+            if path == BASELINE:
+                raise SystemExit(f"{path}: no complete campaign under {out / path}; run it first")
+            print(f"{path}: no complete campaign under {out / path}; left out")
+            continue
         got[path] = summary(campaign)
-    serial, piped = got["serial"], got["pipelined"]
+    base = got[BASELINE]
+    others = [p for p in got if p != BASELINE]
     print(f"{'path':<10} {'cells':>5} {'running s':>10} {'cells/h':>8} {'busy s':>8} {'busy':>6} "
           f"{'gate wait s':>11}")
     for path, s in got.items():
         print(f"{path:<10} {s['finished']:>5} {s['running_s']:>10.1f} {s['cells_per_hour']:>8.1f} "
               f"{s['busy_s']:>8.1f} {s['busy_share']:>6.1%} {s['waited_s']:>11.1f}")
-    print(f"ratio (pipelined / serial cells per hour): {piped['cells_per_hour'] / serial['cells_per_hour']:.2f}x")
+    for path in others:
+        print(f"ratio ({path} / {BASELINE} cells per hour): "
+              f"{got[path]['cells_per_hour'] / base['cells_per_hour']:.2f}x")
     print("\nphase seconds summed over cells:")
-    for key in serial["phase_seconds"]:
-        print(f"  {key:<18} serial {serial['phase_seconds'][key]:8.1f}  pipelined {piped['phase_seconds'][key]:8.1f}")
+    for key in base["phase_seconds"]:
+        print(f"  {key:<18} " + "  ".join(f"{p} {got[p]['phase_seconds'][key]:8.1f}" for p in got))
     print("\nverdicts (estimate [interval], %):")
     agree = True
-    for op in sorted(set(serial["operators"]) | set(piped["operators"])):
-        a, b = serial["operators"].get(op), piped["operators"].get(op)
-        same = bool(a and b and a["verdict"] == b["verdict"])
+    for op in sorted(set().union(*(s["operators"] for s in got.values()))):
+        seen = [got[p]["operators"].get(op) for p in got]
+        same = seen[0] is not None and all(v and v["verdict"] == seen[0]["verdict"] for v in seen)
         agree &= same
-
-        def shown(v: dict | None) -> str:
-            if not v:
-                return "missing"
-            if v["estimate"] is None:
-                return v["verdict"]
-            return f"{v['verdict']} {v['estimate']:+.2f} [{v['low']:+.2f}, {v['high']:+.2f}]"
-        print(f"  {op:<10} serial {shown(a):<40} pipelined {shown(b):<40} {'same' if same else 'DIFFERENT'}")
+        print(f"  {op:<10} " + "  ".join(f"{p} {_shown(v):<38}" for p, v in zip(got, seen, strict=True))
+              + f" {'same' if same else 'DIFFERENT'}")
     print(f"verdicts identical: {agree}")
     print("\nside noise (median over shapes and sides of the SD of 100 ln latency across rounds, %):")
-    all_s, all_p = [], []
-    for op in sorted(serial["noise"]):
-        s, p = serial["noise"][op], piped["noise"].get(op, [])
-        all_s += s
-        all_p += p
-        print(f"  {op:<10} serial {statistics.median(s):6.3f}  pipelined "
-              f"{statistics.median(p) if p else float('nan'):6.3f}  ({len(s)} / {len(p)} shape-sides)")
-    ms, mp = statistics.median(all_s), statistics.median(all_p)
-    print(f"  {'all':<10} serial {ms:6.3f}  pipelined {mp:6.3f}  ratio {mp / ms:.2f}")
+    pooled: dict[str, list[float]] = {p: [] for p in got}
+    for op in sorted(base["noise"]):
+        cells = []
+        for p in got:
+            values = got[p]["noise"].get(op, [])
+            pooled[p] += values
+            cells.append(f"{p} {statistics.median(values) if values else float('nan'):6.3f}")
+        print(f"  {op:<10} " + "  ".join(cells))
+    medians = {p: statistics.median(v) for p, v in pooled.items() if v}
+    print(f"  {'all':<10} " + "  ".join(f"{p} {m:6.3f}" for p, m in medians.items()))
+    for path in others:
+        if path in medians:
+            print(f"  noise ratio ({path} / {BASELINE}): {medians[path] / medians[BASELINE]:.2f}")
     (out / "compare.json").write_text(json.dumps(got, indent=1))
     return 0
+
+
+def _shown(v: dict | None) -> str:
+    if not v:
+        return "missing"
+    if v["estimate"] is None:
+        return v["verdict"]
+    return f"{v['verdict']} {v['estimate']:+.2f} [{v['low']:+.2f}, {v['high']:+.2f}]"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -208,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("run", help="run (or resume) one path's campaign up to a deadline")
     r.add_argument("--out", required=True)
     r.add_argument("--path", choices=PATHS, required=True)
-    r.add_argument("--pipeline", type=int, default=3, help="the pipelined path's depth (default 3)")
+    r.add_argument("--pipeline", type=int, default=3, help="the pipelined paths' depth (default 3)")
     r.add_argument("--deadline", type=float, default=540.0, help="seconds before the campaign is interrupted")
     r.add_argument("zl_args", nargs=argparse.REMAINDER, help="-- then zl ab's arguments")
     c = sub.add_parser("compare", help="print both paths' figures")

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # One device call of benchmarks/ab_throughput.py (docs/validation/2026-12-07-ab-pipeline.md).
 # Carry .whl and .fg. The campaigns live in .abt/ (git-ignored, not carried), which a warm
-# machine keeps between calls: each call runs or resumes the pipelined path, then the
-# serial one, each up to its share of the call, and packs .abt under $OUT; the call after
-# the last campaign completes prints the comparison.
+# machine keeps between calls: each call runs or resumes each path in turn (default: once,
+# the pipelined lane timing the reference in round 1 only; serial; pipelined), each up to
+# what is left of the call, and packs .abt under $OUT; every call prints the comparison of
+# the complete ones.
 #   $1  seconds this call may spend on campaigns (default 520)
+#   $2  the paths, in order (default "once serial pipelined")
 set -u
 budget=${1:-520}
+paths=${2:-once serial pipelined}
 start=$SECONDS
 source .whl/on-device.sh || exit 1
 grep -qx "/.abt/" .git/info/exclude 2>/dev/null || echo "/.abt/" >> .git/info/exclude 2>/dev/null
@@ -20,7 +23,7 @@ ARGS=(-- --switch DISABLE_MMA_V3 --allow-no-ir-diff --rounds 4 --telemetry-inter
 pack() { tar -czf "$OUT/abt.tgz" --exclude=.triton_cache --exclude=.tuner_cache --exclude=ttgir \
            --exclude=autotune_records -C .abt . 2>/dev/null; }
 left() { echo $(( budget - (SECONDS - start) )); }
-for path in pipelined serial; do
+for path in $paths; do
   l=$(left)
   if (( l < 60 )); then echo "no time left for $path"; break; fi
   echo "$(date -u +%FT%TZ) $path: up to ${l}s"
@@ -28,6 +31,6 @@ for path in pipelined serial; do
   pack
 done
 python3 benchmarks/ab_throughput.py compare --out .abt 2>&1 | tee .abt/compare.txt
-for p in pipelined serial; do tail -4 .abt/$p/ab.err 2>/dev/null; cat .abt/$p/sessions.log 2>/dev/null; done
+for p in $paths; do tail -4 .abt/$p/ab.err 2>/dev/null; cat .abt/$p/sessions.log 2>/dev/null; done
 pack
 ls -la "$OUT"
