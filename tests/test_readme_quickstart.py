@@ -1,13 +1,12 @@
-"""The README's two quick-start commands, run as written in a fresh virtualenv on a
-fresh copy of this checkout, on this machine (no accelerator): the main job must
-set itself up (nox, the zl packages, triton) and run the IR-only screen of the
-built-in suite; the test command must set up its own virtualenv and run pytest.
+"""The README's main quick-start command, run as written in a fresh virtualenv on a
+fresh copy of this checkout, on this machine (no accelerator): the main job must set
+itself up (nox, the zl packages, triton) and run the IR-only screen of the built-in
+suite. The README's test command is the one CI runs on a clean clone, as written
+(.ci/run; tests/test_docs.py checks the line is the README's).
 
-The slowest test of the suite (a few minutes: two virtualenvs, two triton installs,
-fourteen compile-only cells), marked ``readme``; CI runs it (``nox -s tests``), and
-``-m "not readme"`` leaves it out while iterating. Inside it, the test command's
-pytest is narrowed through ``PYTEST_ADDOPTS`` to one quick test (and never to this
-module, which would recurse); the command line itself runs as written.
+The slowest test of the suite (a few minutes: a virtualenv, a triton install, fourteen
+compile-only cells), marked ``readme``; CI runs it (``nox -s tests``), and
+``-m "not readme"`` leaves it out while iterating.
 """
 
 from __future__ import annotations
@@ -23,7 +22,6 @@ import pytest
 
 pytestmark = [pytest.mark.readme, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[1]
-INNER = "ZL_README_QUICKSTART_INNER"
 
 
 def readme_command(name: str) -> str:
@@ -52,8 +50,6 @@ def fresh_copy(dest: Path) -> Path:
 @pytest.fixture(scope="module")
 def machine(tmp_path_factory):
     """A fresh clone and an activated fresh virtualenv, as a newcomer would have."""
-    if os.environ.get(INNER):
-        pytest.skip("already inside the README's test command")
     work = tmp_path_factory.mktemp("readme")
     clone = fresh_copy(work / "zl")
     venv = work / "venv"
@@ -87,17 +83,3 @@ def test_the_main_job_sets_itself_up_and_screens_ir_only_without_a_device(machin
     assert verdicts["add"] == verdicts["softmax"] == "NO_IR_DIFF"
     assert list((clone / "runs").glob("screen_DISABLE_MMA_V3_*/screen.json"))
     assert "next: A/B rounds" not in out
-
-
-def test_the_test_command_builds_its_own_virtualenv_and_runs_pytest(machine):
-    clone, _, env = machine
-    # The session's own "-q -n auto ... tests" collects the whole suite; -k keeps one quick
-    # test, and -n 0 runs it in pytest's own process (no workers, each collecting the suite).
-    env = dict(env, **{INNER: "1"},
-               PYTEST_ADDOPTS="-p no:cacheprovider -n 0 -k test_lookalikes_are_close_spellings_then_shared_words")
-    proc = run(readme_command("tests"), clone, env)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0, out[-4000:]
-    assert "Session tests was successful" in out
-    assert re.search(r"\b1 passed\b", out), out[-2000:]
-    assert (clone / ".nox" / "tests").is_dir()
