@@ -67,12 +67,16 @@ def test_a_manifest_asks_for_side_r_with_a_flag(tmp_path):
     from zl_core.seal.manifest import ManifestError, load_manifest
 
     body = BUILTIN_HEAD + "  - op: add\n"
+    from zl_core.seal.freeze import from_manifest
+
     plain = tmp_path / "plain.yaml"
     plain.write_text(body)
     assert load_manifest(plain).retuned is False
+    assert "retuned" not in from_manifest(load_manifest(plain))  # a matrix without it is as before
     asked = tmp_path / "retuned.yaml"
     asked.write_text("retuned: true\n" + body)
     assert load_manifest(asked).retuned is True
+    assert from_manifest(load_manifest(asked))["retuned"] is True
     wrong = tmp_path / "wrong.yaml"
     wrong.write_text("retuned: yes please\n" + body)
     with pytest.raises(ManifestError) as raised:
