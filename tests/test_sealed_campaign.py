@@ -483,3 +483,13 @@ def test_a_cell_receipt_names_the_source_package_under_either_identity_name(tmp_
     for key in ("gems_package", "source_package"):
         (tmp_path / "run_identity.json").write_text(json.dumps({"provider": "p", key: "pkg"}))
         assert cell_receipt(tmp_path)["identity"] == {"provider": "p", "source_package": "pkg"}
+
+
+def test_a_manifest_that_asks_for_side_r_runs_ab_retuned(machine, tmp_path, capsys):
+    from zl_core.app import AbOptions, seal
+
+    asked = freeze(tmp_path, "retuned: true\n" + BUILTIN, capsys, name="asked")
+    assert seal.frozen_options("ab", asked, AbOptions(runs_root=tmp_path / "r")).retuned is True
+    plain = freeze(tmp_path, BUILTIN, capsys, name="plain")
+    assert seal.frozen_options("ab", plain, AbOptions(runs_root=tmp_path / "r")).retuned is False
+    assert "retuned" not in json.loads((plain / "matrix.json").read_text())

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 import attrs
 
+from zl_report import retuned
 from zl_report.answer import (
     ordered_operators,
     ordered_rows,
@@ -156,6 +157,7 @@ def _rounds(model: Mapping, *, brief: bool = False) -> list[Block]:
         blocks.append(Para(text=undecided, tone="warn"))
     blocks += judged_blocks(s.get("judged"))
     blocks += class_blocks(s.get("classes"))
+    blocks += retuned.campaign_blocks(s)
     ops = ordered_operators(s.get("operators") or [])
     for op in ops:
         blocks += _rounds_op(model, op, many=len(ops) > FOLD_ABOVE, brief=brief)
@@ -234,6 +236,7 @@ def _rounds_op(model: Mapping, op: Mapping, *, many: bool = False, brief: bool =
     if items:
         blocks.append(Plot(title=f"{name}: per-round deltas and the interval per shape",
                            items=tuple(items), threshold=threshold))
+    blocks += retuned.operator_blocks(model, op)
     blocks += _ir(op.get("ir"), many=many)
     if op.get("notes"):
         blocks.append(Bullets(items=tuple(op["notes"]), tone="muted"))

@@ -1,8 +1,8 @@
 """``zl ab --plan``: what an A/B campaign would run and cost, before any cell runs.
 
 The operators are those ``zl ab`` would take (``--ops``, else the screen's IR_CHANGED ones,
-plus ``--controls``); each costs its planned cells (both sides of every planned round, a
-control side's cell, accuracy tests) at the median of its finished A/B cells on this host
+plus ``--controls``); each costs its planned cells (both sides of every planned round, side
+R's and side A's second record with ``--retuned``, a control side's cell, accuracy tests) at the median of its finished A/B cells on this host
 (:mod:`zl_core.campaigns.estimate`). With ``--pipeline N`` a lane is bound by what its
 cells cannot overlap: a cell costs its time outside interpreter start, imports and
 collection (the part a pipeline overlaps with another cell's time on the device), at
@@ -39,6 +39,7 @@ class AbPlan:
     rounds: int  # planned rounds (an adaptive plan's first look)
     adaptive: bool
     cells_per_op: int
+    retuned: bool
     pipeline: int
     estimate: Estimate
 
@@ -56,7 +57,8 @@ def ab_plan(host: PluginHost, options: AbOptions) -> AbPlan:
     ops = tuple(o.op for o in (from_screen.changed if from_screen else got.ops))
     controls = tuple(o.op for o in source.quiet[: max(0, options.controls)]) if source else ()
     rounds = options.rounds or MIN_LOOK_ROUNDS
-    cells = 2 * rounds + (1 if options.control_env else 0) + (2 if options.checks else 0)
+    cells = ((3 * rounds + 1) if options.retuned else 2 * rounds) + (1 if options.control_env else 0) \
+        + (2 if options.checks else 0)
     devices = (resolve_devices(host, got.backend, options.lanes.devices, what="zl ab --plan")
                if options.lanes.devices else None)
     seen, read = history(root, "ab", compile_only=False)
@@ -67,7 +69,8 @@ def ab_plan(host: PluginHost, options: AbOptions) -> AbPlan:
     cost = estimate([*ops, *controls], seen, sides=cells, lanes=len(devices) if devices else 1,
                     campaigns_read=read)
     return AbPlan(ops=ops, controls=controls, screen=source.path if source else None, rounds=rounds,
-                  adaptive=options.rounds is None, cells_per_op=cells, pipeline=depth, estimate=cost)
+                  adaptive=options.rounds is None, cells_per_op=cells, retuned=options.retuned,
+                  pipeline=depth, estimate=cost)
 
 
 def lane_cost(record: Mapping, depth: int) -> Mapping:

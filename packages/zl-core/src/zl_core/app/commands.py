@@ -239,6 +239,7 @@ def ab(host: PluginHost, options: AbOptions, *,
                          "compare generated code with zl screen --compile-only")
     if options.controls < 0:
         raise UsageError("--controls must be 0 or more")
+    check_retuned(options)
     root = runs_root(options.runs_root)
     source = None
     controls: list[OpSpec] = []
@@ -284,7 +285,7 @@ def ab(host: PluginHost, options: AbOptions, *,
                         telemetry_interval=options.telemetry_interval, resume=resume,
                         recorded=recorded,
                         checks={op: CheckSpec(file=file, select=select) for op, file, select in options.checks},
-                        control_env=options.control_env,
+                        control_env=options.control_env, retuned=options.retuned,
                         canary=canary.choice_for(options.lanes.canary, frozen=options.frozen is not None))
     with results_written_under(root, "zl ab"):
         campaign, runs = run_ab(host, spec, executor=executor or place.executor)
@@ -293,6 +294,19 @@ def ab(host: PluginHost, options: AbOptions, *,
     return AbOutcome(campaign=campaign, runs=tuple(runs), screen=screen_path,
                      threshold_pct=options.threshold_pct,
                      failed=tuple(kept_cells.failed_ops(CampaignLayout(campaign))), report=model)
+
+
+def check_retuned(options: AbOptions) -> None:
+    """Refuse ``--retuned`` where side R cannot record its own picks or has no switch to
+    re-tune under."""
+    if not options.retuned:
+        return
+    if options.aa:
+        raise UsageError("--retuned adds side B's environment re-tuned; an A/A campaign (--aa) has "
+                         "no switch to re-tune under: drop one of them")
+    if options.measure.replay_root is not None:
+        raise UsageError("--retuned records side R's own autotune picks, and --replay-root pins every "
+                         "cell to a screen's record: drop one of them")
 
 
 def _with_device_users(host: PluginHost, got, place, lanes_asked, command: str, *,

@@ -143,4 +143,7 @@ class AbOptions:
         default=(), converter=lambda v: tuple((str(o), str(f), tuple(s)) for o, f, s in v))
     #: The control side's variables, added to side B's (a sealed campaign's ``control``).
     control_env: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=tuple)
+    #: Side R beside A and B: B's environment, its own autotune picks (the effect users
+    #: ship), and side A's picks recorded twice (how often they reproduce).
+    retuned: bool = False
     config: ConfigUse | None = None  # the configuration file some of these came from

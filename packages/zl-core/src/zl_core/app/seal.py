@@ -137,7 +137,7 @@ def frozen_options(kind: str, frozen_dir: Path, given):
                      control_env=control,
                      rounds=rounds if isinstance(rounds, int) else None,
                      max_rounds=int(matrix["max_rounds"]),
-                     threshold_pct=float(matrix["threshold_pct"]))
+                     threshold_pct=float(matrix["threshold_pct"]), retuned=bool(matrix.get("retuned", False)))
 
 
 

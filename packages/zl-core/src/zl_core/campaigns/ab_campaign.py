@@ -13,7 +13,7 @@ from zl_core.decisions.status import rewrite_flags, telemetry_flags
 from zl_core.interface.opspec import OpSpec
 from zl_core.plugins.host import PluginHost
 from zl_core.store import record
-from zl_core.store.layout import CampaignLayout
+from zl_core.store.layout import RETUNED, CampaignLayout
 
 from . import canary
 from .ab_task import AbTask, OpRun, planned_cells, run_ab_task
@@ -42,7 +42,7 @@ def plan_ab(layout: CampaignLayout, spec: CampaignSpec) -> list[AbTask]:
                       exempt_no_ir_diff=spec.aa or control or plan.allow_no_ir_diff,
                       layout=layout, suite=spec.provider.name, backend=spec.backend, sides=spec.sides,
                       settings=spec.settings, plan=plan, check=spec.checks.get(op.op),
-                      control_env=spec.control_env)
+                      control_env=spec.control_env, retuned=spec.retuned)
 
     return [task(o, False) for o in spec.ops] + [task(c, True) for c in spec.controls]
 
@@ -78,6 +78,7 @@ def run_ab(host: PluginHost, spec: CampaignSpec, *,
                               screen=str(spec.screen) if spec.screen else None,
                               threshold_pct=plan.threshold_pct, allow_no_ir_diff=plan.allow_no_ir_diff,
                               round_order=plan.round_order,
+                              **({"retuned": True} if spec.retuned else {}),
                               **spec.recorded)
     tasks = plan_ab(layout, spec)
     progress = Progress(sum(planned_cells(t) for t in tasks), f"{kind} {sides.switch} on {layout.name}")
@@ -109,7 +110,7 @@ def run_ab(host: PluginHost, spec: CampaignSpec, *,
         flags = telemetry_flags(layout.root, device)
         for run in runs:
             if run.state == SWITCH_NO_IR_DIFF:
-                for side in ("A", "B"):
+                for side in ("A", "B", RETUNED) if spec.retuned else ("A", "B"):
                     flags.setdefault((run.op.op, "1", side), []).append(SWITCH_NO_IR_DIFF)
         marked = rewrite_flags(layout.root, flags)
         if marked:

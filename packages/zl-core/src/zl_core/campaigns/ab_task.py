@@ -1,7 +1,9 @@
 """An A/B task: all rounds of one operator, configs pinned to round 1's record.
 
 Round 1's A cell records the autotune configs; every other cell of every round and
-side replays that record. Rounds run their sides counterbalanced (A B, B A, B A,
+side replays that record. A re-tuned task (``zl ab --retuned``) runs a third side R with
+B's environment that records its own picks in round 1 and replays them after, and side
+A records its picks once more in round 1 (``A2``, cells of no round's timing). Rounds run their sides counterbalanced (A B, B A, B A,
 A B, ...; :mod:`zl_core.stats.order`) so neither a first-process penalty nor a
 linear drift favours one side. After round 1, identical TTGIR stops the operator
 (``SWITCH_NO_IR_DIFF``) unless it is exempt; a failed or timed-out cell stops it
@@ -18,11 +20,12 @@ from zl_core.decisions.pairing import pair_rows
 from zl_core.decisions.series import shape_series
 from zl_core.foundation.backend import Backend
 from zl_core.foundation.switches import Sides
+from zl_core.interface.contract import SCREEN_TIMING
 from zl_core.interface.opspec import OpSpec
 from zl_core.interface.provider import CellRequest, CheckSpec
 from zl_core.plugins.cell_rows import read_rows
-from zl_core.stats.order import a_first
-from zl_core.store.layout import CampaignLayout
+from zl_core.stats.order import a_first, retuned_sides
+from zl_core.store.layout import REPICK, RETUNED, CampaignLayout
 
 from .cell_run import run_side, whole_on_one_card
 from .checks import run_checks, run_control
@@ -34,6 +37,9 @@ from .settings import CellSettings
 MIN_ADAPTIVE_ROUNDS = stats.FIRST_ADAPTIVE_LOOK
 #: Task end states.
 DONE, FAILED = "done", "failed"
+#: The pairs of sides a campaign judges: (A, B) the pinned effect, and in a re-tuned one
+#: (A, R) the shipped effect and (B, R) the autotuner's part of it.
+EFFECT_PAIRS = (("A", "B"), ("A", RETUNED), ("B", RETUNED))
 
 
 @attrs.frozen(kw_only=True)
@@ -70,17 +76,29 @@ class AbTask:
     plan: RoundsPlan
     check: CheckSpec | None = None  # its accuracy tests, run by each side after its rounds
     control_env: tuple[tuple[str, str], ...] = ()  # the control side's variables (none: no control)
+    retuned: bool = False  # side R and A's second record too (zl ab --retuned)
+
+    @property
+    def sides_run(self) -> int:
+        """Cells of each round: A and B, and R in a re-tuned task."""
+        return 3 if self.retuned else 2
 
     def request(self, lane: Lane, side: str, round_no: int) -> CellRequest:
         """Side ``side``'s cell of round ``round_no`` on ``lane``: round 1's A records,
-        every other cell replays it."""
+        every other cell of A and B replays it; R records in its round 1 and replays that
+        after; A's second record (:data:`REPICK`) records and times the operator alone."""
         layout = lane.layout(self.layout)
-        return self.settings.pinned_request(op=self.op, backend=self.backend, sides=self.sides, side=side,
-                                            device=lane.device,
-                                            out_dir=layout.cell_dir(self.op.op, side, round_no),
-                                            record_cell=layout.cell_dir(self.op.op, "A", 1),
-                                            also_set=tuple(name for name, _ in self.control_env),
-                                            round_no=round_no)
+        out_dir = layout.cell_dir(self.op.op, side, round_no)
+        record = {RETUNED: layout.cell_dir(self.op.op, RETUNED, 1), REPICK: out_dir}.get(
+            side, layout.cell_dir(self.op.op, "A", 1))
+        request = self.settings.pinned_request(op=self.op, backend=self.backend, sides=self.sides,
+                                               side="A" if side == REPICK else side, device=lane.device,
+                                               out_dir=out_dir, record_cell=record,
+                                               also_set=tuple(name for name, _ in self.control_env),
+                                               round_no=round_no)
+        if side == REPICK:
+            return attrs.evolve(request, side=side, timing=SCREEN_TIMING)
+        return request
 
 
 @attrs.frozen(kw_only=True)
@@ -94,10 +112,14 @@ class OpRun:
     state: str
     reason: str = ""
     control_side_ran: bool = False  # the control side's cell (task.control_env) ran
+    repick_ran: bool = False  # side A's second record (a re-tuned task's) ran
 
 
-def side_order(scheme: str, round_no: int) -> tuple[str, str]:
-    """The sides of round ``round_no`` in the order they run."""
+def side_order(scheme: str, round_no: int, *, retuned: bool = False) -> tuple[str, ...]:
+    """The sides of round ``round_no`` in the order they run (a re-tuned campaign's three:
+    :data:`zl_core.stats.order.RETUNED_CYCLE`, A against B still in ``scheme``'s order)."""
+    if retuned:
+        return tuple(retuned_sides(round_no))
     return ("A", "B") if a_first(scheme, round_no) else ("B", "A")
 
 
@@ -108,9 +130,10 @@ def run_ab_task(task: AbTask, lane: Lane, runtime: TaskRuntime) -> OpRun:
 
 
 def planned_cells(task: AbTask) -> int:
-    """The cells the plan counts for ``task``: both sides of its planned rounds, its
-    control side's cell and each side's accuracy tests."""
-    return 2 * task.plan.planned + bool(task.control_env) + 2 * (task.check is not None)
+    """The cells the plan counts for ``task``: every side of its planned rounds, A's second
+    record, its control side's cell and each side's accuracy tests."""
+    return (task.sides_run * task.plan.planned + task.retuned + bool(task.control_env)
+            + 2 * (task.check is not None))
 
 
 def _run_task(task: AbTask, lane: Lane, runtime: TaskRuntime) -> OpRun:
@@ -121,7 +144,8 @@ def _run_task(task: AbTask, lane: Lane, runtime: TaskRuntime) -> OpRun:
         run_checks(task, lane, runtime)
     # An operator that stopped early (failed, identical TTGIR, decided) leaves cells of
     # the plan unrun: the campaign's count and its time left say so.
-    unrun = (2 * max(0, task.plan.planned - run.rounds_done)
+    unrun = (task.sides_run * max(0, task.plan.planned - run.rounds_done)
+             + (task.retuned and not run.repick_ran)
              + (bool(task.control_env) and not run.control_side_ran)
              + 2 * (task.check is not None and not checked))
     if unrun:
@@ -136,9 +160,9 @@ def _run_rounds(task: AbTask, lane: Lane, runtime: TaskRuntime) -> OpRun:
     run = OpRun(op=op, control=task.control, rounds_done=0, state=DONE)
     for round_no in range(1, limit + 1):
         if round_no > plan.planned:
-            runtime.sink.more_cells(2)  # adaptive rounds beyond the planned minimum
+            runtime.sink.more_cells(task.sides_run)  # adaptive rounds beyond the planned minimum
         results: dict[str, SideResult] = {}
-        for side in side_order(plan.round_order, round_no):
+        for side in side_order(plan.round_order, round_no, retuned=task.retuned):
             results[side] = run_side(runtime, task.suite, task.request(lane, side, round_no),
                                      round_no=round_no, switch_value=task.sides.value(side))
             skipped = results[side].outcome
@@ -169,20 +193,38 @@ def _run_rounds(task: AbTask, lane: Lane, runtime: TaskRuntime) -> OpRun:
             if fa is None and fb is None and not task.exempt_no_ir_diff:
                 runtime.sink.line(f"{op.op}: note: no .ttgir on either side, so the identical-IR "
                                   "check was skipped (not 'identical')")
+            if task.retuned:  # A records again: how often its own picks reproduce
+                repick = run_side(runtime, task.suite, task.request(lane, REPICK, 1), round_no=1,
+                                  switch_value=task.sides.value("A"))
+                run = attrs.evolve(run, repick_ran=True)
+                if repick.outcome is None or not repick.outcome.ok:
+                    runtime.sink.line(f"{op.op}: note: side A's second record failed; the report "
+                                      "reads changed picks without their reference")
         if plan.rounds is None and round_no >= stats.MIN_LOOK_ROUNDS:
-            stop, why = adaptive_stop(layout, op.op, round_no, plan)
+            stop, why = adaptive_stop(layout, op.op, round_no, plan, retuned=task.retuned)
             if stop:
                 runtime.sink.line(f"{op.op}: adaptive stop after {round_no} rounds: {why}")
                 return attrs.evolve(run, reason=why)
     return run
 
 
-def adaptive_stop(layout: CampaignLayout, op: str, rounds: int, plan: RoundsPlan) -> tuple[bool, str]:
+def adaptive_stop(layout: CampaignLayout, op: str, rounds: int, plan: RoundsPlan, *,
+                  retuned: bool = False) -> tuple[bool, str]:
     """Whether the rounds so far stop the operator: at a planned look once every shape is
-    decided, or when the budget is spent. The report judges by the same function."""
-    pairs = {r: pair_rows(read_rows(layout.cell_dir(op, "A", r)), read_rows(layout.cell_dir(op, "B", r)))
-             for r in range(1, rounds + 1)}
+    decided, or when the budget is spent; a re-tuned operator once each of its three
+    effects would stop. The report judges by the same function."""
     judged_by = stats_plan(rounds=None, max_rounds=plan.max_rounds, threshold_pct=plan.threshold_pct,
                            rounds_done=rounds, round_order=plan.round_order)
-    verdict = judge({op: series_latencies(shape_series(pairs))}, judged_by, {op: rounds})
-    return stats.adaptive_stop(verdict.operators[0], judged_by, campaign_operators=plan.campaign_ops)
+    answers = []
+    for first, second in (EFFECT_PAIRS if retuned else EFFECT_PAIRS[:1]):
+        pairs = {r: pair_rows(read_rows(layout.cell_dir(op, first, r)), read_rows(layout.cell_dir(op, second, r)))
+                 for r in range(1, rounds + 1)}
+        verdict = judge({op: series_latencies(shape_series(pairs))}, judged_by, {op: rounds},
+                        pair=(first, second) if retuned else None)
+        answers.append(stats.adaptive_stop(verdict.operators[0], judged_by, campaign_operators=plan.campaign_ops))
+    going = [(pair, why) for pair, (stop, why) in zip(EFFECT_PAIRS, answers, strict=False) if not stop]
+    if not going:
+        return True, answers[0][1]
+    (first, second), why = going[0]
+    return False, why if not retuned else f"{second} against {first}: {why}"
+

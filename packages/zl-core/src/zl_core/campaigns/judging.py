@@ -20,6 +20,8 @@ from zl_core.store.record import CampaignRecord
 
 #: The version of the judging rules (stats.RULES), for receipts and reports.
 RULES = stats.RULES
+#: What a judgement is and is judged by, for callers that read them (the reports).
+CampaignVerdict, Plan = stats.CampaignVerdict, stats.Plan
 
 #: Fewest rounds any look can judge (re-exported for the report's drift check).
 MIN_LOOK_ROUNDS = stats.MIN_LOOK_ROUNDS
@@ -74,9 +76,11 @@ def stats_plan(*, rounds: int | str | None, max_rounds: int | None, threshold_pc
                             round_order=round_order)
 
 
-def judge(latencies: Mapping[str, Mapping], plan: stats.Plan, rounds_done: Mapping[str, int]
-          ) -> stats.CampaignVerdict:
-    """Judge operators whose rounds ran in the plan's round order."""
+def judge(latencies: Mapping[str, Mapping], plan: stats.Plan, rounds_done: Mapping[str, int],
+          *, pair: tuple[str, str] | None = None) -> stats.CampaignVerdict:
+    """Judge operators whose rounds ran in the plan's round order; ``pair`` (first side,
+    second side) judges two sides of a re-tuned campaign in the order its rounds ran them."""
     last = max(rounds_done.values(), default=0)
-    return stats.judge_campaign(latencies, stats.round_order(plan.round_order, range(1, last + 1)),
-                                plan, rounds_done=rounds_done)
+    rounds = range(1, last + 1)
+    orders = stats.round_order(plan.round_order, rounds) if pair is None else stats.pair_order(*pair, rounds)
+    return stats.judge_campaign(latencies, orders, plan, rounds_done=rounds_done)

@@ -59,6 +59,9 @@ class CampaignSpec:
     #: Canary operators first (campaigns.canary): ``auto`` for a long campaign, ``on``
     #: (the application's answer for a frozen one), ``off``.
     canary: str = "off"
+    #: A third side R (side B's environment, its own autotune picks) beside A and B, and
+    #: side A's picks recorded twice (``zl ab --retuned``).
+    retuned: bool = False
 
     @property
     def kind(self) -> str:

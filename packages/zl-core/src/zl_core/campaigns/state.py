@@ -252,7 +252,7 @@ def restore_status(layout: CampaignLayout, meta: CampaignRecord) -> int:
     """Append the status row of every finished cell that has none (the orchestrator was
     killed between the cell's last stamp and its row); returns how many were added."""
     from zl_core.decisions.status import append_status, read_status
-    from zl_core.store.layout import SIDES, parse_round
+    from zl_core.store.layout import REPICK, RETUNED, SIDES, parse_round
 
     listed = {row.cell for row in read_status(layout.root)}
     added = 0
@@ -260,7 +260,7 @@ def restore_status(layout: CampaignLayout, meta: CampaignRecord) -> int:
         parts = cell.relative_to(layout.root).parts
         side = parts[-1]
         round_no = parse_round(parts[1]) if len(parts) == 3 else 0
-        if side not in SIDES or round_no is None or layout.relative(cell) in listed:
+        if side not in (*SIDES, RETUNED, REPICK) or round_no is None or layout.relative(cell) in listed:
             continue
         outcome = kept_outcome(cell)
         if outcome is None:

@@ -48,6 +48,12 @@ def add_parser(sub) -> None:
     p.add_argument("--allow-no-ir-diff", action="store_true",
                    help="time operators even when round 1 shows identical TTGIR")
     p.add_argument("--aa", action="store_true", help="A/A: both sides with side A's environment")
+    p.add_argument("--retuned", action="store_true",
+                   help="also run side R, side B's environment with its own autotune picks "
+                   "(recorded in its round 1, replayed after), and record side A's picks twice: "
+                   "the report splits each shape's effect into pinned (B vs A), shipped (R vs A) "
+                   "and the autotuner's part (R vs B), names the keys whose pick changed and reads "
+                   "them against how often A's own picks reproduce (docs/statistics.md)")
     p.add_argument("--controls", type=int, default=0, metavar="K",
                    help="also time the screen's first K NO_IR_DIFF operators as controls, with the "
                    "switch flipped like the others: their TTGIR does not change, so a verdict on "
@@ -76,7 +82,7 @@ def options_from(args: argparse.Namespace) -> app.AbOptions:
                             measure=_common.measurement_from(args), switch=_common.switch_from(args),
                             runs_root=args.runs_root, rounds=args.rounds, max_rounds=args.max_rounds,
                             screen=args.screen, allow_no_ir_diff=args.allow_no_ir_diff, aa=args.aa,
-                            controls=args.controls, threshold_pct=args.threshold,
+                            controls=args.controls, threshold_pct=args.threshold, retuned=args.retuned,
                             telemetry_interval=args.telemetry_interval, lanes=_common.lanes_from(args))
     if args.manifest is not None:
         return seal.frozen_options("ab", args.manifest, options)
@@ -109,8 +115,9 @@ def print_plan(plan: app.AbPlan) -> int:
     where = f" from screen {plan.screen}" if plan.screen and plan.ops else ""
     lane = (f", pipeline {plan.pipeline} (a cell costs its time outside start, imports and "
             "collection)" if plan.pipeline > 1 else "")
+    sides = " (sides A, B and R, and A's second record)" if plan.retuned else ""
     print(f"zl ab --plan: {len(plan.ops)} operator(s){where}, {len(plan.controls)} control(s), {rounds}: "
-          f"{plan.cells_per_op} cells each{lane}; estimates from {est.campaigns_read} earlier A/B "
+          f"{plan.cells_per_op} cells each{sides}{lane}; estimates from {est.campaigns_read} earlier A/B "
           "campaign(s) on this host")
     if not plan.ops and not plan.controls:
         print("nothing to time: the screen found no IR_CHANGED operator")

@@ -116,13 +116,15 @@ class CaliberCheck:
         return not self.problems
 
 
-def compare(cells: Mapping[str, Mapping | None]) -> CaliberCheck:
+def compare(cells: Mapping[str, Mapping | None], *, autotune: bool = True) -> CaliberCheck:
     """Compare the identities of the cells of one comparison, labelled for messages.
 
     Every :data:`CALIBER_FIELDS` value must agree. For the autotune mode, two
     recording cells are refused by name (each side tuned for itself, so the
     switch's effect is mixed with the autotuner's), uncontrolled cells and
-    recording on a shared tuner cache are warnings.
+    recording on a shared tuner cache are warnings. ``autotune`` False leaves the
+    autotune rule out (sides that tune each for itself on purpose, a re-tuned
+    campaign's B and R, are checked by it one record at a time).
     """
     problems: list[str] = []
     warnings: list[str] = []
@@ -139,6 +141,8 @@ def compare(cells: Mapping[str, Mapping | None]) -> CaliberCheck:
             if len(set(values.values())) > 1:
                 shown = " ".join(f"{label}={v}" for label, v in values.items())
                 problems.append(f"caliber field {field!r} differs: {shown}")
+    if not autotune:
+        return CaliberCheck(problems=tuple(problems), warnings=tuple(warnings))
     modes = {label: ident.get(AUTOTUNE_FIELD) for label, ident in present.items()}
     recorders = [label for label, m in modes.items() if m == "record"]
     if len(recorders) > 1:

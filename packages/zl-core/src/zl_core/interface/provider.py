@@ -18,6 +18,7 @@ from zl_core.foundation.backend import Backend
 from zl_core.foundation.compiler_env import CompilerEnv
 from zl_core.interface import contract
 from zl_core.interface.opspec import OpSpec
+from zl_core.interface.picks import Pick
 from zl_core.interface.rows import CellRows, read_results
 
 if TYPE_CHECKING:
@@ -315,3 +316,9 @@ class Provider(abc.ABC):
         benchmarks print their results overrides it to read those as well.
         """
         return read_results(cell_dir)
+
+    def autotune_picks(self, cell_dir: Path) -> list[Pick] | None:
+        """The autotune picks a recording cell of this provider kept, with its sweeps'
+        timings where they were recorded (a re-tuned campaign compares them); None when
+        the provider keeps none it can read back."""
+        return None

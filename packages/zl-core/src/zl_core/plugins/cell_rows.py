@@ -12,6 +12,7 @@ from pathlib import Path
 
 from zl_core.foundation.errors import BadInputError
 from zl_core.interface.caliber import read_identity
+from zl_core.interface.picks import Pick
 from zl_core.interface.provider import Provider
 from zl_core.interface.rows import RESULTS_NAME, CellRows, Row, read_results
 from zl_core.plugins.host import PluginHost, plugin_host
@@ -46,3 +47,13 @@ def _readers(cell_dir: Path, host: PluginHost | None) -> list[Provider]:
 def read_rows(cell_dir: Path, host: PluginHost | None = None) -> list[Row]:
     """Just the rows (see :func:`read_cell`)."""
     return list(read_cell(cell_dir, host).rows)
+
+
+def read_picks(cell_dir: Path, host: PluginHost | None = None) -> list[Pick] | None:
+    """The autotune picks a recording cell kept, read by the provider its identity names
+    (None: no provider reads any there)."""
+    for provider in _readers(Path(cell_dir), host):
+        picks = provider.autotune_picks(Path(cell_dir))
+        if picks is not None:
+            return picks
+    return None

@@ -52,21 +52,30 @@ def check_caliber(identities: Mapping[str, Mapping | None], *, allow_mismatch: b
     return check
 
 
-def check_caliber_groups(groups: Iterable[Mapping[str, Mapping | None]], *, allow_mismatch: bool
+def check_caliber_groups(groups: Iterable[Mapping[str, Mapping | None]], *, allow_mismatch: bool,
+                         pinned: tuple[str, ...] | None = None
                          ) -> tuple[dict[str, Mapping | None], caliber.CaliberCheck]:
     """Compare each group of cells (one operator's) on its own and join the results.
 
-    Returns every identity by its label and the joined check; raises
-    :class:`CaliberMismatchError` on problems unless ``allow_mismatch``.
+    ``pinned``: the sides that share one autotune record (a re-tuned campaign's A and B;
+    its side R replays its own): the autotune rule is checked within them and within the
+    other sides, every other field across all. Returns every identity by its label and
+    the joined check; raises :class:`CaliberMismatchError` on problems unless ``allow_mismatch``.
     """
     identities: dict[str, Mapping | None] = {}
     problems, warnings = [], []
     for group in groups:
         identities.update(group)
-        check = caliber.compare(group)
-        problems += check.problems
-        warnings += check.warnings
-    check = caliber.CaliberCheck(problems=tuple(problems), warnings=tuple(warnings))
+        parts = [group] if pinned is None else [
+            {k: v for k, v in group.items() if k.rsplit("/", 1)[-1] in pinned},
+            {k: v for k, v in group.items() if k.rsplit("/", 1)[-1] not in pinned}]
+        for part in parts:
+            check = caliber.compare(part)
+            problems += check.problems
+            warnings += check.warnings
+        if pinned is not None:
+            problems += caliber.compare(group, autotune=False).problems
+    check = caliber.CaliberCheck(problems=tuple(dict.fromkeys(problems)), warnings=tuple(warnings))
     if check.problems and not allow_mismatch:
         raise CaliberMismatchError(list(check.problems))
     return identities, check

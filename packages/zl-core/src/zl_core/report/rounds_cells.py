@@ -13,7 +13,7 @@ from zl_core.decisions.ir_verdict import SKIPPED, SWITCH_NO_IR_DIFF, foreign_not
 from zl_core.foundation.errors import BadInputError
 from zl_core.interface import caliber
 from zl_core.interface.ttgir_layout import summarize
-from zl_core.store.layout import SIDES, CampaignLayout, round_name
+from zl_core.store.layout import REPICK, RETUNED, SIDES, CampaignLayout, round_name
 from zl_core.store.record import CampaignRecord
 from zl_core.store.status_table import CellKey, StatusRow
 
@@ -36,10 +36,11 @@ def _true(value: object) -> bool:
 
 def op_cells(layout: CampaignLayout, meta: CampaignRecord, op: str, control: bool,
              status: dict[CellKey, StatusRow]) -> OpCells:
-    found = layout.rounds_on_disk(op)
+    sides = (*SIDES, RETUNED) if meta.retuned else SIDES  # a round of a re-tuned campaign has three
+    found = layout.rounds_on_disk(op, sides)
     failures, notes = _cell_findings(layout, op, status)
-    complete = tuple(sorted(r for r, sides in found.items() if sides == set(SIDES)))
-    problem, skipped = _stopped(layout, op, status, found, failures)
+    complete = tuple(sorted(r for r, held in found.items() if held == set(sides)))
+    problem, skipped = _stopped(layout, op, status, found, failures, sides)
     if not problem and not skipped:
         skipped = _no_ir_diff(layout, meta, op, control, complete, status)
     if not problem and not skipped:
@@ -60,7 +61,9 @@ def _cell_findings(layout: CampaignLayout, op: str, status: dict[CellKey, Status
         where = f"{round_name(rnd)}/{side}"
         foreign = foreign or _foreign(layout, where, row)
         failure = _failure(where, row)
-        if failure:
+        if failure and side == REPICK:  # no round's timing: its picks are a reference only
+            notes.append(f"{failure}: side A's second record, so no pick-noise reference")
+        elif failure:
             failures.append(failure)
         replay = row.replay_fallback.strip()
         if replay not in ("", "0"):
@@ -82,7 +85,8 @@ def _failure(where: str, row: StatusRow) -> str:
 
 
 def _stopped(layout: CampaignLayout, op: str, status: dict[CellKey, StatusRow],
-             found: dict[int, frozenset[str]], failures: list[str]) -> tuple[str, str]:
+             found: dict[int, frozenset[str]], failures: list[str],
+             sides: tuple[str, ...] = SIDES) -> tuple[str, str]:
     """(problem, skipped) read from the cells alone: a failed cell, a benchmark that
     skipped at run time, no cells, or a round with one side missing; ("", "") if none."""
     if failures:
@@ -92,7 +96,7 @@ def _stopped(layout: CampaignLayout, op: str, status: dict[CellKey, StatusRow],
         return "", declined  # the engine stopped the operator at that cell
     if not found:
         return "no cells (never ran)", ""
-    partial = sorted(r for r, sides in found.items() if sides != set(SIDES))
+    partial = sorted(r for r, held in found.items() if held != set(sides))
     if partial:
         return (f"round(s) {', '.join(round_name(r) for r in partial)} incomplete "
                 "(one side missing: campaign interrupted?)"), ""

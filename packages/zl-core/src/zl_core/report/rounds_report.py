@@ -19,7 +19,7 @@ from zl_core.decisions.status import latest_by_cell, read_status
 from zl_core.interface import caliber
 from zl_core.ir.section import ir_section
 from zl_core.plugins.cell_rows import read_cell
-from zl_core.store.layout import SIDES, CampaignLayout, cell_label, round_name
+from zl_core.store.layout import RETUNED, SIDES, CampaignLayout, cell_label, round_name
 from zl_core.store.record import CampaignRecord, read_campaign
 from zl_core.store.status_table import CellKey, StatusRow
 
@@ -37,6 +37,7 @@ from .common import (
 from .headline import DECIDED, geometric_mean, verdict_estimate
 from .judged import judged_then_and_now, sealed_classes
 from .provenance import provenance
+from .retuned import LABELS, campaign_effects, judge_effects, operator_effects, shape_effects
 from .rounds_cells import OpCells, op_cells
 from .rounds_drift import drift_check, drift_flags, drift_summary, op_drift_check, split_flags
 from .time_spent import time_spent
@@ -71,10 +72,11 @@ def build_rounds(campaign: Path, *, meta: CampaignRecord | None = None, allow_mi
     # Where no operator was timed (each stopped on identical TTGIR), the conditions its
     # round-1 cells ran under still say where the campaign ran.
     described = reported or [p for p in plans if p.skipped and not p.problem]
-    identities, check = check_caliber_groups(
-        ({cell_label(plan.op, s, r): caliber.read_identity(layout.cell_dir(plan.op, s, r))
-          for r in plan.rounds for s in SIDES} for plan in described),
-        allow_mismatch=allow_mismatch)
+    sides = (*SIDES, RETUNED) if meta.retuned else SIDES
+    groups = [{cell_label(plan.op, s, r): caliber.read_identity(layout.cell_dir(plan.op, s, r))
+               for r in plan.rounds for s in sides} for plan in described]
+    identities, check = check_caliber_groups(groups, allow_mismatch=allow_mismatch,
+                                             pinned=("A", "B") if meta.retuned else None)
 
     all_flags, telemetry = drift_flags(layout, meta, status, identities)
     flags, unjudged = split_flags(all_flags)
@@ -90,6 +92,8 @@ def build_rounds(campaign: Path, *, meta: CampaignRecord | None = None, allow_mi
     fallback = judge({op: series_latencies(series, fallback=True) for op, (series, _) in loaded.items()},
                      judged_by, done)
     notes.append(verdict.fdr_text)
+    effects = (judge_effects(layout, {plan.op: plan.rounds for plan in reported}, judged_by)
+               if meta.retuned else None)
     if (meta.rounds == "auto" and loop_threshold is not None
             and float(loop_threshold) != threshold):
         notes.append(f"judged at --threshold {threshold:g}% while the adaptive loop stopped on "
@@ -102,6 +106,10 @@ def build_rounds(campaign: Path, *, meta: CampaignRecord | None = None, allow_mi
         op_rows, op_summary, main_shapes = _rounds_op(
             plan, loaded[plan.op], verdict.operator(plan.op), fallback.operator(plan.op),
             flags, judged_by)
+        if effects is not None:
+            for row, key in zip(op_rows, (s.key for s in loaded[plan.op][0]), strict=True):
+                row["retuned"] = shape_effects(row, effects, plan.op, key)
+            op_summary["retuned"] = operator_effects(layout, plan.op, op_summary, effects, threshold)
         rows += op_rows
         op_summary["ir"] = ir_section(*(layout.cell_dir(plan.op, s, 1) for s in SIDES))
         operators.append(op_summary)
@@ -133,6 +141,10 @@ def build_rounds(campaign: Path, *, meta: CampaignRecord | None = None, allow_mi
         "controls": controls_summary,
         "drift": drift_summary(flags, unjudged, telemetry, rows, operators),
     }
+    if effects is not None:
+        summary["retuned"] = campaign_effects(operators, effects)
+        notes += [f"{LABELS[e]}: {v.fdr_text}" for e, v in effects.items()]
+        notes.append(summary["retuned"]["text"])
     if any(o["timer"] == "direct" for o in operators):
         notes.append(DIRECT_NOTE)
     summary["device_time"] = _device_time(status, rows)

@@ -102,6 +102,7 @@ def from_manifest(manifest: Manifest) -> dict:
         "max_rounds": manifest.max_rounds, "threshold_pct": manifest.threshold_pct,
         "launch_floor": manifest.launch_floor, "gain_pct": manifest.gain_pct,
         "regression_pct": manifest.regression_pct, "correctness": manifest.correctness,
+        **({"retuned": True} if manifest.retuned else {}),
     }
 
 

@@ -26,7 +26,7 @@ TIMERS = ("graph", "direct")
 KEYS = ("schema", "campaign", "claim", "suite", "sources", "backend", "device", "device_name",
         "compile_only", "target", "switch", "timer", "timing", "l2", "replay_ms", "level", "rounds", "max_rounds",
         "threshold_pct", "launch_floor", "gain_pct", "regression_pct", "timeout_s", "correctness",
-        "control", "workloads")
+        "control", "retuned", "workloads")
 WORKLOAD_KEYS = ("op", "source", "op_file", "dtypes", "timeout_s", "reason", "correctness")
 CORRECTNESS_KEYS = ("file", "select", "reason", "skip")
 MAX_MANIFEST_BYTES = 1 << 20
@@ -95,6 +95,8 @@ class Manifest:
     #: every phase it gates off); its TTGIR must equal side A's. () when there is none.
     control_env: tuple[tuple[str, str], ...]
     workloads: tuple[Workload, ...]
+    #: Side R too (``zl ab --retuned``): side B's environment with its own autotune picks.
+    retuned: bool = False
 
 
 def load_manifest(path: Path) -> Manifest:
@@ -164,7 +166,8 @@ class _Reader:
             timeout_s=self.number("timeout_s", d.get("timeout_s", 1200.0)),
             correctness=self.flag("correctness", d.get("correctness", True)),
             control_env=self.control(d.get("control")),
-            workloads=self.workloads(d.get("workloads")))
+            workloads=self.workloads(d.get("workloads")),
+            retuned=self.flag("retuned", d.get("retuned", False)))
         if self.problems:
             raise ManifestError(path, self.problems)
         return manifest

@@ -16,7 +16,15 @@ results), ``judge`` (the one judgement), ``simulate``, ``simulate_campaigns`` an
 """
 
 from .judge import adaptive_stop, judge_campaign
-from .order import ALTERNATING, COUNTERBALANCED, ROUND_ORDERS, alternating_order, round_order
+from .order import (
+    ALTERNATING,
+    COUNTERBALANCED,
+    ROUND_ORDERS,
+    alternating_order,
+    pair_order,
+    retuned_sides,
+    round_order,
+)
 from .records import RULES, CampaignVerdict, OperatorVerdict, Plan, ShapeVerdict
 from .sequential import (
     CI_METHOD,
@@ -36,5 +44,5 @@ __all__ = [
     "ALTERNATING", "CI_METHOD", "COUNTERBALANCED", "FASTER", "FIRST_ADAPTIVE_LOOK", "INCONCLUSIVE",
     "MIN_LOOK_ROUNDS", "MIXED", "NO_CHANGE", "ROUND_ORDERS", "RULES", "SLOWER", "CampaignVerdict",
     "OperatorVerdict", "Plan", "SeriesTest", "ShapeVerdict", "adaptive_looks", "adaptive_stop",
-    "alternating_order", "judge_campaign", "round_order", "spending",
+    "alternating_order", "judge_campaign", "pair_order", "retuned_sides", "round_order", "spending",
 ]

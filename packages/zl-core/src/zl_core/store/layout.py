@@ -7,6 +7,7 @@
         summary.csv                           every measured row, written at the end
         <op>/A  <op>/B                        a screen's pair (round 0)
         <op>/r01/A  <op>/r01/B  <op>/r02/...  an A/B campaign's rounds
+        <op>/rNN/R  <op>/r01/A2               a re-tuned campaign's side R, A's second record
 
     <cell>/                                   one cell (CellLayout)
         run.log  run_identity.json  results.json  autotune_records/  ttgir/index.tsv
@@ -39,6 +40,12 @@ SCREEN_JSON = "screen.json"
 REPORT_JSON = "report.json"
 SUMMARY_CSV = "summary.csv"
 SIDES = ("A", "B")
+#: A re-tuned campaign's third side (``zl ab --retuned``): side B's environment with its
+#: own autotune picks, recorded in its round 1 and replayed in its later rounds.
+RETUNED = "R"
+#: Side A recording its picks a second time (``<op>/r01/A2``, a re-tuned campaign's):
+#: how often they reproduce is what a changed pick is read against.
+REPICK = "A2"
 _ROUND_DIR = re.compile(r"^r(\d+)$")
 
 
@@ -195,8 +202,8 @@ class CampaignLayout:
         """A cell's files (:meth:`cell_dir`)."""
         return CellLayout(self.cell_dir(op, side, round_no))
 
-    def rounds_on_disk(self, op: str) -> dict[int, frozenset[str]]:
-        """The round folders of ``op`` and the sides each holds."""
+    def rounds_on_disk(self, op: str, sides: tuple[str, ...] = SIDES) -> dict[int, frozenset[str]]:
+        """The round folders of ``op`` and which of ``sides`` each holds."""
         found: dict[int, frozenset[str]] = {}
         op_dir = self.op_dir(op)
         if not op_dir.is_dir():
@@ -204,7 +211,7 @@ class CampaignLayout:
         for child in op_dir.iterdir():
             round_no = parse_round(child.name)
             if round_no is not None and child.is_dir():
-                found[round_no] = frozenset(s for s in SIDES if (child / s).is_dir())
+                found[round_no] = frozenset(s for s in sides if (child / s).is_dir())
         return found
 
     def relative(self, path: Path) -> str:

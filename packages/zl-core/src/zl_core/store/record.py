@@ -24,7 +24,7 @@ from zl_core.foundation.errors import BadInputError
 from zl_core.foundation.small_files import read_small
 from zl_core.foundation.stamps import utc_stamp
 
-from .layout import CAMPAIGN_FILE, CampaignLayout
+from .layout import CAMPAIGN_FILE, REPICK, CampaignLayout
 
 SCREEN = "screen"
 AB = "ab"
@@ -67,6 +67,7 @@ _FIELDS = {
     "state": (lambda v: isinstance(v, str), "a campaign state"),
     "options": (lambda v: isinstance(v, dict), "the recorded arguments"),
     "round_order": (lambda v: isinstance(v, str), "a round order"),
+    "retuned": (lambda v: isinstance(v, bool), "true or false"),
     # Optional: campaigns written before configuration files existed have none.
     "config": (_config, "the configuration file used: path, sha256, values, overridden"),
     "device_processes": (lambda v: v is None or isinstance(v, dict),
@@ -112,6 +113,7 @@ class CampaignRecord:
     threshold_pct: float | None = None
     allow_no_ir_diff: bool | None = None
     round_order: str | None = None
+    retuned: bool | None = None  # side R ran beside A and B (zl ab --retuned); absent: it did not
     # What --resume continues with (app.lanes), and the configuration file used.
     options: Mapping[str, object] | None = None
     devices: list[str] | None = None
@@ -140,8 +142,9 @@ class CampaignRecord:
         return self.kind in ROUNDS_KINDS
 
     def side_value(self, side: str) -> str:
-        """The switch's value on ``side`` ("A" or "B"), "" where none is recorded."""
-        value = self.a_value if side == "A" else self.b_value
+        """The switch's value on ``side`` ("A" or "B"; a side of A's environment or of B's),
+        "" where none is recorded."""
+        value = self.a_value if side in ("A", REPICK) else self.b_value
         return "" if value is None else str(value)
 
     @classmethod

@@ -35,6 +35,7 @@ class _CacheOverlay:
         return config
 
     def __setitem__(self, key: Any, value: Any) -> None:
+        self.hub.sweep_ends(self.owner, key)
         self.base[key] = value
 
     def get(self, key: Any, default: Any = None) -> Any:
@@ -103,6 +104,7 @@ class _ReplayCache(_CacheOverlay):
 
     def __setitem__(self, key: Any, value: Any) -> None:
         if self._pin(key) is None:  # a pinned key is never tuned, so never persisted
+            self.hub.sweep_ends(self.owner, key)
             self.base[key] = value
 
 

@@ -6,7 +6,11 @@ objects. Layout of ``<cell>/autotune_records/``::
 
     meta.json          {"schema", "backend", "flaggems_vendor", "triton_version", "op"}
     <tuner id>.json    {"schema", "kernel", "tuner", "tuner_class",
-                        "entries": [{"key": <key json>, "config": {...}}, ...]}
+                        "entries": [{"key": <key json>, "config": {...},
+                                     "sweep": [{"config": {...}, "ms": <median>}, ...]}, ...]}
+
+``sweep`` (each candidate's median time, fastest first) is there when the cell timed
+the key's candidates itself, not when the pick came from a cache or a replay.
 
 A *key* is what the tuner itself indexes its cache by (Triton: key-arg values plus
 ``str(dtype)`` of each tensor arg; FlagGems' LibTuner: the strategy-normalised
@@ -277,16 +281,22 @@ class AutotuneRecorder:
         self.autowrite = autowrite
         self._tuners: dict[str, TunerId] = {}
         self._entries: dict[str, dict[str, dict]] = {}
+        self._sweeps: dict[str, dict[str, list[dict]]] = {}
         self._dirty: set[str] = set()
         self.changed_picks = 0
 
-    def observe(self, tuner: TunerId, key_json: str, config: Mapping) -> bool:
-        """Note the config used for one key; True when it is new or different."""
+    def observe(self, tuner: TunerId, key_json: str, config: Mapping,
+                sweep: list[dict] | None = None) -> bool:
+        """Note the config used for one key (and the sweep that picked it, when this
+        process timed one); True when it is new or different."""
         entries = self._entries.setdefault(tuner.tuner, {})
         self._tuners[tuner.tuner] = tuner
+        if sweep:
+            self._sweeps.setdefault(tuner.tuner, {})[key_json] = list(sweep)
+            self._dirty.add(tuner.tuner)
         old = entries.get(key_json)
         if old is not None and config_identity(old) == config_identity(config):
-            return False
+            return False  # a sweep noted with it is written at the next flush
         if old is not None:
             self.changed_picks += 1  # a later pick for the same key wins: it is what ran last
         entries[key_json] = dict(config)
@@ -299,7 +309,9 @@ class AutotuneRecorder:
         written = []
         for name in sorted(self._dirty):
             tuner = self._tuners[name]
-            entries = [{"key": k, "config": v} for k, v in sorted(self._entries[name].items())]
+            sweeps = self._sweeps.get(name, {})
+            entries = [{"key": k, "config": v, **({"sweep": sweeps[k]} if k in sweeps else {})}
+                       for k, v in sorted(self._entries[name].items())]
             path = self.records_dir / tuner.file_name
             _atomic_write_json(path, {"schema": SCHEMA, "kernel": tuner.kernel, "tuner": tuner.tuner,
                                       "tuner_class": tuner.tuner_class, "entries": entries})
@@ -321,7 +333,8 @@ class AutotuneRecorder:
 
 
 def read_records(records_dir: Path) -> dict[str, dict]:
-    """Every tuner file in a records dir: tuner id -> {"kernel", "entries": {key json: config}}."""
+    """Every tuner file in a records dir: tuner id -> {"kernel", "tuner_class", "entries":
+    {key json: config}, "sweeps": {key json: [{"config", "ms"}, ...]}}."""
     out: dict[str, dict] = {}
     for path in sorted(Path(records_dir).glob("*.json")):
         if path.name == META_NAME:
@@ -334,8 +347,11 @@ def read_records(records_dir: Path) -> dict[str, dict]:
             continue
         entries = {str(e["key"]): e["config"] for e in data.get("entries", [])
                    if isinstance(e, dict) and "key" in e and isinstance(e.get("config"), dict)}
+        sweeps = {str(e["key"]): e["sweep"] for e in data.get("entries", [])
+                  if isinstance(e, dict) and "key" in e and isinstance(e.get("sweep"), list)}
         out[str(data["tuner"])] = {"kernel": str(data.get("kernel", "")),
-                                   "tuner_class": str(data.get("tuner_class", "")), "entries": entries}
+                                   "tuner_class": str(data.get("tuner_class", "")), "entries": entries,
+                                   "sweeps": sweeps}
     return out
 
 

@@ -26,6 +26,7 @@ from zl_core.plugins.host import PluginHost
 from zl_flaggems.common import gems_env, plugin_order
 from zl_flaggems.host import preflight
 from zl_flaggems.host.compiler_vars import COMPILER_ENV
+from zl_flaggems.host.picks import RecordedPicks
 from zl_flaggems.host.preflight import BENCH_DIR
 from zl_flaggems.host.table import PrintedTableRows
 
@@ -109,7 +110,7 @@ def _grammars(request: CellRequest) -> list | None:
     return [request.backend] if request.backend.compile_targets is not None else None
 
 
-class BuiltinSuiteProvider(PrintedTableRows, Provider):
+class BuiltinSuiteProvider(PrintedTableRows, RecordedPicks, Provider):
     """zl's own Triton operators (mm, mm_f32, softmax, layer_norm, add, sum, gelu)."""
 
     name = "builtin"

@@ -25,6 +25,7 @@ from zl_flaggems.host import bench_dtypes, preflight
 from zl_flaggems.host.checkout import PACKAGES, cell_pythonpath, gems_package, provider_commit
 from zl_flaggems.host.compiler_vars import COMPILER_ENV
 from zl_flaggems.host.inventory import Inventory, bench_functions, benchmark_files
+from zl_flaggems.host.picks import RecordedPicks
 from zl_flaggems.host.preflight import BENCH_DIR
 from zl_flaggems.host.sealing import FlagGemsSealing
 from zl_flaggems.host.table import PrintedTableRows
@@ -48,7 +49,7 @@ print("ZL_PROBE " + json.dumps(out))
 _CORE_MODULES = ("torch", "triton")
 
 
-class FlagGemsProvider(FlagGemsSealing, PrintedTableRows, Provider):
+class FlagGemsProvider(FlagGemsSealing, PrintedTableRows, RecordedPicks, Provider):
     """Cells from a FlagGems checkout (``--flaggems-dir`` / ``FLAGGEMS_DIR``)."""
 
     name = "flaggems"

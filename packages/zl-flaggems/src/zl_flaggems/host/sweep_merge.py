@@ -83,7 +83,7 @@ def merge_shards(shard_cells: Sequence[Path], into: Path) -> ShardMerge:
                 where = (tuner, key)
                 if where not in chosen:
                     chosen[where] = i
-                    recorder.observe(tid, key, config)
+                    recorder.observe(tid, key, config, data["sweeps"].get(key))
                     continue
                 kept = recorder.recorded(tuner, key) or {}
                 if config_identity(kept) != config_identity(config):

@@ -34,6 +34,7 @@ from __future__ import annotations
 import gc
 import inspect
 import itertools
+import math
 import os
 import weakref
 from pathlib import Path
@@ -88,7 +89,10 @@ class AutotuneHub:
         self._registered: set[int] = set()
         self._candidates: dict[int, tuple[Any, dict[str, Any]]] = {}
         self._patched: list[tuple[type[Any], object]] = []
+        self._benches: list[tuple[type[Any], Any]] = []
         self._warned: set[str] = set()
+        #: (tuner, key) -> the sweep that picked it, until the pick is first read
+        self._sweeping: dict[tuple[int, str], list[dict]] = {}
         self.errors = 0
         self.lost_pre_hooks = 0
 
@@ -99,6 +103,17 @@ class AutotuneHub:
         previous = autotuner_cls.__dict__.get("cache", _MISSING)
         autotuner_cls.cache = _CacheSlot(self)
         self._patched.append((autotuner_cls, previous))
+        bench = autotuner_cls.__dict__.get("_bench")
+        if callable(bench):  # each candidate's time, for the record's sweep
+            hub = self
+
+            def _bench(tuner: Any, *args: Any, config: Any, **kwargs: Any) -> Any:
+                took = bench(tuner, *args, config=config, **kwargs)
+                hub.bench_took(tuner, config, took)
+                return took
+
+            autotuner_cls._bench = _bench
+            self._benches.append((autotuner_cls, bench))
         for obj in gc.get_objects():
             try:
                 if isinstance(obj, autotuner_cls) and "cache" in obj.__dict__:
@@ -107,6 +122,9 @@ class AutotuneHub:
                 continue
 
     def uninstall(self) -> None:
+        for cls, bench in reversed(self._benches):
+            cls._bench = bench
+        self._benches.clear()
         for cls, previous in reversed(self._patched):
             if isinstance(cls.__dict__.get("cache"), _CacheSlot):
                 if previous is _MISSING:
@@ -174,9 +192,32 @@ class AutotuneHub:
             original = self._candidate_configs(tuner).get(config_identity(data))
             if original is not None and original is not config:
                 data = config_to_dict(original)  # a cache-rebuilt config lacks the pre_hook note
-            self.recorder.observe(self.identity(tuner), key_to_json(key), data)
+            key_json = key_to_json(key)
+            self.recorder.observe(self.identity(tuner), key_json, data, self._sweep(tuner, key_json))
         except Exception as exc:  # noqa: BLE001 - bookkeeping must never break a kernel launch
             self._error("record", exc)
+
+    def bench_took(self, tuner: Any, config: Any, took: Any) -> None:
+        """One candidate of a sweep timed (``Autotuner._bench``): kept until the pick is stored."""
+        ms = took[0] if isinstance(took, (list, tuple)) and took else took
+        if isinstance(ms, (int, float)) and math.isfinite(ms):
+            tuner.__dict__.setdefault("_zl_bench", []).append((config, float(ms)))
+
+    def sweep_ends(self, tuner: Any, key: Any) -> None:
+        """A tuner stores its pick for ``key``: the candidates timed since its last pick are
+        this key's sweep (a pick from the disk cache times none)."""
+        timed = tuner.__dict__.pop("_zl_bench", None)
+        try:
+            if timed:
+                self._sweeping[(id(tuner), key_to_json(key))] = [
+                    {"config": config_to_dict(config), "ms": ms} for config, ms in timed]
+        except Exception as exc:  # noqa: BLE001
+            self._error("sweep", exc)
+
+    def _sweep(self, tuner: Any, key_json: str) -> list[dict] | None:
+        """Each candidate's median time in the sweep that picked ``key_json``, fastest first."""
+        sweep = self._sweeping.pop((id(tuner), key_json), None)
+        return sorted(sweep, key=lambda entry: entry["ms"]) if sweep else None
 
     # replay -------------------------------------------------------------------
 
