@@ -7,6 +7,7 @@
 # the complete ones.
 #   $1  seconds this call may spend on campaigns (default 520)
 #   $2  the paths, in order (default "once serial pipelined")
+#   ROUNDS (environment) the campaigns' rounds (default 4)
 set -u
 budget=${1:-520}
 paths=${2:-once serial pipelined}
@@ -18,7 +19,7 @@ nvidia-smi --query-gpu=index,name,uuid,driver_version,pstate,clocks.sm,clocks.me
 python3 -c "import torch, triton, sys; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__, 'gpu', torch.cuda.get_device_name(0))" > .abt/versions.txt 2>&1
 cat .fg/COMMIT > .abt/flaggems_commit.txt
 cat .abt/versions.txt .abt/nvidia-smi.csv
-ARGS=(-- --switch DISABLE_MMA_V3 --allow-no-ir-diff --rounds 4 --telemetry-interval 0
+ARGS=(-- --switch DISABLE_MMA_V3 --allow-no-ir-diff --rounds "${ROUNDS:-4}" --telemetry-interval 0
       --ops relu:relu:float16 softmax:softmax:float16 mm:mm:float16 bmm:bmm:float16)
 pack() { tar -czf "$OUT/abt.tgz" --exclude=.triton_cache --exclude=.tuner_cache --exclude=ttgir \
            --exclude=autotune_records -C .abt . 2>/dev/null; }
