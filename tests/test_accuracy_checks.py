@@ -97,7 +97,7 @@ def test_a_flaggems_check_of_many_quiet_tests_is_not_stalled(tmp_path, fake_host
     # plugin's beat at each finished test shows the orchestrator that the check moves.
     req = check_request(fake_flaggems.build(tmp_path / "FlagGems"), fake_host, monkeypatch, "test_slow.py",
                         "@pytest.mark.fakemm\n@pytest.mark.parametrize('n', range(5))\n"
-                        "def test_each_takes_a_while(n):\n    time.sleep(1.2)\n", 2.5)
+                        "def test_each_takes_a_while(n):\n    time.sleep(2.0)\n", 4.0)
     outcome = run_cell(fake_host, FlagGemsProvider(), req)
     assert outcome.rc == 0 and not outcome.stalled, (outcome.cell_dir / "run.log").read_text()
     assert ended(outcome, req).startswith("rc=0 ") and "(" not in ended(outcome, req)

@@ -79,7 +79,9 @@ def test_a_screens_report_gives_the_wall_and_the_devices_busy_share(fake_host, t
             busy = _busy(campaign, op, side)
             (start, end), = busy["intervals"]
             assert busy["window"][0] <= start < end <= busy["window"][1]  # one clock base
-            assert end - start == pytest.approx(0.2, abs=0.05) and busy["known_until"] is None
+            # The fake's timed call sleeps 0.2 s: the interval holds it and little else (a
+            # loaded host oversleeps by tenths; the cell's imports and collection take more).
+            assert 0.195 <= end - start <= 0.5 and busy["known_until"] is None
             spans.append((start, end))
             windows.append(busy["window"])
     occ = build_screen(campaign)["summary"]["time_spent"]["occupancy"]

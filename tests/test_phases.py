@@ -148,5 +148,7 @@ def test_flaggems_cell_separates_collection_timing_and_teardown(tmp_path):
     assert record["final"]
     for name in (phases.START, phases.COLLECTION, phases.REFERENCE, phases.OPERATOR, phases.TEARDOWN):
         assert s[name] is not None and s[name] > 0, (name, s)
-    # The fake's torch reference and its kernel are timed by the same loop, once per row each.
-    assert s[phases.REFERENCE] == pytest.approx(s[phases.OPERATOR], rel=0.8)
+    # The fake's torch reference and its kernel are timed by the same loop, once per row each:
+    # the two phases are of one size (a few ms each, so a loaded host moves each by itself;
+    # a timing given to the wrong phase leaves the other near nothing).
+    assert 0.25 <= s[phases.REFERENCE] / s[phases.OPERATOR] <= 4.0, s
