@@ -31,7 +31,12 @@ switch = os.environ.get("FAKE_SWITCH", "0")
 mode = os.environ["ZL_AUTOTUNE_MODE"]
 print(f"fake cell op={op} switch={switch} mode={mode} triton_cache={os.environ['TRITON_CACHE_DIR']} "
       f"preloaded={'decimal' in sys.modules}")  # a warm start's module (tests/conftest.py)
-Path(os.environ["TRITON_CACHE_DIR"]).mkdir(parents=True, exist_ok=True)
+# What an earlier cell compiled into this cell's Triton cache, then this cell's own
+# "compile" (named by the switch value it was built under).
+compile_cache = Path(os.environ["TRITON_CACHE_DIR"])
+compile_cache.mkdir(parents=True, exist_ok=True)
+print(f"fake cell cache_seen={','.join(sorted(p.name for p in compile_cache.iterdir())) or '-'}")
+(compile_cache / f"kernel-switch{switch}").write_text("compiled\n")
 
 if op == "hang":
     subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
@@ -66,6 +71,8 @@ if op == "norows":
 
 if op in ("gemm", "pointwise", "shardfail", "shardhole"):
     body = "tt.dot mma_v3" if (op == "gemm" and switch == "0") else "tt.dot mma_v2" if op == "gemm" else "tt.add"
+    if os.environ.get("FAKE_IR_DRIFT_ROUND") and cell.parent.name == os.environ["FAKE_IR_DRIFT_ROUND"]:
+        body += " tt.drifted"  # this round compiled other code than the rounds before
     d = cell / "ttgir" / "64" / f"{op}_kernel"
     d.mkdir(parents=True, exist_ok=True)
     (d / "default.ttgir").write_text(f"module {{ {body} ttg.convert_layout }}\n")

@@ -218,6 +218,29 @@ def test_ab_rounds_pin_to_round_one_and_stop_identical_ir(fake_host, tmp_path):
     assert not list(campaign.glob("pointwise/r02"))
     flagged = [s for s in read_status(campaign) if s.op == "pointwise"]
     assert flagged and all(s.flags == "SWITCH_NO_IR_DIFF" for s in flagged)
+    # Each side's cells share one Triton cache across the rounds: round 1 compiles, later
+    # rounds find what their own side compiled and never the other side's; the caches
+    # are gone once the operators end.
+    for r in (1, 2, 3):
+        for side, switch in (("A", "0"), ("B", "1")):
+            cell = campaign / "gemm" / f"r{r:02d}" / side
+            log = (cell / "run.log").read_text()
+            own = (campaign / ".compile_cache" / "gemm" / side).resolve()
+            assert f"triton_cache={own} " in log
+            assert f"cache_seen={'-' if r == 1 else f'kernel-switch{switch}'}\n" in log, (r, side, log)
+            assert caliber.read_identity(cell)["compile_cache"] == "side"
+    assert not (campaign / ".compile_cache").exists()
+
+
+def test_a_round_whose_ttgir_differs_from_round_ones_is_named(fake_host, tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv("FAKE_IR_DRIFT_ROUND", "r02")
+    plan = RoundsPlan(rounds=3, max_rounds=3, allow_no_ir_diff=False, threshold_pct=1.0)
+    with caplog.at_level("INFO"):
+        run_ab(fake_host, fake_spec(fake_host, [OpSpec.parse("gemm")], settings(), tmp_path, plan=plan))
+    notes = [line for line in caplog.text.splitlines() if "differs from round 1's" in line]
+    assert len(notes) == 2, caplog.text
+    for side in "AB":
+        assert any(f"gemm: note: round 2 side {side}'s TTGIR differs from round 1's" in n for n in notes)
 
 
 def test_adaptive_rounds_stop_once_every_shape_is_decided(fake_host, tmp_path):

@@ -12,6 +12,9 @@ without a report; an adaptive plan stops once the statistics decide.
 
 from __future__ import annotations
 
+import contextlib
+import shutil
+
 import attrs
 
 from zl_core import stats
@@ -23,6 +26,7 @@ from zl_core.foundation.switches import Sides
 from zl_core.interface.contract import SCREEN_TIMING
 from zl_core.interface.opspec import OpSpec
 from zl_core.interface.provider import CellRequest, CheckSpec
+from zl_core.interface.ttgir_layout import summarize
 from zl_core.plugins.cell_rows import read_rows
 from zl_core.stats.order import a_first, retuned_sides
 from zl_core.store.layout import REPICK, RETUNED, CampaignLayout
@@ -96,6 +100,9 @@ class AbTask:
                                                out_dir=out_dir, record_cell=record,
                                                also_set=tuple(name for name, _ in self.control_env),
                                                round_no=round_no)
+        # Later rounds load what round 1 of the same side compiled (its environment only).
+        request = attrs.evolve(request, compile_cache=layout.compile_cache(
+            self.op.op, "A" if side == REPICK else side))
         if side == REPICK:
             return attrs.evolve(request, side=side, timing=SCREEN_TIMING)
         return request
@@ -137,11 +144,19 @@ def planned_cells(task: AbTask) -> int:
 
 
 def _run_task(task: AbTask, lane: Lane, runtime: TaskRuntime) -> OpRun:
-    run = _run_rounds(task, lane, runtime)
-    # Identical TTGIR is checked too: it can still lower to other code on side B.
-    checked = task.check is not None and run.state in (DONE, SWITCH_NO_IR_DIFF)
-    if checked:
-        run_checks(task, lane, runtime)
+    try:
+        run = _run_rounds(task, lane, runtime)
+        # Identical TTGIR is checked too: it can still lower to other code on side B.
+        checked = task.check is not None and run.state in (DONE, SWITCH_NO_IR_DIFF)
+        if checked:
+            run_checks(task, lane, runtime)
+    finally:
+        # The sides' compile caches serve this operator's cells only (a resumed operator
+        # compiles again, or loads what a killed session compiled for the same side).
+        caches = lane.layout(task.layout).compile_caches(task.op.op)
+        shutil.rmtree(caches, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            caches.parent.rmdir()  # the last operator's leaves no empty folder behind
     # An operator that stopped early (failed, identical TTGIR, decided) leaves cells of
     # the plan unrun: the campaign's count and its time left say so.
     unrun = (task.sides_run * max(0, task.plan.planned - run.rounds_done)
@@ -172,6 +187,7 @@ def _run_rounds(task: AbTask, lane: Lane, runtime: TaskRuntime) -> OpRun:
                 runtime.sink.line(f"{op.op}: {SKIPPED}, {reason}; no report for this operator")
                 return attrs.evolve(run, rounds_done=round_no, state=SKIPPED, reason=reason)
         run = attrs.evolve(run, rounds_done=round_no)
+        _same_ir_as_round_one(task, layout, round_no, results, runtime)
         bad = [s for s, r in results.items() if r.outcome is None or not r.outcome.ok]
         if bad:
             reason = f"round {round_no} side {','.join(bad)} failed or timed out"
@@ -206,6 +222,21 @@ def _run_rounds(task: AbTask, lane: Lane, runtime: TaskRuntime) -> OpRun:
                 runtime.sink.line(f"{op.op}: adaptive stop after {round_no} rounds: {why}")
                 return attrs.evolve(run, reason=why)
     return run
+
+
+def _same_ir_as_round_one(task: AbTask, layout: CampaignLayout, round_no: int,
+                          results: dict[str, SideResult], runtime: TaskRuntime) -> None:
+    """A side whose later round compiled other TTGIR than its round 1 (its compile cache
+    shared, its configs pinned) timed other code: the campaign's output says so."""
+    if round_no == 1:
+        return
+    for side, result in results.items():
+        if result.outcome is None or not result.outcome.ok or result.ir.fingerprint is None:
+            continue
+        first = summarize(layout.cell(task.op.op, side, 1).ttgir).fingerprint
+        if first is not None and result.ir.fingerprint != first:
+            runtime.sink.line(f"{task.op.op}: note: round {round_no} side {side}'s TTGIR differs from "
+                              "round 1's; its rounds did not all time the same code")
 
 
 def adaptive_stop(layout: CampaignLayout, op: str, rounds: int, plan: RoundsPlan, *,

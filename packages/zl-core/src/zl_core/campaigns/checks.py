@@ -66,8 +66,10 @@ def control_request(task, lane: Lane) -> CellRequest:
     """The control side's round-1 cell: side B's, replaying side A's record, with the
     control variables added."""
     b = task.request(lane, "B", 1)
-    return attrs.evolve(b, out_dir=lane.layout(task.layout).cell_dir(task.op.op, CONTROL, 1),
-                        env={**b.env, **dict(task.control_env)}, side=CONTROL)
+    layout = lane.layout(task.layout)
+    return attrs.evolve(b, out_dir=layout.cell_dir(task.op.op, CONTROL, 1),
+                        env={**b.env, **dict(task.control_env)}, side=CONTROL,
+                        compile_cache=layout.compile_cache(task.op.op, CONTROL))
 
 
 def run_control(task, lane: Lane, runtime: TaskRuntime) -> SideResult:

@@ -133,7 +133,8 @@ def environment(host: PluginHost, request: CellRequest, *, base: Mapping[str, st
     for key in unset:
         env.pop(key, None)
     host.apply_visibility(backend, env, request.device)
-    env["TRITON_CACHE_DIR"] = str(Path(cell) / contract.TRITON_CACHE)
+    env["TRITON_CACHE_DIR"] = str(Path(request.compile_cache).resolve() if request.compile_cache
+                                  else Path(cell) / contract.TRITON_CACHE)
     env.update({
         contract.CELL_DIR: cell,
         contract.BACKEND: backend.name,
@@ -231,6 +232,8 @@ def initial_identity(host: PluginHost, request: CellRequest, provider: Provider,
         "direct_repeat": request.direct_repeat,
         "replay_ms": None if request.compile_only else request.replay_ms,
         "timing": None if request.compile_only else (request.timing_plan or request.timing),
+        # Whose Triton cache it compiled into: its own, or its side's across rounds.
+        "compile_cache": "side" if request.compile_cache else "cell",
         # As asked; the timing plugin writes what its timer did (a direct timer flushes).
         "l2": None if request.compile_only else request.l2,
         "autotune_mode": request.autotune_mode,

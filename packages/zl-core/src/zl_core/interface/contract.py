@@ -150,6 +150,10 @@ AUTOTUNE_RECORDS_DIR = "autotune_records"
 # -- scratch folders of a cell (created by the cell, removed by the core afterwards) ------
 
 TRITON_CACHE = ".triton_cache"
+#: Where an A/B campaign keeps each side's Triton cache, shared by that side's cells of
+#: one operator across rounds (``<campaign>/.compile_cache/<op>/<side>``), removed when the
+#: operator's rounds and checks end.
+COMPILE_CACHES = ".compile_cache"
 #: Where a provider points its tuner's cache when the request isolates it.
 TUNER_CACHE = ".tuner_cache"
 

@@ -85,6 +85,10 @@ class CellRequest:
     #: The campaign's timing plan (contract.TIMING_PLANS), what the identity records as
     #: the caliber's ``timing``; None: ``timing`` itself.
     timing_plan: str | None = None
+    #: A Triton cache the cell shares with its side's other cells of the operator (A/B
+    #: rounds: round 1 compiles, later rounds load); None: its own, in its folder, removed
+    #: when it ends.
+    compile_cache: Path | None = None
     direct_repeat: int = 1
     replay_ms: float = contract.DEFAULT_REPLAY_MS  # device time of one graph replay
     l2: str = contract.DEFAULT_L2  # contract.L2_MODES: the L2 cache graph-timed calls find

@@ -25,7 +25,7 @@ import attrs
 from zl_core.foundation.backend import TELEMETRY_COLUMNS
 from zl_core.foundation.stamps import folder_stamp
 from zl_core.interface.caliber import IDENTITY_NAME
-from zl_core.interface.contract import AUTOTUNE_RECORDS_DIR
+from zl_core.interface.contract import AUTOTUNE_RECORDS_DIR, COMPILE_CACHES
 from zl_core.interface.rows import LOG_NAME, RESULTS_NAME
 from zl_core.interface.ttgir_layout import INDEX_NAME, TTGIR_DIR, safe_component
 
@@ -189,6 +189,14 @@ class CampaignLayout:
     def check_dir(self, op: str, side: str) -> Path:
         """Where a side's accuracy tests of ``op`` ran: ``<op>/check/<side>``."""
         return self.op_dir(op) / CHECK_DIR / side
+
+    def compile_caches(self, op: str) -> Path:
+        """The folder of ``op``'s sides' Triton caches (:meth:`compile_cache`)."""
+        return self.root / COMPILE_CACHES / op_folder(op)
+
+    def compile_cache(self, op: str, side: str) -> Path:
+        """Side ``side``'s Triton cache for ``op``'s cells, kept across its rounds."""
+        return self.compile_caches(op) / side
 
     def round_dir(self, op: str, round_no: int) -> Path:
         return self.op_dir(op) / round_name(round_no)
