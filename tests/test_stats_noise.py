@@ -78,6 +78,41 @@ def test_an_operator_every_shape_at_2pct_is_faster_alone_and_among_noisier_neigh
         assert got["op_calls"] == 2, factor  # rules 2: INCONCLUSIVE in 96% among 2x noisier
 
 
+def _calls(op):
+    calls = {"mean": op.mean_verdict} if op.mean_verdict in ("FASTER", "SLOWER") else {}
+    calls.update({i: s.verdict for i, s in enumerate(op.shapes) if s.verdict in ("FASTER", "SLOWER")})
+    return calls
+
+
+def test_an_operator_clearing_the_bonferroni_bound_keeps_every_call_it_makes_alone():
+    """What company may cost: the campaign's multiplicity, never an operator's own evidence.
+    An operator whose family p-value alone is at most q / M keeps, among any M - 1
+    neighbours, every call it makes alone (rules 6); and no operator is ever called in
+    company against its own interval. Rules 5's step (Benjamini-Bogomolov at q R / M
+    inside) lost such calls among noisier neighbours: checked on the same p-values."""
+    from zl_core.stats.simulate_company import restep, step_bb
+
+    rng = random.Random(17)
+    floor = bb_lost = 0
+    for factor in (0.5, 2.0):
+        for _ in range(5):
+            tracked = operator_rounds(rng, [3.0] * 3 + [0.0] * 7, 8, GAUSS)
+            alone = judge_campaign({"t": tracked}, ORDER, DEFAULT).operator("t")
+            data = {"t": tracked}
+            data.update({f"n{j}": operator_rounds(rng, [3.0] * 3 + [0.0] * 7 if j < 4 else [0.0] * 10, 8,
+                                                  GAUSS, [factor] * 10) for j in range(39)})
+            verdict = judge_campaign(data, ORDER, DEFAULT)
+            within = verdict.operator("t")
+            own = {i: s.test.verdict for i, s in enumerate(alone.shapes)} | {"mean": alone.mean.verdict}
+            assert all(own[k] == v for k, v in _calls(within).items())  # never against its interval
+            if alone.family_p > DEFAULT.fdr_level / verdict.tested:
+                continue
+            floor += 1
+            assert _calls(alone).items() <= _calls(within).items()
+            bb_lost += not _calls(alone).items() <= restep(verdict, step_bb)[0].items()
+    assert floor >= 5 and bb_lost >= 1
+
+
 def test_a_quiet_operator_among_noisier_ones_keeps_its_own_calls():
     rng = random.Random(6)
     kept = 0
