@@ -12,6 +12,7 @@ small.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Sequence
 
@@ -206,19 +207,23 @@ def _count(c: dict, op: OperatorVerdict, calls: dict, alone: dict, hit: int, sha
 # --------------------------------------------------------------------------- steps on campaigns
 
 
-def step_rates(verdicts: Sequence[tuple[CampaignVerdict, Callable[[int, int], str | None]]],
+def step_rates(verdicts: Sequence[tuple[CampaignVerdict, Callable[[int, object], str | None]]],
                steps: Sequence[str] = tuple(STEPS)) -> dict[str, dict]:
     """Each step re-applied to judged campaigns; ``want(j, i)`` names shape i of operator
-    j's true direction (None: no effect beyond the threshold). Per step: ``true``,
-    ``right``, ``false`` (calls of a shape in a direction it has not), ``fdp`` (mean
-    over campaigns), ``campaigns_with_call`` and ``campaigns_with_false_call``."""
+    j's true direction (None: no effect beyond the threshold; ``i`` may be :data:`MEAN`).
+    Per step: ``true``, ``right``, ``false`` (calls of a shape in a direction it has not),
+    ``fdp`` (over the campaign's shape calls, mean over campaigns), ``op_fdp`` (the false
+    share of each called operator's calls, its mean included, averaged over the called
+    operators: what the two-stage rule bounds; mean over campaigns),
+    ``campaigns_with_call`` and ``campaigns_with_false_call``."""
     out = {}
     for name in steps:
         c = dict.fromkeys(("true", "right", "false", "campaigns_with_call", "campaigns_with_false_call"), 0)
-        fdp = 0.0
+        fdp = op_fdp = 0.0
         for verdict, want in verdicts:
             stepped = restep(verdict, STEPS[name])
             false = calls = 0
+            shares = []
             for j, (op, got) in enumerate(zip(verdict.operators, stepped, strict=True)):
                 for i in range(len(op.shapes)):
                     w = want(j, i)
@@ -227,19 +232,23 @@ def step_rates(verdicts: Sequence[tuple[CampaignVerdict, Callable[[int, int], st
                         calls += 1
                         c["right"] += got[i] == w
                         false += got[i] != w
+                if got:
+                    shares.append(sum(1 for k, v in got.items() if v != want(j, k)) / len(got))
             c["false"] += false
             c["campaigns_with_call"] += calls > 0
             c["campaigns_with_false_call"] += false > 0
             fdp += false / max(1, calls)
+            op_fdp += sum(shares) / max(1, len(shares))
         c["campaigns"] = len(verdicts)
         c["fdp"] = fdp / max(1, len(verdicts))
+        c["op_fdp"] = op_fdp / max(1, len(verdicts))
         out[name] = c
     return out
 
 
 def judged_campaigns(effects: Callable[[random.Random], list[tuple[list[float], list[float], float]]],
                      plan: Plan, campaigns: int, seed: int, noise: Noise | None = None
-                     ) -> list[tuple[CampaignVerdict, Callable[[int, int], str | None]]]:
+                     ) -> list[tuple[CampaignVerdict, Callable[[int, object], str | None]]]:
     """``campaigns`` campaigns judged once, for :func:`step_rates`: ``effects(rng)`` lists
     each operator's (shape effects %, shape side noise %, latency ms)."""
     rng = random.Random(seed)
@@ -252,8 +261,12 @@ def judged_campaigns(effects: Callable[[random.Random], list[tuple[list[float], 
                                           scheme=plan.round_order, base_ms=base)
                 for j, (e, sd, base) in enumerate(ops)}
 
-        def want(j: int, i: int, ops: list = ops) -> str | None:
-            e = ops[j][0][i]
+        def want(j: int, i: object, ops: list = ops) -> str | None:
+            effects = ops[j][0]
+            if i == MEAN:  # the per-round mean of log ratios
+                e = 100.0 * math.expm1(sum(math.log1p(x / 100.0) for x in effects) / len(effects))
+            else:
+                e = effects[i]
             return FASTER if e > thr else SLOWER if e < -thr else None
         out.append((judge_campaign(data, order, plan), want))
     return out
