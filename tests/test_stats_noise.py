@@ -227,3 +227,22 @@ def test_shapes_sharing_each_round_widen_the_interval_not_the_p_value():
     assert SHARING_ALPHA == 0.1
     assert test.serial_factor == 1.0 and test.ci_serial_factor > 1.2
     assert any("share part of the noise of each round" in n for n in test.notes)
+
+
+def test_paired_company_trials_count_the_same_data_alone_and_in_company():
+    """The benchmark's company table (docs/statistics.md, "Company"), a few trials: each
+    row's calls are the alone row's minus what it lost plus what it gained, and rules 6
+    loses nothing at the Bonferroni floor."""
+    from zl_core.stats import simulate_company as sc
+
+    got = sc.company_pairs(3, 21, ops=40, steps=("bb", "kept"))
+    for label, hit, _ in sc.TRACKED:
+        alone = got[(label, None, "kept")]
+        assert alone["true"] == 3 * hit and alone["lost"] == alone["gained"] == 0
+        for factor in (0.5, 1.0, 2.0):
+            for step in ("bb", "kept"):
+                c = got[(label, factor, step)]
+                assert c["right"] == alone["right"] - c["lost"] + c["gained"], (label, factor, step)
+                assert c["own"] == alone["own"] - c["own_lost"]  # only a card state may widen
+            assert got[(label, factor, "kept")]["below_floor"] == 0
+            assert got[(label, factor, "kept")]["right"] >= got[(label, factor, "bb")]["right"]

@@ -137,8 +137,8 @@ def company_pairs(trials: int, seed: int, *, factors: Sequence[float] = (0.5, 1.
     ``right`` (called right after the step), ``op_right`` (operator verdict right),
     ``nulls`` and ``false`` (its shapes without the effect, and their calls), and paired
     against the same data alone: ``lost`` and ``gained`` (true shapes called alone and
-    not here, or here and not alone), ``op_lost``, ``own_lost`` (true shapes called alone
-    whose own interval here did not call them: the campaign's rounds showed a serial state
+    not here, or here and not alone), ``op_lost``, ``own_lost`` (true shapes whose own
+    interval called them alone and not here: the campaign's rounds showed a serial state
     of the card, which widens), ``floor`` (trials whose operator alone has a Simes p-value
     at most q / M, the Bonferroni bound) and ``below_floor`` (true shapes such an operator
     called alone, its own interval here too, and the step here did not: the kept step
@@ -174,7 +174,8 @@ def company_pairs(trials: int, seed: int, *, factors: Sequence[float] = (0.5, 1.
                 for name in steps:
                     calls = alone_calls[label] if verdict is None else stepped[name][t]
                     c = out.setdefault((label, factor, name), dict.fromkeys(keys, 0))
-                    _count(c, own_op, calls, alone_calls[label], hit, shapes, alone[label].family_p <= bound)
+                    _count(c, own_op, calls, alone_calls[label], _own(alone[label]), hit, shapes,
+                           alone[label].family_p <= bound)
     return out
 
 
@@ -185,10 +186,16 @@ def restep_alone(op: OperatorVerdict) -> dict[object, str]:
     return calls
 
 
-def _count(c: dict, op: OperatorVerdict, calls: dict, alone: dict, hit: int, shapes: int, floor: bool) -> None:
+def _own(op: OperatorVerdict) -> set[int]:
+    return {i for i, s in enumerate(op.shapes) if s.test.verdict == FASTER}
+
+
+def _count(c: dict, op: OperatorVerdict, calls: dict, alone: dict, alone_own: set[int], hit: int, shapes: int,
+           floor: bool) -> None:
     c["true"] += hit
     c["nulls"] += shapes - hit
-    c["own"] += sum(1 for i, s in enumerate(op.shapes) if i < hit and s.test.verdict == FASTER)
+    own = {i for i in _own(op) if i < hit}
+    c["own"] += len(own)
     right = {i for i in range(hit) if calls.get(i) == FASTER}
     was = {i for i in range(hit) if alone.get(i) == FASTER}
     c["right"] += len(right)
@@ -198,8 +205,7 @@ def _count(c: dict, op: OperatorVerdict, calls: dict, alone: dict, hit: int, sha
     c["op_lost"] += op_call(alone) == FASTER and op_call(calls) != FASTER
     c["lost"] += len(was - right)
     c["gained"] += len(right - was)
-    own = {i for i, s in enumerate(op.shapes) if s.test.verdict == FASTER}
-    c["own_lost"] += len(was - own)  # the campaign's rounds showed a state of the card
+    c["own_lost"] += len({i for i in alone_own if i < hit} - own)  # the campaign showed a card state
     c["floor"] += floor
     c["below_floor"] += len((was & own) - right) if floor else 0
 
