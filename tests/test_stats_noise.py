@@ -246,3 +246,17 @@ def test_paired_company_trials_count_the_same_data_alone_and_in_company():
                 assert c["own"] == alone["own"] - c["own_lost"]  # only a card state may widen
             assert got[(label, factor, "kept")]["below_floor"] == 0
             assert got[(label, factor, "kept")]["right"] >= got[(label, factor, "bb")]["right"]
+
+
+def test_the_compared_rules_6_step_is_the_judgement_itself():
+    """The steps table re-applies rules 6's step to a campaign's p-values: that must give
+    exactly the calls judge_campaign made, or the comparison would not be of the rules."""
+    from zl_core.stats import simulate_company as sc
+
+    rng = random.Random(25)  # two affected operators among noisier null ones
+    data = {f"o{j}": operator_rounds(rng, [3.0] * 3 + [0.0] * 7 if j < 2 else [0.0] * 10, 8, GAUSS,
+                                     [1.0 if j < 2 else 2.0] * 10) for j in range(30)}
+    verdict = judge_campaign(data, ORDER, DEFAULT)
+    judged = [sc.restep_alone(op) for op in verdict.operators]
+    assert sc.restep(verdict, sc.step_kept) == judged
+    assert sum(map(len, judged)) > sum(map(len, sc.restep(verdict, sc.step_bb)))  # rules 5 calls less
