@@ -9,7 +9,10 @@ with the command that made them. ``--only campaign`` prints the campaign-scale t
 alone, ``--only noise`` the tables of noise that differs between operators, shapes and
 sides (but serial states), ``--only null`` the null campaigns of 100 operators, ``--only spending`` the
 spending shares, ``--only power`` the 200-operator power rows and the rounds table,
-``--only serial`` the noise tables' last two (serial states, one slow cell).
+``--only serial`` the noise tables' last two (serial states, one slow cell), ``--only
+company`` an operator alone and in company and the campaign steps compared, ``--only
+adaptive`` the adaptive tables, ``--only errors`` the power table and the errors at
+campaign scale, ``--only stress`` shapes at the threshold beside a large effect.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import argparse
 import time
 
 from zl_core.stats import ALTERNATING, COUNTERBALANCED, FASTER, NO_CHANGE, SLOWER, Plan
+from zl_core.stats import simulate_company as sc
 from zl_core.stats import simulate_noise as sn
 from zl_core.stats.simulate import (
     MODELS,
@@ -155,8 +159,8 @@ def power_rules_table(campaigns: int) -> None:
     """The 200-operator rows of the power table, and the same campaigns with a process's
     noise shared by its shapes (which the intervals of rules 5 read as a possible slow state)."""
     print(f"### Power after the campaign step, 200 x 10, fixed {DEFAULT_ROUNDS} rounds\n")
-    print(f"{campaigns} campaigns per row (seed 261, the draws of the power table's 200-operator "
-          "rows); 10% of the operators have 3 shapes with the effect.\n")
+    print(f"{campaigns} campaigns per row (seed 261; the power table's 200-operator rows are its "
+          "first campaigns); 10% of the operators have 3 shapes with the effect.\n")
     print("| side noise | effect | called by their own test | called after the campaign step | FDP "
           "| campaigns with a false call |")
     print("|---|---|---|---|---|---|")
@@ -230,17 +234,20 @@ def adaptive_table(trials: int, campaigns: int) -> None:
         got = shape_rates(noise, 3.0, plan, trials, 91, adaptive=adaptive)
         print(f"| {label} | {pct(got['counts'][FASTER], trials)} | {got['mean_rounds']:.1f} |")
     print(f"\nCampaigns of 200 x 10 (10% of the operators with 3 shapes affected), {campaigns} "
-          "campaigns per row: fixed 8 rounds against adaptive <= 12, and the operators the loop "
-          "stopped before its budget with a call, and how many of them the campaign step then "
-          "took calls from.\n")
+          "campaigns per row (seed 93 in every row): adaptive <= 12 against "
+          "fixed 8 and against fixed campaigns of about its mean rounds; and the operators the "
+          "loop stopped before its budget with a call, and how many of them the report (the "
+          "campaign step) then took calls from.\n")
     print("| noise, effect | campaign | called after the campaign step | FDP | mean rounds "
           "| stopped early with a call | lost a call | lost every call |")
     print("|---|---|---|---|---|---|---|---|")
     for sd, effect in ((1.0, 3.0), (0.2, 1.5)):
-        for label, plan, adaptive in (("fixed 8", Plan.fixed(DEFAULT_ROUNDS), False),
-                                      ("adaptive <= 12", Plan.adaptive(12), True)):
-            got = campaign_power(Noise(name=f"{sd}%", side_pct=sd), plan, Scenario(effect=effect),
-                                 campaigns, 93, adaptive=adaptive)
+        noise = Noise(name=f"{sd}%", side_pct=sd)
+        adaptive = campaign_power(noise, Plan.adaptive(12), Scenario(effect=effect), campaigns, 93, adaptive=True)
+        mean = adaptive["mean_rounds"]
+        near = sorted({max(MIN_ROUNDS, 2 * int(mean // 2)), min(12, 2 * -int(-mean // 2)), DEFAULT_ROUNDS})
+        for label, got in [(f"fixed {n}", campaign_power(noise, Plan.fixed(n), Scenario(effect=effect), campaigns,
+                                                         93)) for n in near] + [("adaptive <= 12", adaptive)]:
             print(f"| {sd:g}%, +{effect:g}% | {label} | {pct(got['called'], got['true_shapes'])} | "
                   f"{100 * got['fdp']:.2f}% | {got['mean_rounds']:.1f} | {got['stopped_early']} | "
                   f"{got['lost']} | {got['lost_all']} |")
@@ -321,22 +328,124 @@ def noise_tables(campaigns: int) -> None:
               f"{_rate(got['own_calls'], got['shapes'])} |")
     print()
 
-    print("### Company: one operator alone and among 199 neighbours\n")
-    print(f"{big} campaigns per row. The tracked operator's 10 shapes at 1% per side; the "
-          "neighbours' noise is the factor times its own, 10% of them with the same effect "
-          "pattern. Power is over the tracked operator's true shapes (or its operator "
-          "verdict), false calls over its other shapes.\n")
-    print("| tracked operator | neighbours | own tests: shapes called right | after the campaign "
-          "step: shapes called right | operator called right | false calls |")
-    print("|---|---|---|---|---|---|")
-    for label, kw in (("3 shapes at +3%", {}), ("every shape at +2%", {"effect": 2.0, "hit": 10})):
+
+
+STEP_NAMES = {"bb": "rules 5 (Benjamini-Bogomolov)", "gate": "Bonferroni gate, q/M inside",
+              "storey": "adaptive (Storey)", "weighted": "weighted by operator noise",
+              "kept": "rules 6 (alone where Simes <= q/M)"}
+
+
+def company_tables(trials: int, campaigns: int) -> None:
+    """The same tracked operators judged alone and among 198 neighbours, paired; and the
+    campaign steps compared on the same p-values (docs/statistics.md, "Company")."""
+    got = sc.company_pairs(trials, 140)
+    print("### Company: the same operator alone and among 198 neighbours (paired)\n")
+    print(f"{trials} trials. Each trial draws two tracked operators once (10 shapes, 1% per "
+          "side): one with 3 shapes at +3%, one with every shape at +2%; judges each alone and in "
+          "200-operator campaigns of both and 198 neighbours whose noise is the factor times "
+          "theirs (the same draws scaled), 10% of the neighbours with 3 shapes at +3%. "
+          "Shapes called right are over the true shapes of every trial; lost and gained "
+          "count true shapes called alone and not in company, or the reverse; false calls are "
+          "over the other shapes. The Bonferroni floor: trials whose operator alone has a family "
+          "p-value at most q/M (5%/200; in the rows alone, 5%).\n")
+    print("| tracked operator | neighbours | step | own tests: called right | after the step: "
+          "called right | operator called right | lost / gained against alone (own test lost) "
+          "| false calls | trials at the floor: true shapes the step lost |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for label, _, _ in sc.TRACKED:
         for factor in (None, 0.5, 1.0, 2.0):
-            got = sn.rates(sn.company(factor, **kw), gauss, plan, big, 140)
-            who = "none (alone)" if factor is None else f"{factor:g} x its noise"
-            print(f"| {label} | {who} | {_rate(got['own_right'], got['true'])} | "
-                  f"{_rate(got['right'], got['true'])} | {_rate(got['op_calls'], big)} | "
-                  f"{_rate(got['wrong'], got['shapes'] - got['true'])} |")
+            for name in (("kept",) if factor is None else ("bb", "kept")):
+                c = got[(label, factor, name)]
+                who = "none (alone)" if factor is None else f"{factor:g} x its noise"
+                step = "any" if factor is None else STEP_NAMES[name]
+                print(f"| {label} | {who} | {step} | {_rate(c['own'], c['true'])} | "
+                      f"{_rate(c['right'], c['true'])} | {_rate(c['op_right'], trials)} | "
+                      f"{c['lost']} / {c['gained']} ({c['own_lost']}) | {_rate(c['false'], c['nulls'])} | "
+                      f"{c['floor']}: {c['below_floor']} |")
     print()
+
+    edge = max(100, 10 * trials)
+    called = sc.alone_at_the_edge(edge, 150)
+    rate = called / edge
+    print(f"Operators with every shape at the threshold (+1%, 10 shapes, 1% per side), each "
+          f"judged alone: {_rate(called, edge)} called. Judged as alone in a campaign of 200 "
+          f"such operators: {100 * (1 - (1 - rate) ** 200):.1f}% of campaigns would call "
+          "something (at most 5% allowed).\n")
+
+    plan = Plan.fixed(DEFAULT_ROUNDS)
+    print("### Campaign steps compared on the same p-values\n")
+    print(f"The company trials above, and campaigns judged once with each step re-applied to "
+          f"their p-values: homogeneous 200 x 10 ({campaigns} campaigns a row, 20 operators "
+          f"with 3 shapes at the effect), every shape at the threshold (20 x 10, "
+          f"{5 * campaigns} campaigns), and the global null with one operator per latency "
+          f"class 5x or 10x noisier (200 x 10, {campaigns} campaigns each). Power is the "
+          "share of true shapes called after the step.\n")
+    rows = {
+        "1%, +3%": sc.judged_campaigns(_homogeneous(1.0, 3.0), plan, campaigns, 261),
+        "0.2%, +1.5%": sc.judged_campaigns(_homogeneous(0.2, 1.5), plan, campaigns, 262),
+        "at the threshold": sc.judged_campaigns(lambda rng: [([1.0] * 10, [1.0] * 10, 1.0)] * 20, plan,
+                                                5 * campaigns, 263),
+        "null 5x": sc.judged_campaigns(_global_null(5.0), plan, campaigns, 125),
+        "null 10x": sc.judged_campaigns(_global_null(10.0), plan, campaigns, 130),
+    }
+    rates = {label: sc.step_rates(judged) for label, judged in rows.items()}
+    print("| step | 3 shapes at +3%: alone / 0.5x / 1x / 2x neighbours | every shape at +2%, "
+          "operator: alone / 2x | power 1%, +3% | power 0.2%, +1.5% | FDP (highest of the two) "
+          "| at the threshold: campaigns with a call | global null 5x / 10x: campaigns that call "
+          "nothing |")
+    print("|---|---|---|---|---|---|---|---|")
+    hit, every = sc.TRACKED[0][0], sc.TRACKED[1][0]
+    for name in sc.STEPS:
+        power = " / ".join(pct(got[(hit, f, name)]['right'], got[(hit, f, name)]['true'])
+                           for f in (None, 0.5, 1.0, 2.0))
+        op = " / ".join(pct(got[(every, f, name)]['op_right'], trials) for f in (None, 2.0))
+        h, q = rates["1%, +3%"][name], rates["0.2%, +1.5%"][name]
+        edge = rates["at the threshold"][name]
+        null = " / ".join(_rate(r[name]["campaigns"] - r[name]["campaigns_with_call"], r[name]["campaigns"])
+                          for r in (rates["null 5x"], rates["null 10x"]))
+        print(f"| {STEP_NAMES[name]} | {power} | {op} | {pct(h['right'], h['true'])} | "
+              f"{pct(q['right'], q['true'])} | {100 * max(h['fdp'], q['fdp']):.2f}% | "
+              f"{edge['campaigns_with_call']}/{edge['campaigns']} | {null} |")
+    print()
+
+
+def stress_table(campaigns: int) -> None:
+    """A hard null for the shapes of affected operators: each has one large
+    effect, which clears the Bonferroni bound, and nine shapes exactly at the threshold."""
+    plan = Plan.fixed(DEFAULT_ROUNDS)
+
+    def ops(rng):
+        return [([10.0 if j < 100 and i == 0 else 1.0 for i in range(10)], [1.0] * 10, 1.0) for j in range(200)]
+    rates = sc.step_rates(sc.judged_campaigns(ops, plan, campaigns, 271))
+    print("### Shapes at the threshold beside a large effect\n")
+    print(f"{campaigns} campaigns of 200 operators x 10 shapes at 1% per side: 100 operators with "
+          "one shape at +10% and nine at +1% (the threshold: no effect beyond it), 100 with every "
+          "shape at +1%. Each step re-applied to the same p-values. False calls are calls of the "
+          "+1% shapes; the false share over the campaign's shape calls, and the false share of "
+          "each called operator's calls (its mean included) averaged over the called operators "
+          "(what the two-stage rule bounds at 5%), both means over the campaigns.\n")
+    print("| step | +10% shapes called | false calls | false share of the shape calls | false share "
+          "per called operator | campaigns with a false call |")
+    print("|---|---|---|---|---|---|")
+    for name, r in rates.items():
+        print(f"| {STEP_NAMES[name]} | {_rate(r['right'], r['true'])} | {r['false']} | "
+              f"{100 * r['fdp']:.2f}% | {100 * r['op_fdp']:.2f}% | {r['campaigns_with_false_call']}/{r['campaigns']} |")
+    print()
+
+
+def _homogeneous(sd: float, effect: float):
+    return lambda rng: [([effect if j < 20 and i < 3 else 0.0 for i in range(10)], [sd] * 10, 1.0)
+                        for j in range(200)]
+
+
+def _global_null(k: float):
+    def ops(rng):
+        out = []
+        for base, sd in sn.CLASSES:
+            out.append(([0.0] * 10, [sd * k] * 10, base))
+            out += [([0.0] * 10, [sd] * 10, base) for _ in range(49)]
+        return out
+    return ops
 
 
 def serial_tables(campaigns: int) -> None:
@@ -379,7 +488,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python benchmarks/stats_error_rates.py")
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of the full trial counts")
     parser.add_argument("--only", choices=("campaign", "shape", "spending", "noise", "null", "power",
-                                           "serial"),
+                                           "serial", "company", "adaptive", "errors", "stress"),
                         help="print one part only")
     args = parser.parse_args()
     start = time.time()
@@ -395,6 +504,23 @@ def main() -> None:
         return
     if args.only == "serial":
         serial_tables(max(10, int(200 * scale)))
+        print(f"({time.time() - start:.0f} s)")
+        return
+    if args.only == "adaptive":
+        adaptive_table(max(100, int(4000 * scale)), max(1, int(10 * scale)))
+        print(f"({time.time() - start:.0f} s)")
+        return
+    if args.only == "errors":
+        campaign_power_table(max(400, int(8000 * scale)))
+        campaign_error_table(max(2, int(40 * scale)))
+        print(f"({time.time() - start:.0f} s)")
+        return
+    if args.only == "stress":
+        stress_table(max(4, int(20 * scale)))
+        print(f"({time.time() - start:.0f} s)")
+        return
+    if args.only == "company":
+        company_tables(max(4, int(100 * scale)), max(4, int(20 * scale)))
         print(f"({time.time() - start:.0f} s)")
         return
     if args.only == "noise":
@@ -417,6 +543,8 @@ def main() -> None:
         campaign_error_table(max(2, int(40 * scale)))
         adaptive_table(max(100, int(4000 * scale)), max(1, int(10 * scale)))
         noise_tables(max(10, int(200 * scale)))
+        company_tables(max(4, int(100 * scale)), max(4, int(20 * scale)))
+        stress_table(max(4, int(20 * scale)))
         serial_tables(max(10, int(200 * scale)))
     print(f"({time.time() - start:.0f} s)")
 

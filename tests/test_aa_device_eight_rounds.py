@@ -48,6 +48,6 @@ def test_side_swaps_give_the_quoted_rates(capsys, monkeypatch):
     assert "after the campaign step: FASTER 0 (0.00%), SLOWER 0 (0.00%)" in null
     assert "patterns with any operator called: 0 of 256" in null
     assert "own test: FASTER 61 (1.59%), SLOWER 0 (0.00%)" in threshold  # rules 4: 2.58%
-    assert "after the campaign step: FASTER 16 (0.42%)" in threshold  # rules 5
+    assert "after the campaign step: FASTER 16 (0.42%)" in threshold  # rules 5 and 6
     # the noisiest shape, on its own rounds since rules 5 (rules 4: 16 of 256, its siblings' level)
     assert "[torch.Size([16, 1024, 1024]), torch.Size([16, 1024, 1024])]: 5 of 256" in threshold

@@ -62,6 +62,18 @@ def test_student_t_matches_tables():
     assert t_sf(math.inf, 3) == 0.0 and t_sf(-math.inf, 3) == 1.0
 
 
+def test_t_quantile_inverts_the_tail_across_degrees_of_freedom_and_levels():
+    # fractional degrees of freedom (pooled and Satterthwaite ones) and the small tails of
+    # many looks: the quantile's tail is the asked one to 1e-10 relative
+    for df in (1.0, 1.7, 3.0, 6.5, 20.3, 57.9, 400.0, 9e4):
+        for p in (0.5001, 0.9, 0.975, 0.99875, 0.99999, 1 - 1e-9):
+            if df > 1e3 and p < 0.9:
+                continue  # the tail's continued fraction itself is slow there (1e-8)
+            t = t_quantile(p, df)
+            assert t_sf(t, df) == pytest.approx(1.0 - p, rel=1e-10), (df, p)
+    assert t_quantile(0.5, 7.0) == pytest.approx(0.0, abs=1e-12)
+
+
 # --------------------------------------------------------------------------- the shape test
 
 

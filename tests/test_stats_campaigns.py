@@ -240,6 +240,30 @@ def test_an_adaptive_stop_waits_for_calls_the_campaign_step_keeps():
     assert not stop and "could still be withdrawn" in why
 
 
+def test_an_operator_clearing_the_bonferroni_bound_stops_on_calls_the_report_keeps():
+    """Rules 6: once an operator's family p-value alone is at most q / M, the calls its own
+    step keeps alone are kept by the report among any M - 1 operators, so the loop stops on
+    them; rules 2-5 waited for each call's p-value to reach q / (M m)."""
+    plan, m_ops = Plan.adaptive(12), 50
+    rng = random.Random(3)
+
+    def shape(effect, sd):
+        return {r: (math.exp(math.log1p(effect / 100) + rng.gauss(0, sd / 100)), 1.0) for r in range(1, 9)}
+
+    tracked = {"big": shape(10, 0.2), "mid": shape(1.5, 0.3)} | {f"z{i}": shape(0, 0.05) for i in range(8)}
+    op = judge_campaign({"op": tracked}, ORDER, plan, rounds_done={"op": 8}).operators[0]
+    mid = op.shapes[1]
+    members = len(op.shapes) + 1
+    assert mid.verdict == FASTER and mid.test.p_value > plan.fdr_level / (m_ops * members)
+    assert op.family_p <= plan.fdr_level / m_ops
+    assert adaptive_stop(op, plan, campaign_operators=m_ops)[0]
+    for factor in (0.5, 2.0):
+        data = {"op": tracked} | {f"n{j}": operator_rounds(rng, [0.0] * 10, 8, Noise(name="g"), [factor] * 10)
+                                  for j in range(m_ops - 1)}
+        report = judge_campaign(data, ORDER, plan, rounds_done=dict.fromkeys(data, 8)).operator("op")
+        assert [s.verdict for s in report.shapes] == [s.verdict for s in op.shapes], factor
+
+
 def test_stopped_operators_keep_their_calls_after_the_campaign_step():
     # every shape at +15%: operators can stop before the budget once their calls are safe
     got = campaign_power(Noise(name="1%"), Plan.adaptive(12),

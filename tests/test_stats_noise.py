@@ -78,6 +78,41 @@ def test_an_operator_every_shape_at_2pct_is_faster_alone_and_among_noisier_neigh
         assert got["op_calls"] == 2, factor  # rules 2: INCONCLUSIVE in 96% among 2x noisier
 
 
+def _calls(op):
+    calls = {"mean": op.mean_verdict} if op.mean_verdict in ("FASTER", "SLOWER") else {}
+    calls.update({i: s.verdict for i, s in enumerate(op.shapes) if s.verdict in ("FASTER", "SLOWER")})
+    return calls
+
+
+def test_an_operator_clearing_the_bonferroni_bound_keeps_every_call_it_makes_alone():
+    """What company may cost: the campaign's multiplicity, never an operator's own evidence.
+    An operator whose family p-value alone is at most q / M keeps, among any M - 1
+    neighbours, every call it makes alone (rules 6); and no operator is ever called in
+    company against its own interval. Rules 5's step (Benjamini-Bogomolov at q R / M
+    inside) lost such calls among noisier neighbours: checked on the same p-values."""
+    from zl_core.stats.simulate_company import restep, step_bb
+
+    rng = random.Random(17)
+    floor = bb_lost = 0
+    for factor in (0.5, 2.0):
+        for _ in range(5):
+            tracked = operator_rounds(rng, [3.0] * 3 + [0.0] * 7, 8, GAUSS)
+            alone = judge_campaign({"t": tracked}, ORDER, DEFAULT).operator("t")
+            data = {"t": tracked}
+            data.update({f"n{j}": operator_rounds(rng, [3.0] * 3 + [0.0] * 7 if j < 4 else [0.0] * 10, 8,
+                                                  GAUSS, [factor] * 10) for j in range(39)})
+            verdict = judge_campaign(data, ORDER, DEFAULT)
+            within = verdict.operator("t")
+            own = {i: s.test.verdict for i, s in enumerate(alone.shapes)} | {"mean": alone.mean.verdict}
+            assert all(own[k] == v for k, v in _calls(within).items())  # never against its interval
+            if alone.family_p > DEFAULT.fdr_level / verdict.tested:
+                continue
+            floor += 1
+            assert _calls(alone).items() <= _calls(within).items()
+            bb_lost += not _calls(alone).items() <= restep(verdict, step_bb)[0].items()
+    assert floor >= 5 and bb_lost >= 1
+
+
 def test_a_quiet_operator_among_noisier_ones_keeps_its_own_calls():
     rng = random.Random(6)
     kept = 0
@@ -192,3 +227,36 @@ def test_shapes_sharing_each_round_widen_the_interval_not_the_p_value():
     assert SHARING_ALPHA == 0.1
     assert test.serial_factor == 1.0 and test.ci_serial_factor > 1.2
     assert any("share part of the noise of each round" in n for n in test.notes)
+
+
+def test_paired_company_trials_count_the_same_data_alone_and_in_company():
+    """The benchmark's company table (docs/statistics.md, "Company"), a few trials: each
+    row's calls are the alone row's minus what it lost plus what it gained, and rules 6
+    loses nothing at the Bonferroni floor."""
+    from zl_core.stats import simulate_company as sc
+
+    got = sc.company_pairs(3, 21, ops=40, steps=("bb", "kept"))
+    for label, hit, _ in sc.TRACKED:
+        alone = got[(label, None, "kept")]
+        assert alone["true"] == 3 * hit and alone["lost"] == alone["gained"] == 0
+        for factor in (0.5, 1.0, 2.0):
+            for step in ("bb", "kept"):
+                c = got[(label, factor, step)]
+                assert c["right"] == alone["right"] - c["lost"] + c["gained"], (label, factor, step)
+                assert c["own"] == alone["own"] - c["own_lost"]  # only a card state may widen
+            assert got[(label, factor, "kept")]["below_floor"] == 0
+            assert got[(label, factor, "kept")]["right"] >= got[(label, factor, "bb")]["right"]
+
+
+def test_the_compared_rules_6_step_is_the_judgement_itself():
+    """The steps table re-applies rules 6's step to a campaign's p-values: that must give
+    exactly the calls judge_campaign made, or the comparison would not be of the rules."""
+    from zl_core.stats import simulate_company as sc
+
+    rng = random.Random(25)  # two affected operators among noisier null ones
+    data = {f"o{j}": operator_rounds(rng, [3.0] * 3 + [0.0] * 7 if j < 2 else [0.0] * 10, 8, GAUSS,
+                                     [1.0 if j < 2 else 2.0] * 10) for j in range(30)}
+    verdict = judge_campaign(data, ORDER, DEFAULT)
+    judged = [sc.restep_alone(op) for op in verdict.operators]
+    assert sc.restep(verdict, sc.step_kept) == judged
+    assert sum(map(len, judged)) > sum(map(len, sc.restep(verdict, sc.step_bb)))  # rules 5 calls less

@@ -11,8 +11,8 @@ operator's shapes share), ``pooling`` (variances anchored on their own operator)
 ``serial`` (serially correlated rounds), ``looks`` (every series at every look, its
 variance chosen), ``sequential`` (looks and error spending), ``order`` (the order of each
 round's sides), ``fdr`` (campaign false-discovery control), ``records`` (plan and
-results), ``judge`` (the one judgement), ``simulate``, ``simulate_campaigns`` and
-``simulate_noise`` (seeded synthetic campaigns).
+results), ``judge`` (the one judgement), ``simulate``, ``simulate_campaigns``,
+``simulate_noise`` and ``simulate_company`` (seeded synthetic campaigns).
 """
 
 from .judge import adaptive_stop, judge_campaign

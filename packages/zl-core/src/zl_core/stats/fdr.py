@@ -41,9 +41,17 @@ def benjamini_hochberg(ps: Sequence[float], q: float) -> set[int]:
     return set(order[:k])
 
 
-def two_stage(families: Sequence[Sequence[float]], q: float) -> tuple[set[int], dict[int, set[int]]]:
-    """Selected families and, per selected family, the members it calls."""
+def two_stage(families: Sequence[Sequence[float]], q: float, *, keep_alone: bool = True
+              ) -> tuple[set[int], dict[int, set[int]]]:
+    """Selected families and, per selected family, the members it calls.
+
+    With ``keep_alone``, a family whose Simes p-value is at most ``q / M`` (Bonferroni over
+    the families) is tested inside at ``q``, as it would be alone; the others at ``q R /
+    M``. Benjamini-Hochberg selects every such family, so the families selected, and
+    whether a campaign with no effect calls anything, are those of the plain rule."""
     m = len(families)
-    selected = benjamini_hochberg([simes(f) for f in families], q)
+    combined = [simes(f) for f in families]
+    selected = benjamini_hochberg(combined, q)
     level = q * len(selected) / m if m else 0.0
-    return selected, {i: benjamini_hochberg(families[i], level) for i in selected}
+    return selected, {i: benjamini_hochberg(families[i], q if keep_alone and combined[i] <= q / m else level)
+                      for i in selected}

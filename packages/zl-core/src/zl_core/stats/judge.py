@@ -80,7 +80,7 @@ def judge_campaign(latencies: Latencies, round_order: Mapping[int, str], plan: P
         ps = [mean[0].p_value] if mean and mean[0].look is not None else []
         families.append(ps + [s.test.p_value for s in series if s.test.look is not None])
     tested = [i for i, f in enumerate(families) if f]
-    selected_t, called_t = fdr.two_stage([families[i] for i in tested], plan.fdr_level)
+    selected_t, called_t = fdr.two_stage([families[i] for i in tested], plan.fdr_level, keep_alone=True)
     selected = {tested[i] for i in selected_t}
     called = {tested[i]: members for i, members in called_t.items()}
 
@@ -91,7 +91,8 @@ def judge_campaign(latencies: Latencies, round_order: Mapping[int, str], plan: P
     text = (f"campaign false-discovery control at {q:.0%}: Benjamini-Hochberg over the "
             f"{len(tested)} tested operator(s) (Simes p-value of each operator's shapes and "
             f"per-round mean) selected {len(selected)}; inside a selected operator its shapes "
-            f"are called by Benjamini-Hochberg at {q:.0%} x {len(selected)}/{len(tested) or 1}")
+            f"are called by Benjamini-Hochberg at {q:.0%} x {len(selected)}/{len(tested) or 1}, "
+            f"or at {q:.0%}, as alone, where its Simes p-value is at most {q:.0%}/{len(tested) or 1}")
     return CampaignVerdict(plan=plan, operators=operators, fdr_level=q, tested=len(tested),
                            selected=len(selected), fdr_text=text)
 
@@ -102,10 +103,11 @@ def adaptive_stop(op: OperatorVerdict, plan: Plan, *, campaign_operators: int = 
     every call is one the campaign's false-discovery step keeps whatever the other
     operators show, or when ``plan.max_rounds`` are spent. Returns (stop, reason).
 
-    A call is kept for sure when its p-value is at most ``q / (M * m)``, with M the
-    campaign's operators and m the members of this operator's family: then Simes selects
-    the operator at Benjamini-Hochberg's first step and the operator's own step calls
-    the member, for any p-values of the rest."""
+    ``op`` is the operator judged alone. Its calls are kept for sure when its family's
+    Simes p-value is at most ``q / M``, with M the campaign's operators, and its own step
+    alone kept them: in the campaign its p-values are no larger (the campaign's variance
+    is kept only where it decides more), so its family still clears the Bonferroni bound
+    and is tested inside at ``q``, as alone (fdr.two_stage)."""
     done, total = op.rounds_done, len(op.shapes)
     undecided = sum(1 for s in op.shapes if s.test.verdict == INCONCLUSIVE)
     if done >= plan.max_rounds:
@@ -117,17 +119,16 @@ def adaptive_stop(op: OperatorVerdict, plan: Plan, *, campaign_operators: int = 
         return True, f"no comparable shapes after {done} round(s); more rounds cannot decide"
     if not op.all_decided:
         return False, f"{undecided}/{total} shapes undecided after {done} of at most {plan.max_rounds} rounds"
-    members = sum(1 for s in op.shapes if s.test.look is not None) + (
-        1 if op.mean is not None and op.mean.look is not None else 0)
-    safe = plan.fdr_level / (max(1, campaign_operators) * max(1, members))
-    calls = [s.test for s in op.shapes if s.test.verdict in CALLS]
+    calls = [(s.test.verdict, s.verdict) for s in op.shapes if s.test.verdict in CALLS]
     if op.mean is not None and op.mean.verdict in CALLS:
-        calls.append(op.mean)
-    fragile = sum(1 for t in calls if t.p_value > safe)
+        calls.append((op.mean.verdict, op.mean_verdict))
+    bound = plan.fdr_level / max(1, campaign_operators)
+    fragile = sum(1 for own, kept in calls if kept != own or op.family_p > bound)
     if fragile:
         return False, (f"all {total} shapes decided after {done} rounds, but {fragile} call(s) "
                        f"could still be withdrawn by the false-discovery step over "
-                       f"{campaign_operators} operator(s) (p above {safe:.2g})")
+                       f"{campaign_operators} operator(s) (family p {op.family_p:.2g} above "
+                       f"{bound:.2g}, or a call its own step withdrew)")
     return True, f"all {total} shapes decided at the look after round {done}"
 
 

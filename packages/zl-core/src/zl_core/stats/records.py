@@ -21,8 +21,10 @@ from .validate import check_confidence, check_rounds, check_threshold
 #: operator, the campaign kept only where it decides more than the operator alone, serial
 #: correlation per operator as a state shared by its shapes. 4: the campaign step tests each
 #: series with the p-value of "within the threshold" as a band, not a doubled one-sided
-#: p-value. docs/statistics.md section 11.
-RULES = 5
+#: p-value. 5: intervals on each series' own rounds, widened where its shapes share each
+#: round's noise. 6: an operator whose Simes p-value clears the Bonferroni bound q / M is
+#: tested inside at q, as alone. docs/statistics.md section 11.
+RULES = 6
 
 
 @attrs.frozen(kw_only=True)

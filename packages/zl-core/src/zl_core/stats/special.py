@@ -1,7 +1,7 @@
 """Student's t distribution in pure Python (zl-core must not depend on scipy).
 
 The CDF comes from the regularized incomplete beta function, evaluated by its
-continued fraction; the quantile inverts the CDF by bisection. Both are exact to
+continued fraction; the quantile inverts the CDF by Newton steps inside a bisection bracket. Both are exact to
 about 1e-12, far below what a verdict can resolve.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from statistics import NormalDist
 
 _TINY = 1e-300
 
@@ -54,24 +55,38 @@ def t_cdf(t: float, df: float) -> float:
     return t_sf(-t, df)
 
 
+def t_pdf(t: float, df: float) -> float:
+    """The density of Student's t with ``df`` degrees of freedom."""
+    return math.exp(math.lgamma((df + 1.0) / 2.0) - math.lgamma(df / 2.0) - 0.5 * math.log(df * math.pi)
+                    - (df + 1.0) / 2.0 * math.log1p(t * t / df))
+
+
 @lru_cache(maxsize=4096)
 def t_quantile(p: float, df: float) -> float:
-    """The t with ``t_cdf(t, df) == p``, for 0.5 <= p < 1, by bisection on the upper tail."""
+    """The t with ``t_cdf(t, df) == p``, for 0.5 <= p < 1: Newton steps on the upper tail
+    from the normal quantile's first correction, kept inside a bracket that bisects where
+    a step would leave it (about five tail evaluations instead of forty)."""
     if not 0.5 <= p < 1.0:
         raise ValueError(f"t_quantile needs 0.5 <= p < 1, got {p!r}")
     tail = 1.0 - p
-    lo, hi = 0.0, 1.0
-    while t_sf(hi, df) > tail:
-        hi *= 2.0
-    for _ in range(200):
-        mid = (lo + hi) / 2.0
-        if t_sf(mid, df) > tail:
-            lo = mid
+    z = NormalDist().inv_cdf(p)
+    t = z + (z ** 3 + z) / (4.0 * df)
+    lo, hi = 0.0, math.inf
+    for _ in range(400):
+        excess = t_sf(t, df) - tail  # falls as t grows
+        if excess == 0.0:
+            return t
+        if excess > 0:
+            lo = t
         else:
-            hi = mid
-        if hi - lo <= 1e-12 * hi:
-            break
-    return (lo + hi) / 2.0
+            hi = t
+        nxt = t + excess / t_pdf(t, df)
+        if not lo <= nxt <= hi:  # the step left the bracket
+            nxt = 2.0 * t if math.isinf(hi) else (lo + hi) / 2.0
+        if abs(nxt - t) <= 1e-13 * nxt or (hi - lo <= 1e-13 * hi and not math.isinf(hi)):
+            return nxt
+        t = nxt
+    return t
 
 
 # --------------------------------------------------------------------------- beyond Student's t
