@@ -448,7 +448,7 @@ def test_what_a_cell_times_is_frozen_or_left_to_the_command(machine, tmp_path, c
     bad = tmp_path / "bad.yaml"
     bad.write_text(BUILTIN + "timing: reference\n")
     assert zl("freeze", bad, "--out", tmp_path / "bad") == 2
-    assert "timing: one of full, operator, got 'reference'" in problems(capsys)
+    assert "timing: one of full, operator, once, got 'reference'" in problems(capsys)
 
 
 def test_a_campaign_not_frozen_gets_receipts_but_stays_writable(machine, tmp_path, capsys):
