@@ -9,6 +9,7 @@ from pathlib import Path
 
 import zl_core
 import zl_flaggems
+import zl_report
 
 ROOT = Path(zl_core.__file__).parent
 COMMANDS_PKG = "zl_core.cli"
@@ -615,3 +616,60 @@ def test_no_module_of_any_package_is_over_the_limit():
     long = {str(p.relative_to(sources)): n for p in sorted(sources.glob("*/src/**/*.py"))
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
     assert long == {}, f"split these by job (at most {MAX_MODULE_LINES} lines): {long}"
+
+
+# -- one spelling: verdict names and durations ----------------------------------------------
+
+#: zl_report's modules: they rank and colour verdicts by the names zl_core defines.
+REPORT_ROOT = Path(zl_report.__file__).parent
+#: Strings spelled like a verdict that are no verdict: a measurement row's status (its
+#: ``FAILED``, interface.rows) and the names ``__all__`` lists.
+NOT_VERDICTS = {("zl_core.interface.rows", "FAILED")}
+
+
+def _code_strings(path: Path):
+    """(line, text) of every string of ``path``'s code but its docstrings and ``__all__``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip = {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.body and isinstance(node.body[0], ast.Expr)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            skip |= {id(element) for element in ast.walk(node.value)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
+            yield node.lineno, node.value
+
+
+def _spelled_verdicts(roots: dict[str, Path]) -> list[str]:
+    from zl_core.foundation import verdicts
+
+    names = {value for name, value in vars(verdicts).items() if name.isupper() and isinstance(value, str)}
+    return [f"{_module_name(p, root)}:{line}: {text}" for root in roots.values() for p in sorted(root.rglob("*.py"))
+            if p != Path(verdicts.__file__) for line, text in _code_strings(p)
+            if text in names and (_module_name(p, root), text) not in NOT_VERDICTS]
+
+
+def test_verdict_names_are_spelled_once_for_the_core_and_the_report():
+    assert _spelled_verdicts({"zl_core": ROOT, "zl_report": REPORT_ROOT}) == [], (
+        "name a verdict by its constant in zl_core.foundation.verdicts")
+
+
+def test_the_verdict_check_sees_a_spelled_verdict(tmp_path):
+    (tmp_path / "sample.py").write_text('"""FASTER in a docstring."""\nBAD = ("SLOWER", "fine")\n')
+    assert _spelled_verdicts({"pkg": tmp_path}) == [f"{tmp_path.name}.sample:2: SLOWER"]
+
+
+def test_a_duration_is_written_by_one_formatter():
+    from zl_core.foundation.formats import duration
+
+    assert [duration(s) for s in (None, 4.24, 42.4, 252, 15120)] == ["-", "4.2 s", "42 s", "4.2 min", "4.2 h"]
+    # No other function of any package formats a duration: zl_report takes this one.
+    sources = Path(__file__).resolve().parents[1] / "packages"
+    own = [f"{p.relative_to(sources)}: {node.name}" for p in sorted(sources.glob("*/src/**/*.py"))
+           for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+           if isinstance(node, ast.FunctionDef) and "duration" in node.name and p.name != "formats.py"]
+    assert own == []
+    import zl_report.format
+
+    assert zl_report.format.duration is duration

@@ -168,7 +168,7 @@ def results_written_under(root: Path, command: str) -> Iterator[None]:
         # The campaign whose file failed (a resumed one may lie under another runs root).
         campaign = (enclosing_campaign(Path(exc.filename)) if exc.filename else None) or _own_campaign(root)
         base = campaign.parent if campaign is not None else root
-        fix = _REMEDY.get(exc.errno, "fix that folder")
+        fix = _REMEDY.get(exc.errno, "fix that folder") if exc.errno is not None else "fix that folder"
         then = (f"then continue it with {command} --resume {campaign} (its finished cells are kept)"
                 if campaign is not None and exc.errno != errno.ENAMETOOLONG else f"then run {command} again")
         raise ResultsUnwritableError(

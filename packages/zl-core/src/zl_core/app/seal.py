@@ -41,7 +41,9 @@ def freeze_manifest(host: PluginHost, manifest: Path, out: Path | None, *, dry_r
     rounds = frozen.matrix["rounds"] if isinstance(frozen.matrix["rounds"], int) else frozen.matrix["max_rounds"]
     seen, read = history(root, "ab", compile_only=False)
     ab = estimate(ops, seen, sides=2 * rounds, lanes=1, campaigns_read=read)
-    written = None if dry_run else freeze.write(frozen, out)
+    if not dry_run and out is None:
+        raise UsageError("give the folder to freeze into (--out DIR), or ask for a dry run")
+    written = None if dry_run or out is None else freeze.write(frozen, out)
     return FreezeOutcome(matrix=frozen.matrix, screen=screen, rounds=ab, out=written)
 
 
@@ -163,14 +165,14 @@ def finish_campaign(campaign: Path) -> Path | None:
     meta = read_campaign(layout.root)
     if state.state_of(meta) != state.FINISHING:
         return None
-    cells = {(layout.root / row.cell) for row in latest_by_cell(read_status(layout.root)).values()
+    found = {(layout.root / row.cell) for row in latest_by_cell(read_status(layout.root)).values()
              if row.cell and (layout.root / row.cell).is_dir()}
-    cells |= {d for d in layout.root.glob(f"*/{CHECK_DIR}/*") if d.is_dir()}  # accuracy-test cells
-    cells = sorted(cells)
+    found |= {d for d in layout.root.glob(f"*/{CHECK_DIR}/*") if d.is_dir()}  # accuracy-test cells
+    cells = sorted(found)
     frozen_dir = (meta.options or {}).get("frozen")
     frozen = None
     if frozen_dir:
-        matrix, sealed = freeze.read(Path(frozen_dir))
+        matrix, sealed = freeze.read(Path(str(frozen_dir)))
         frozen = {"dir": str(frozen_dir), "campaign": matrix.get("campaign"),
                   "manifest_sha256": sealed.get("manifest_sha256"),
                   "matrix_sha256": sealed.get("matrix_sha256")}

@@ -37,7 +37,7 @@ from zl_core.cells.cell_setup import (  # noqa: F401
     initial_identity,
     zl_versions,
 )
-from zl_core.foundation import interrupts, stamps
+from zl_core.foundation import convert, interrupts, stamps
 from zl_core.foundation.errors import PreflightError, ResultsUnwritableError, UsageError
 from zl_core.interface import caliber, contract, phases, timing_gate
 from zl_core.interface.provider import CellRequest, Provider
@@ -77,7 +77,7 @@ class CellOutcome:
     stalled: bool = False  # no output or progress for the stall window; rc is EXIT_STALLED
     rows_error: str = ""  # the provider could not read the cell's rows: the cell failed
     #: Why its tests skipped at run time (pytest.skip in the benchmark, skipif, xfail).
-    skips: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    skips: tuple[str, ...] = attrs.field(default=(), converter=convert.str_tuple)
 
     @property
     def ok(self) -> bool:
@@ -107,6 +107,11 @@ def marker_fields(cell_dir: Path, marker: str) -> str:
     except OSError:
         pass  # safe: the caller still names the marker, from its count
     return ""
+
+
+def prefixed(say: Callable[[str], None], prefix: str) -> Callable[[str], None]:
+    """``say`` with ``prefix`` before every line (a cell's lines among others')."""
+    return lambda text: say(prefix + text)
 
 
 def _now_iso() -> str:

@@ -12,7 +12,7 @@ import logging
 import sys
 from pathlib import Path
 
-from zl_core.app import plugin_host, seal
+from zl_core.app import duration, plugin_host, seal
 from zl_core.foundation.errors import UsageError
 
 log = logging.getLogger(__name__)
@@ -37,7 +37,7 @@ def add_parser(sub) -> None:
 def _seconds(value: float | None) -> str:
     if value is None:
         return "unknown (no earlier cell of these operators on this host)"
-    return f"{value / 60:.1f} min" if value >= 60 else f"{value:.0f} s"
+    return duration(value)
 
 
 def run(args: argparse.Namespace) -> int:

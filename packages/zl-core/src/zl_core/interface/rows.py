@@ -157,12 +157,12 @@ def _rows_and_markers(data: object, path: Path) -> tuple[list[Row], dict[str, in
             extra=tuple((str(k), _num(v)) for k, v in raw.items()
                         if k not in NEUTRAL_FIELDS and (v is None or _num(v) is not None)),
         ))
-    markers = data.get("markers") if isinstance(data.get("markers"), dict) else {}
-    return rows, {str(k): _int(v) for k, v in markers.items()}
+    markers = data.get("markers")
+    return rows, {str(k): _int(v) for k, v in markers.items()} if isinstance(markers, dict) else {}
 
 
 def _num(value: object) -> float | None:
-    if value is None or isinstance(value, bool):
+    if isinstance(value, bool) or not isinstance(value, int | float | str):  # JSON's numbers and text
         return None
     try:
         return float(value)
@@ -171,6 +171,8 @@ def _num(value: object) -> float | None:
 
 
 def _int(value: object) -> int:
+    if not isinstance(value, int | float | str):
+        return 0
     try:
         return int(value)
     except (TypeError, ValueError):

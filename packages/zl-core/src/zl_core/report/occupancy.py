@@ -57,10 +57,10 @@ def campaign_occupancy(layout: CampaignLayout, rows: Mapping[CellKey, StatusRow]
             "share": _share(low, wall), "share_max": _share(high, wall), "bridged_s": round(bridged, 3)}
            for (name, items), (low, high, unknown, bridged) in zip(sorted(lanes.items()), raw, strict=True)]
     return {"wall_s": round(wall, 3), "idle_s": round(wall - occupancy.measure(windows), 3),
-            "cells": len(cells), "unknown_cells": sum(lane["unknown_cells"] for lane in out),
+            "cells": len(cells), "unknown_cells": sum(unknown for _, _, unknown, _ in raw),
             "busy_s": round(busy_s, 3), "busy_max_s": _round(busy_max),
             "share": _share(busy_s, capacity), "share_max": _share(busy_max, capacity),
-            "bridged_s": round(sum(lane["bridged_s"] for lane in out), 3), "lanes": out}
+            "bridged_s": round(sum(round(bridged, 3) for _, _, _, bridged in raw), 3), "lanes": out}
 
 
 def _lane(items: list[occupancy.CellBusy]) -> tuple[float, float | None, int, float]:

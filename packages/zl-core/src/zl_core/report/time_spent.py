@@ -122,4 +122,4 @@ def _phases_of(layout: CampaignLayout, relative: str) -> Mapping | None:
 
 def _dominant(record: Mapping) -> str | None:
     seconds = {k: v for k, v in record["seconds"].items() if isinstance(v, (int, float))}
-    return max(seconds, key=seconds.get) if seconds else None
+    return max(seconds, key=lambda name: seconds[name]) if seconds else None

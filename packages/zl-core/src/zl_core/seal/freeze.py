@@ -66,7 +66,7 @@ def plan(host: PluginHost, manifest_path: Path, *, python: str = sys.executable)
     bound_compiler, bound_env = (compiler.frozen(backend, provider, imports, python, switch_vars(manifest),
                                                  os.environ, problems)
                                  if provider and backend else ({}, {}))
-    if not problems:  # only a tree that checks out can say what its tests collect
+    if provider is not None and not problems:  # only a tree that checks out can say what its tests collect
         _collect_checks(provider, manifest, tasks, python, problems)
     if problems:
         raise ManifestError(manifest_path, problems)
@@ -233,7 +233,7 @@ def source_state(provider: Provider, path: str, expected: str | None,
 def _tasks(provider: Provider, manifest: Manifest, problems: list[str]) -> list[dict]:
     paths = {s.name: str(s.path) for s in manifest.sources}
     default = manifest.sources[0].name if manifest.sources else None
-    tasks = []
+    tasks: list[dict] = []
     for i, work in enumerate(manifest.workloads):
         where = f"workloads[{i}] ({work.op})"
         name = work.source or default
@@ -274,12 +274,14 @@ def _check(provider: Provider, manifest: Manifest, work: Workload, info: OpInfo,
                         "say correctness: false (manifest) or skip: <reason> (workload)")
         return None, None
     default = provider.default_check(info, source)
-    if work.check_file is None and default is None:
+    if work.check_file:
+        check = CheckSpec(file=work.check_file, select=work.check_select)
+    elif default is not None:
+        check = CheckSpec(file=default.file, select=work.check_select or default.select)
+    else:
         problems.append(f"{where}.correctness: no accuracy tests found for {info.op}; name them "
                         "(correctness.file, correctness.select) or say why not (correctness.skip)")
         return None, None
-    check = CheckSpec(file=work.check_file or default.file,
-                      select=work.check_select or (default.select if default and not work.check_file else ()))
     path = (Path(source) if source else Path(".")) / check.file
     if source and not path.is_file():
         problems.append(f"{where}.correctness.file: {check.file} is not in {source}")

@@ -95,4 +95,4 @@ def merge_shards(shard_cells: Sequence[Path], into: Path) -> ShardMerge:
                triton_version=str(ref.get("triton_version") or ""), op=str(ref.get("op") or ""))
     recorder.flush()
     return ShardMerge(entries=recorder.keys_recorded,
-                      conflicts=tuple(conflicts))  # type: ignore[arg-type]  # attrs converter=tuple
+                      conflicts=tuple(conflicts))
