@@ -37,7 +37,7 @@ def test_history_skips_other_hosts_and_unreadable_cells(fake_host, tmp_path, cap
     assert main(["screen", "--ops", "gemm", "pointwise", "--suite", "fake",
                  "--runs-root", str(root)]) == 0
     campaign = next(root.glob("screen_*"))
-    ident = caliber.read_identity(campaign / "gemm" / "A")
+    ident = caliber.read_identity(campaign / "gemm" / "A").to_json()  # a copy to edit
     ident["host"] = "another-host"
     caliber.write_identity(campaign / "gemm" / "A", ident)
     (campaign / "gemm" / "B" / "run_identity.json").write_text("{not json")

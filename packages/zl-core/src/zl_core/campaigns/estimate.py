@@ -20,7 +20,7 @@ import attrs
 
 from zl_core.decisions.status import latest_by_cell, read_status
 from zl_core.foundation.errors import BadInputError
-from zl_core.interface import caliber, phases
+from zl_core.interface import caliber
 from zl_core.store.status_table import StatusRow
 
 HISTORY = 20
@@ -75,13 +75,13 @@ def _finished_cell(campaign: Path, row: StatusRow, *, host: str,
     if not cell.is_relative_to(campaign.resolve()):
         return None
     try:
-        identity = caliber.read_identity(cell) or {}
+        identity = caliber.read_identity(cell) or caliber.CellIdentity()
     except BadInputError:  # safe: an estimate from fewer cells; that campaign's report names it
         return None
-    if identity.get("host") != host or bool(identity.get("compile_only")) != compile_only:
+    if identity.host != host or identity.compile_only != compile_only:
         return None
-    record = identity.get(phases.KEY)
-    if isinstance(record, Mapping) and isinstance(record.get("wall_s"), (int, float)):
+    record = identity.phases
+    if record is not None and isinstance(record.get("wall_s"), (int, float)):
         return record
     elapsed = row.elapsed  # a cell without phases: its status row's elapsed seconds
     return None if elapsed is None else {"wall_s": elapsed, "seconds": None}

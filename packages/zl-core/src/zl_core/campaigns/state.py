@@ -214,7 +214,7 @@ def lost_cells(layout: CampaignLayout) -> list[str]:
         if not cell:
             continue
         identity = caliber.read_identity(layout.root / cell) if (layout.root / cell).is_dir() else None
-        if identity is None or identity.get("interrupted"):
+        if identity is None or identity.interrupted:
             lost.append(cell)
     return sorted(lost)
 

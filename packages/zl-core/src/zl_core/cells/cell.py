@@ -246,9 +246,9 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
             log.write(f"zl: {rows_error}\n")
     signum = interrupts.requested()
     disk = disk_fault(log_path) if rc != 0 and not timed_out and signum is None else ""
-    own = (caliber.read_identity(cell) or {}).get(phases.CELL_KEY)
+    own = (caliber.read_identity(cell) or caliber.CellIdentity()).cell_phases
     if whole is not None:  # the orchestrator's hold is the cell's
-        own = {**(own if isinstance(own, dict) else {}), timing_gate.KEY: whole.record()}
+        own = {**(own or {}), timing_gate.KEY: whole.record()}
     caliber.merge_identity(cell, {
         "rc": rc, "timed_out": timed_out, "stalled": stalled, "elapsed_s": round(end - start, 3),
         "longest_silence_s": round(watch.longest_silence_s, 1),

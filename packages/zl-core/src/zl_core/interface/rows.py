@@ -12,6 +12,7 @@ so it is done a layer up, in :mod:`zl_core.plugins.cell_rows`; this module impor
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +91,7 @@ class CellRows:
     cell_dir: Path
     rows: tuple[Row, ...]
     source: str | None  # None when the cell has neither results.json nor a table
-    identity: dict | None
+    identity: Mapping[str, object] | None  # the cell's CellIdentity
     markers: dict[str, int]
     notes: tuple[str, ...] = ()
     #: Why each test of the cell that skipped at run time skipped (``pytest.skip`` in the
