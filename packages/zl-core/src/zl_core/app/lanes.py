@@ -17,13 +17,14 @@ import attrs
 from zl_core.campaigns import executors, state
 from zl_core.campaigns.dask_executor import import_distributed
 from zl_core.campaigns.executor import Executor
+from zl_core.foundation.backend import Backend
 from zl_core.foundation.errors import NoDeviceError, UsageError
 from zl_core.plugins.host import PluginHost
 from zl_core.store.layout import CampaignLayout
 from zl_core.store.record import read_campaign
 
 from .options import AbOptions, Lanes, Measurement, ScreenOptions, SwitchChoice, Where
-from .resolve import Resolved, check_op_specs, resolve, resolve_devices, runs_root
+from .resolve import Resolved, check_op_specs, resolve
 
 #: A campaign command's option record: the two that run campaigns.
 OptionsT = TypeVar("OptionsT", ScreenOptions, AbOptions)
@@ -70,7 +71,7 @@ def flat_options(data: dict, prefix: str = "") -> dict[str, object]:
     return out
 
 
-def recorded_json(options: OptionsT, got: Resolved) -> dict:
+def recorded_json(options: OptionsT, got: Resolved, root: Path) -> dict:
     """The options as campaign.json keeps them: every path absolute, nothing to re-guess."""
     items = got.sources.items()
     where = attrs.evolve(options.where, source=items[0] if items else got.source,
@@ -84,7 +85,7 @@ def recorded_json(options: OptionsT, got: Resolved) -> dict:
         measure = attrs.evolve(measure, shape_file=Path(measure.shape_file).resolve())
     if measure.replay_root is not None:
         measure = attrs.evolve(measure, replay_root=Path(measure.replay_root).expanduser().resolve())
-    out = options_json(attrs.evolve(options, where=where, measure=measure, runs_root=runs_root(options.runs_root),
+    out = options_json(attrs.evolve(options, where=where, measure=measure, runs_root=root,
                                     lanes=attrs.evolve(options.lanes, resume=None)))
     if out.get("dismiss") is not None:  # a screen's list of dismissed operators
         out["dismiss"] = str(Path(out["dismiss"]).resolve())
@@ -176,7 +177,7 @@ def placed(host: PluginHost, options: Any, where: Where, kind: str, root: Path,
     got = attrs.evolve(got, device=device)
     # What campaign.json keeps for --resume: the options, the lanes; and the configuration
     # file some options came from (None: none).
-    recorded = {"options": recorded_json(options, got),
+    recorded = {"options": recorded_json(options, got, root),
                 "devices": devices, "scheduler": options.lanes.scheduler,
                 "config": options.config.to_json() if options.config else None}
     return Placement(got=got, executor=chosen, devices=devices, recorded=recorded)
@@ -240,3 +241,25 @@ def where_text(device: str | None, lanes: Lanes, devices: list[str] | None) -> s
     if lanes.scheduler:
         return f" via scheduler {lanes.scheduler}"
     return "" if device is None else f":{device}"
+
+
+def resolve_devices(host: PluginHost, backend: Backend, spec: str, *, what: str) -> list[str]:
+    """``all`` or ``0,1,...`` as physical device ids; ids outside a visibility mask are refused."""
+    if spec.strip().lower() == "all":
+        devices = host.enumerate_devices(backend)
+        if not devices:
+            raise NoDeviceError(f"no {backend.name} device found on this machine for {what} "
+                                "--devices all; name them with --devices 0,1,...")
+        return devices
+    devices = [d.strip() for d in spec.split(",") if d.strip()]
+    if not devices:
+        raise UsageError(f"--devices {spec!r} names no device; give all or a list such as 0,1")
+    repeated = sorted({d for d in devices if devices.count(d) > 1})
+    if repeated:
+        raise UsageError(f"--devices names {', '.join(repeated)} twice; a device is one lane")
+    mask = host.visibility_mask(backend)
+    outside = [d for d in devices if mask is not None and d not in mask]
+    if outside:
+        raise UsageError(f"device(s) {', '.join(outside)} are hidden by the visibility mask "
+                         f"({', '.join(mask or [])}); devices are physical ids, pick among those")
+    return host.enumerate_devices(backend, devices)

@@ -16,8 +16,8 @@ from zl_core.interface.provider import CheckSpec
 from zl_core.plugins.host import PluginHost
 from zl_core.seal import freeze, preconditions
 
+from .inputs import runs_root
 from .lanes import flat_options, options_json
-from .resolve import runs_root
 
 
 @attrs.frozen(kw_only=True)
