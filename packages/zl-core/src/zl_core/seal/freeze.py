@@ -32,6 +32,7 @@ from zl_core.plugins.host import PluginHost
 
 from . import compiler, digests
 from .manifest import Manifest, ManifestError, SourceEntry, Workload, load_manifest
+from .matrix import FrozenMatrix
 
 MANIFEST_NAME, MATRIX_NAME, SEAL_NAME = "manifest.yaml", "matrix.json", "seal.json"
 SCHEMA = 1
@@ -45,7 +46,7 @@ class Frozen:
 
     manifest: Manifest
     manifest_path: Path
-    matrix: dict
+    matrix: FrozenMatrix
 
 
 def plan(host: PluginHost, manifest_path: Path, *, python: str = sys.executable) -> Frozen:
@@ -79,7 +80,7 @@ def plan(host: PluginHost, manifest_path: Path, *, python: str = sys.executable)
         **from_manifest(manifest),
         "sources": sources, "tasks": tasks,
     }
-    return Frozen(manifest=manifest, manifest_path=manifest_path, matrix=matrix)
+    return Frozen(manifest=manifest, manifest_path=manifest_path, matrix=FrozenMatrix.from_json(matrix))
 
 
 def from_manifest(manifest: Manifest) -> dict:
@@ -112,9 +113,8 @@ def workloads_of(manifest: Manifest) -> list[list]:
             for w in manifest.workloads]
 
 
-def tasks_as_written(matrix: dict) -> list[list]:
-    return [[t.get("source"), t.get("dtypes"), t.get("timeout_s"), t.get("reason")]
-            for t in matrix.get("tasks") or ()]
+def tasks_as_written(matrix: FrozenMatrix) -> list[list]:
+    return [[t.get("source"), t.get("dtypes"), t.get("timeout_s"), t.get("reason")] for t in matrix.tasks]
 
 
 def write(frozen: Frozen, out: Path) -> Path:
@@ -129,7 +129,7 @@ def write(frozen: Frozen, out: Path) -> Path:
         manifest = out / MANIFEST_NAME
         shutil.copyfile(frozen.manifest_path, manifest)
         os.chmod(manifest, 0o444)
-        matrix = atomic.write_json_atomic(out / MATRIX_NAME, frozen.matrix)
+        matrix = atomic.write_json_atomic(out / MATRIX_NAME, frozen.matrix.to_json())
         os.chmod(matrix, 0o444)
         seal = atomic.write_json_atomic(out / SEAL_NAME, {
             "schema": SCHEMA, "manifest_sha256": digests.file_sha256(manifest),
@@ -140,7 +140,7 @@ def write(frozen: Frozen, out: Path) -> Path:
     return out
 
 
-def read(frozen_dir: Path) -> tuple[dict, dict]:
+def read(frozen_dir: Path) -> tuple[FrozenMatrix, dict]:
     """The matrix and seal of a frozen folder, or a one-line error."""
     frozen_dir = Path(frozen_dir)
     out = []
@@ -157,7 +157,7 @@ def read(frozen_dir: Path) -> tuple[dict, dict]:
         if not isinstance(data, dict) or data.get("schema") != SCHEMA:
             raise BadInputError(f"{path} is not a zl freeze {name} of schema {SCHEMA}")
         out.append(data)
-    return out[0], out[1]
+    return FrozenMatrix.from_json(out[0]), out[1]
 
 
 # -- the checks behind plan() ------------------------------------------------------------
@@ -180,12 +180,12 @@ def _backend(host: PluginHost, name: str, problems: list[str]) -> Backend | None
         return None
 
 
-def switch_vars(manifest_or_matrix: Manifest | dict) -> tuple[str, ...]:
+def switch_vars(manifest_or_matrix: Manifest | FrozenMatrix) -> tuple[str, ...]:
     """The variables the campaign's sides set (its switch, a control side's): the cells
     inherit none of them, nor a member of their families."""
-    if isinstance(manifest_or_matrix, dict):
+    if isinstance(manifest_or_matrix, FrozenMatrix):
         matrix = manifest_or_matrix
-        return (str(matrix["switch"]["name"]), *((matrix.get("control") or {}).get("env") or {}))
+        return (matrix.switch[0], *(name for name, _ in matrix.control_env))
     return (manifest_or_matrix.switch, *dict(manifest_or_matrix.control_env))
 
 
