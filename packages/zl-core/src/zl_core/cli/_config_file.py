@@ -115,7 +115,10 @@ def load(path: Path) -> ConfigFile:
                                 f"another file")
         return found
     if path.suffix in (".yaml", ".yml"):
-        return _zl_yaml(path)  # type: ignore[return-value]  # the file exists
+        found = _zl_yaml(path)
+        if found is None:  # gone since it was looked at
+            raise BadInputError(f"--config {path}: no such file; check the path, or drop --config")
+        return found
     raise BadInputError(f"--config {path}: expected a .toml file with a [tool.zl] table or a "
                         f".yaml file (like {YAML_NAME})")
 
