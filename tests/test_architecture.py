@@ -9,6 +9,7 @@ from pathlib import Path
 
 import zl_core
 import zl_flaggems
+import zl_report
 
 ROOT = Path(zl_core.__file__).parent
 COMMANDS_PKG = "zl_core.cli"
@@ -604,6 +605,137 @@ def test_following_the_options_of_ab_enters_no_module_more_than_twice(fake_host,
     assert over == {}, f"entered more than {MAX_ENTRIES} times: {over}\n{walked}"
 
 
+# -- following the options of zl ab the way a reader does: every function they pass through --
+
+
+def _module_file(mod: str) -> Path | None:
+    path = ROOT.joinpath(*mod.split(".")[1:])
+    file = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+    return file if file.is_file() else None
+
+
+def _defined(mod: str) -> dict[str, tuple]:
+    """What each top-level name of ``mod`` is: ("module", M), ("function", node) or
+    ("from", M, name) for a name imported from zl_core."""
+    file = _module_file(mod)
+    out: dict[str, tuple] = {}
+    if file is None:
+        return out
+    package = mod if file.name == "__init__.py" else mod.rsplit(".", 1)[0]
+    for node in ast.parse(file.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.FunctionDef):
+            out[node.name] = ("function", node)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                out[alias.asname or alias.name] = (("module", full) if _module_file(full)
+                                                   else ("from", base, alias.name))
+        elif isinstance(node, ast.Import):
+            out.update({alias.asname: ("module", alias.name) for alias in node.names if alias.asname})
+    return out
+
+
+def _function(mod: str, name: str, hops: int = 0) -> tuple[str, ast.FunctionDef] | None:
+    """(module, definition) of the zl_core function ``name`` of ``mod`` names, if any."""
+    found = _defined(mod).get(name) if mod.startswith("zl_core") else None
+    if found is None or hops > 5:
+        return None
+    if found[0] == "function":
+        return mod, found[1]
+    return _function(found[1], found[2], hops + 1) if found[0] == "from" else None
+
+
+def _callee(mod: str, func: ast.expr) -> tuple[str, ast.FunctionDef] | None:
+    if isinstance(func, ast.Name):
+        return _function(mod, func.id)
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        found = _defined(mod).get(func.value.id)
+        if found is not None and found[0] == "module":
+            return _function(found[1], func.attr)
+    return None
+
+
+def _rooted_in(expr: ast.expr, names: set[str]) -> bool:
+    """``expr`` is one of ``names`` or an attribute of one (``options.measure.python``),
+    or, assigned, a choice between such values or an ``attrs.evolve`` of one."""
+    if isinstance(expr, ast.IfExp):
+        return _rooted_in(expr.body, names) or _rooted_in(expr.orelse, names)
+    if (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "evolve"
+            and expr.args):
+        return _rooted_in(expr.args[0], names)
+    while isinstance(expr, ast.Attribute):
+        expr = expr.value
+    return isinstance(expr, ast.Name) and expr.id in names
+
+
+def follow_value(mod: str, function: str, names: set[str]) -> list[tuple[str, str, str]]:
+    """Every function of zl_core the value named ``names`` in ``mod.function`` passes
+    through, read from the source as a reader follows it: a call is followed where one of
+    its arguments is the value, a name bound to it (or to an attribute of it, or to a new
+    version of it), or an attribute of it; in the function called, the parameters that
+    took it carry it on. (module, function, calling module) in the order met."""
+    path: list[tuple[str, str, str]] = []
+    seen: set[tuple] = set()
+
+    def walk(mod: str, node: ast.FunctionDef, carried: set[str], caller: str) -> None:
+        path.append((mod, node.name, caller))
+        if (mod, node.name, frozenset(carried)) in seen:
+            return
+        seen.add((mod, node.name, frozenset(carried)))
+        carried = set(carried)
+        for stmt in ast.walk(node):
+            if isinstance(stmt, ast.Assign) and _rooted_in(stmt.value, carried):
+                carried |= {n.id for target in stmt.targets for n in ast.walk(target) if isinstance(n, ast.Name)}
+        for call in (c for c in ast.walk(node) if isinstance(c, ast.Call)):
+            found = _callee(mod, call.func)
+            if found is None:
+                continue
+            params = [a.arg for a in (*found[1].args.posonlyargs, *found[1].args.args)]
+            took = {params[i] for i, arg in enumerate(call.args) if i < len(params) and _rooted_in(arg, carried)
+                    and not isinstance(arg, ast.Starred)}
+            took |= {kw.arg for kw in call.keywords if kw.arg and _rooted_in(kw.value, carried)}
+            if took:
+                walk(found[0], found[1], took, mod)
+
+    start = _function(mod, function)
+    assert start is not None, f"{mod}.{function} not found"
+    walk(start[0], start[1], names, "(the command)")
+    return path
+
+
+def _entries(path: list[tuple[str, str, str]]) -> dict[str, int]:
+    import collections
+
+    return dict(collections.Counter(mod for mod, _, caller in path if caller != mod))
+
+
+def test_following_options_from_the_ab_command_enters_no_module_more_than_twice():
+    """The issue's count: from ``zl_core.app.commands.ab``, every function ``options``
+    passes through, whole or in part (``options.lanes``, ``options.measure.python``), an
+    entry being a call from another module."""
+    path = follow_value("zl_core.app.commands", "ab", {"options"})
+    walked = "\n".join(f"{'->' if caller != mod else '  '} {mod}.{name}" for mod, name, caller in path)
+    entries = _entries(path)
+    assert len(path) > 20 and len(entries) > 10, walked  # it follows the value far
+    over = {mod: n for mod, n in entries.items() if n > MAX_ENTRIES}
+    assert over == {}, f"entered more than {MAX_ENTRIES} times: {over}\n{walked}"
+
+
+def test_the_follower_sees_attributes_names_and_calls_across_modules():
+    path = follow_value("zl_core.app.commands", "ab", {"options"})
+    names = {(mod, name) for mod, name, _ in path}
+    # options.measure.python into the seal check, options.lanes into the replay-root check,
+    # and options whole into lanes.checked, which hands options.ops on.
+    assert {("zl_core.app.seal", "check_frozen"), ("zl_core.app.replay_root", "check_replay_root"),
+            ("zl_core.app.lanes", "checked"), ("zl_core.app.resolve", "check_op_specs")} <= names
+    counted = _entries([("a", "f", "(the command)"), ("b", "g", "a"), ("b", "h", "b"), ("b", "g", "a")])
+    assert counted == {"a": 1, "b": 2}
+
+
 # -- small modules -------------------------------------------------------------------------
 
 #: The most lines a module of any package may hold: one job each.
@@ -615,3 +747,60 @@ def test_no_module_of_any_package_is_over_the_limit():
     long = {str(p.relative_to(sources)): n for p in sorted(sources.glob("*/src/**/*.py"))
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
     assert long == {}, f"split these by job (at most {MAX_MODULE_LINES} lines): {long}"
+
+
+# -- one spelling: verdict names and durations ----------------------------------------------
+
+#: zl_report's modules: they rank and colour verdicts by the names zl_core defines.
+REPORT_ROOT = Path(zl_report.__file__).parent
+#: Strings spelled like a verdict that are no verdict: a measurement row's status (its
+#: ``FAILED``, interface.rows) and the names ``__all__`` lists.
+NOT_VERDICTS = {("zl_core.interface.rows", "FAILED")}
+
+
+def _code_strings(path: Path):
+    """(line, text) of every string of ``path``'s code but its docstrings and ``__all__``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip = {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.body and isinstance(node.body[0], ast.Expr)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            skip |= {id(element) for element in ast.walk(node.value)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
+            yield node.lineno, node.value
+
+
+def _spelled_verdicts(roots: dict[str, Path]) -> list[str]:
+    from zl_core.foundation import verdicts
+
+    names = {value for name, value in vars(verdicts).items() if name.isupper() and isinstance(value, str)}
+    return [f"{_module_name(p, root)}:{line}: {text}" for root in roots.values() for p in sorted(root.rglob("*.py"))
+            if p != Path(verdicts.__file__) for line, text in _code_strings(p)
+            if text in names and (_module_name(p, root), text) not in NOT_VERDICTS]
+
+
+def test_verdict_names_are_spelled_once_for_the_core_and_the_report():
+    assert _spelled_verdicts({"zl_core": ROOT, "zl_report": REPORT_ROOT}) == [], (
+        "name a verdict by its constant in zl_core.foundation.verdicts")
+
+
+def test_the_verdict_check_sees_a_spelled_verdict(tmp_path):
+    (tmp_path / "sample.py").write_text('"""FASTER in a docstring."""\nBAD = ("SLOWER", "fine")\n')
+    assert _spelled_verdicts({"pkg": tmp_path}) == [f"{tmp_path.name}.sample:2: SLOWER"]
+
+
+def test_a_duration_is_written_by_one_formatter():
+    from zl_core.foundation.formats import duration
+
+    assert [duration(s) for s in (None, 4.24, 42.4, 252, 15120)] == ["-", "4.2 s", "42 s", "4.2 min", "4.2 h"]
+    # No other function of any package formats a duration: zl_report takes this one.
+    sources = Path(__file__).resolve().parents[1] / "packages"
+    own = [f"{p.relative_to(sources)}: {node.name}" for p in sorted(sources.glob("*/src/**/*.py"))
+           for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+           if isinstance(node, ast.FunctionDef) and "duration" in node.name and p.name != "formats.py"]
+    assert own == []
+    import zl_report.format
+
+    assert zl_report.format.duration is duration

@@ -111,7 +111,7 @@ def test_progress_tells_the_time_left_and_lanes_say_what_they_run(lanes_host, tm
         bar.advance("abs A")  # 30 s for 1 cell: 3 cells left -> 90 s
         bar.advance("abs B")  # 60 s for 2 cells: 2 left -> 60 s
     lines = caplog.messages
-    assert lines[1] == "[1/4] abs A (eta 1m30s)" and lines[2] == "[2/4] abs B (eta 1m00s)"
+    assert lines[1] == "[1/4] abs A (eta 90 s)" and lines[2] == "[2/4] abs B (eta 60 s)"
     sink = ListSink()
     list(LanesExecutor("cuda", ["0", "1"]).run(run_pair, pair_tasks(lanes_host, tmp_path / "c", ["abs", "add"]),
                                                Runtime(host=lanes_host, sink=sink)))

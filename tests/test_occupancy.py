@@ -101,7 +101,7 @@ def test_a_screens_report_gives_the_wall_and_the_devices_busy_share(fake_host, t
 
 
 def _rewrite(campaign, op, side, **changes):
-    ident = caliber.read_identity(campaign / op / side)
+    ident = caliber.read_identity(campaign / op / side).to_json()  # a copy to edit
     busy = ident[phases.KEY][occupancy.KEY]
     for key, value in changes.items():
         if value is None and key == "drop":

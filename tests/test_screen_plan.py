@@ -37,7 +37,7 @@ def test_history_skips_other_hosts_and_unreadable_cells(fake_host, tmp_path, cap
     assert main(["screen", "--ops", "gemm", "pointwise", "--suite", "fake",
                  "--runs-root", str(root)]) == 0
     campaign = next(root.glob("screen_*"))
-    ident = caliber.read_identity(campaign / "gemm" / "A")
+    ident = caliber.read_identity(campaign / "gemm" / "A").to_json()  # a copy to edit
     ident["host"] = "another-host"
     caliber.write_identity(campaign / "gemm" / "A", ident)
     (campaign / "gemm" / "B" / "run_identity.json").write_text("{not json")
@@ -59,3 +59,20 @@ def test_longest_first_over_lanes():
     # 60 | 40 then 40 -> lane 2 (80), 20 -> lane 1 (80): the campaign ends at 80 s.
     assert est.makespan_s == 80.0
     assert json.dumps(est.makespan_s)
+
+
+def test_a_cell_without_phases_is_estimated_from_its_status_row(fake_host, tmp_path, capsys):
+    # A cell written before phases were recorded: its status.tsv row's elapsed seconds
+    # stand for its wall time (this once raised TypeError: a status row is a record).
+    root = tmp_path / "runs"
+    assert main(["screen", "--ops", "gemm", "--suite", "fake", "--runs-root", str(root)]) == 0
+    campaign = next(root.glob("screen_*"))
+    for side in ("A", "B"):
+        path = campaign / "gemm" / side / "run_identity.json"
+        ident = json.loads(path.read_text())
+        del ident["phases"]
+        path.write_text(json.dumps(ident))
+    capsys.readouterr()
+    assert main(["screen", "--plan", "--ops", "gemm", "--suite", "fake", "--runs-root", str(root)]) == 0
+    gemm = next(line for line in capsys.readouterr().out.splitlines() if line.strip().startswith("gemm"))
+    assert "median of 2 cell(s)" in gemm

@@ -157,7 +157,7 @@ def a_check_cut_short_adds_no_time(sealed, tmp_path):
     cell = copy / "gconv" / "check" / "A"
     for path in [cell, *cell.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
-    identity = caliber.read_identity(cell)
+    identity = caliber.read_identity(cell).to_json()  # a copy to edit
     identity.pop("finished")
     caliber.write_identity(cell, identity)
     (cell / "accuracy.xml").unlink()

@@ -60,7 +60,7 @@ class NvmlSampler:
                 try:
                     rows = tuple(_rows(nvml, device))
                     return TelemetryReading(sampler=self._name,
-                                            rows=rows)  # type: ignore[arg-type]  # attrs converter=tuple
+                                            rows=rows)
                 except Exception as exc:  # noqa: BLE001 - NVMLError, or a device NVML cannot name
                     self._failed = f"{type(exc).__name__}: {exc}"
             return TelemetryReading(sampler=self._name, unavailable=self._failed)

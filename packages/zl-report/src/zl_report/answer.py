@@ -11,6 +11,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from zl_core.foundation.verdicts import (
+    DECIDED,
+    FAILED,
+    FASTER,
+    INCONCLUSIVE,
+    IR_CHANGED,
+    MIXED,
+    NO_CHANGE,
+    NO_IR_DIFF,
+    NO_ROWS,
+    NO_TRITON,
+    SKIPPED,
+    SLOWER,
+    TIMEOUT,
+)
+
 from zl_report.blocks import Block, Heading, Para, Table
 from zl_report.format import (
     FOLD_ABOVE,
@@ -24,12 +40,10 @@ from zl_report.sections import overview
 
 HEADING = "Verdicts"
 #: Operator verdicts in the order a reader must see them: regressions first.
-ROUNDS_ORDER = ("SLOWER", "MIXED", "FASTER", "INCONCLUSIVE", "NO_CHANGE")
+ROUNDS_ORDER = (SLOWER, MIXED, FASTER, INCONCLUSIVE, NO_CHANGE)
 #: The verdicts the pull-request form always gives a row (the rest it may name).
-CALLED = ("SLOWER", "MIXED", "FASTER")
-SCREEN_ORDER = ("IR_CHANGED", "FAILED", "TIMEOUT", "NO_ROWS", "SKIPPED", "NO_TRITON", "NO_IR_DIFF")
-#: Shape verdicts that decide something.
-DECIDED = ("FASTER", "SLOWER", "NO_CHANGE")
+CALLED = (SLOWER, MIXED, FASTER)
+SCREEN_ORDER = (IR_CHANGED, FAILED, TIMEOUT, NO_ROWS, SKIPPED, NO_TRITON, NO_IR_DIFF)
 
 
 def _rank(order: Sequence[str], verdict: object) -> int:
@@ -49,7 +63,7 @@ def ordered_operators(ops: Sequence[Mapping]) -> list[Mapping]:
         value = est if isinstance(est, int | float) else 0.0
         verdict = op.get("verdict")
         return (bool(op.get("control")), _rank(ROUNDS_ORDER, verdict),
-                -value if verdict == "FASTER" else value, str(op.get("op")))
+                -value if verdict == FASTER else value, str(op.get("op")))
     return sorted(ops, key=key)
 
 
@@ -127,7 +141,7 @@ def screen_answer(model: Mapping, *, brief: bool) -> list[Block]:
     blocks: list[Block] = [Heading(text=HEADING, level=2), *overview(model)]
     shown = list(rows)
     if brief and len(rows) > FOLD_ABOVE:
-        shown = [r for r in rows if r["verdict"] == "IR_CHANGED"]
+        shown = [r for r in rows if r["verdict"] == IR_CHANGED]
         blocks += named_by_verdict([(r["op"], r["verdict"]) for r in rows if r not in shown],
                                    "no row here:")
     cells = []

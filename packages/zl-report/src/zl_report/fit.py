@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import attrs
+from zl_core.foundation.verdicts import FASTER, MIXED, SLOWER
 
 from zl_report.blocks import Block, Bullets, Details, Heading, Para, Table
 
@@ -78,7 +79,7 @@ def fit(answer: Sequence[Block], blocks: Sequence[Block], render: Render, limit:
 
 # Sections whose heading names one of these verdicts go in first, in this order: a
 # regression is what a reviewer must not miss.
-_FIRST = ("SLOWER", "MIXED", "FASTER")
+_FIRST = (SLOWER, MIXED, FASTER)
 
 
 def _priority(heading: str) -> int:

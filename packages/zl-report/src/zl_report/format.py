@@ -8,16 +8,31 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 
+from zl_core.foundation.formats import duration as duration  # zl's one duration format
+from zl_core.foundation.verdicts import (
+    FAILED,
+    FASTER,
+    INCONCLUSIVE,
+    IR_CHANGED,
+    MIXED,
+    NO_CHANGE,
+    NO_IR_DIFF,
+    NO_ROWS,
+    NO_TRITON,
+    SLOWER,
+    TIMEOUT,
+)
+
 SIGN_NOTE = "delta = (A / B - 1) x 100 on latency; positive = B faster"
-VERDICT_TONES = {"FASTER": "good", "SLOWER": "bad", "MIXED": "warn", "INCONCLUSIVE": "warn",
-                 "NO_CHANGE": None, "IR_CHANGED": "warn", "NO_IR_DIFF": None,
-                 "NO_TRITON": "muted", "NO_ROWS": "bad", "TIMEOUT": "bad", "FAILED": "bad"}
+VERDICT_TONES = {FASTER: "good", SLOWER: "bad", MIXED: "warn", INCONCLUSIVE: "warn",
+                 NO_CHANGE: None, IR_CHANGED: "warn", NO_IR_DIFF: None,
+                 NO_TRITON: "muted", NO_ROWS: "bad", TIMEOUT: "bad", FAILED: "bad"}
 
 
 #: Verdicts that say an operator did not change; beyond FOLD_ABOVE operators the HTML
 #: page folds their sections and puts them last (failures, IR changes and timing changes
 #: stay open and first), and folds every operator's IR change under its first line.
-UNCHANGED = frozenset({"NO_CHANGE", "INCONCLUSIVE", "NO_IR_DIFF", "NO_TRITON"})
+UNCHANGED = frozenset({NO_CHANGE, INCONCLUSIVE, NO_IR_DIFF, NO_TRITON})
 # Up to 20 operators every section is open: a reader scrolls through that many (the real
 # campaigns hold 2 to 7). A 200-operator page was 165,000 px tall with all of them open.
 FOLD_ABOVE = 20
@@ -42,18 +57,6 @@ def short_shape(label: object) -> str:
 
     short = _SIZE.sub(dims, text)
     return re.sub(r"\[([^\[\]]*)\]", r"\1", short) if short != text else text
-
-
-def duration(seconds: float) -> str:
-    """Seconds as a reader takes them in: ``4.2 s``, ``42 s``, ``4.2 min``, ``4.2 h``."""
-    seconds = float(seconds)
-    if seconds < 10:
-        return f"{seconds:.1f} s"
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 def pct(value: float | None, *, signed: bool = True, digits: int = 2) -> str:
@@ -130,7 +133,7 @@ def undecided_summary(model: Mapping) -> str:
     threshold = model["summary"].get("threshold_pct")
     kinds: dict[str, int] = {}
     for row in model["rows"]:
-        if row.get("verdict") != "INCONCLUSIVE" or row.get("segment", "main") != "main":
+        if row.get("verdict") != INCONCLUSIVE or row.get("segment", "main") != "main":
             continue
         why = row.get("reason") or undecided_reason(row.get("stats") or {}, threshold)
         kind = ("its interval crosses the threshold" if "crosses the" in why
@@ -154,7 +157,7 @@ def shape_verdict(row: dict) -> str:
 
 def shape_why(row: dict, threshold_pct: object) -> str:
     """Why a shape is INCONCLUSIVE ("" for any other)."""
-    if row.get("verdict") != "INCONCLUSIVE":
+    if row.get("verdict") != INCONCLUSIVE:
         return ""
     return row.get("reason") or undecided_reason(row.get("stats") or {}, threshold_pct)
 

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from zl_core.foundation.verdicts import FASTER, INCONCLUSIVE, IR_CHANGED, MIXED, NO_CHANGE, SLOWER
+
 from zl_report import occupancy
 from zl_report.blocks import Block, Bullets, Cards, Details, Heading, Para, Plot, Table, Timeline
 from zl_report.format import duration as _duration
 from zl_report.format import pct, short_shape
 
 #: Verdicts a pull-request reader needs to see (screen: the code changed; rounds: timing moved).
-CHANGED = ("IR_CHANGED", "FASTER", "SLOWER", "MIXED", "INCONCLUSIVE")
+CHANGED = (IR_CHANGED, FASTER, SLOWER, MIXED, INCONCLUSIVE)
 
 
 def overview(model: Mapping) -> list[Block]:
@@ -31,7 +33,7 @@ def overview(model: Mapping) -> list[Block]:
     else:
         ops = [o for o in s.get("operators") or [] if not o.get("control")]
         cards.append(("operators", str(len(ops)), None))
-        for verdict in ("FASTER", "SLOWER", "MIXED", "INCONCLUSIVE", "NO_CHANGE"):
+        for verdict in (FASTER, SLOWER, MIXED, INCONCLUSIVE, NO_CHANGE):
             n = sum(1 for o in ops if o.get("verdict") == verdict)
             if n:
                 cards.append((verdict, str(n), _tone(verdict)))

@@ -7,6 +7,7 @@ decides an exit code.
 """
 
 from zl_core.campaigns.canary import CHOICES as CANARY_CHOICES  # --canary's values
+from zl_core.foundation.formats import duration  # how every command writes a duration
 from zl_core.interface.phases import (
     LABELS as PHASE_LABELS,  # how a plan names the phase a cell spends most in
 )
@@ -40,6 +41,7 @@ __all__ = [
     "ab",
     "ab_plan",
     "campaign_report",
+    "duration",
     "finished_ab_report",
     "keep_report_json",
     "plugin_host",

@@ -24,8 +24,10 @@ from zl_core.plugins.host import PluginHost
 
 from . import lanes
 from .commands import read_screen_input, where_from_screen
+from .inputs import runs_root
+from .lanes import resolve_devices
 from .options import AbOptions
-from .resolve import resolve, resolve_devices, runs_root
+from .resolve import resolve
 
 #: What a pipeline overlaps with another cell's time on the device (zl_core.interface.timing_gate).
 OVERLAPPED = (phases.START, phases.COLLECTION)

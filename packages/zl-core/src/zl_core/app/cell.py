@@ -16,9 +16,9 @@ from zl_core.interface.sources import Sources
 from zl_core.plugins.host import PluginHost
 from zl_core.store.layout import op_folder
 
-from .inputs import check_dtypes_offered
+from .inputs import check_dtypes_offered, runs_root
 from .options import Measurement, Where
-from .resolve import cell_settings, resolve, runs_root
+from .resolve import cell_settings, resolve
 
 
 @attrs.frozen(kw_only=True)

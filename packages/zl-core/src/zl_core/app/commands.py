@@ -38,11 +38,12 @@ from zl_core.store.screen_table import read_screen
 
 from . import lanes
 from .device_users import other_processes
-from .inputs import check_rounds, results_written_under
+from .inputs import check_rounds, results_written_under, runs_root
+from .lanes import resolve_devices
 from .options import AbOptions, ScreenOptions, Where
 from .replay_root import check_replay_root
 from .reports import finished_ab_report
-from .resolve import cell_settings, resolve, resolve_devices, runs_root
+from .resolve import cell_settings, resolve
 from .seal import check_frozen, finish_campaign
 from .skipped import read_dismiss, skipped_ops
 

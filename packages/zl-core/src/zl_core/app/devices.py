@@ -14,7 +14,8 @@ from zl_core.foundation.backend import Backend
 from zl_core.plugins import telemetry
 from zl_core.plugins.host import PluginHost
 
-from .resolve import resolve_backend, resolve_devices
+from .lanes import resolve_devices
+from .resolve import resolve_backend
 
 #: The first line of ``zl telemetry``'s TSV.
 TELEMETRY_HEADER = telemetry.HEADER

@@ -14,7 +14,7 @@ from zl_core.ir.compare import CHANGED, ONLY_A, ONLY_B
 from zl_core.ir.locate import op_cells, resolve_campaign
 from zl_core.ir.rollup import operator_lines
 
-from .resolve import runs_root
+from .inputs import runs_root
 
 
 @attrs.frozen(kw_only=True)

@@ -100,6 +100,7 @@ def _torch_blocked() -> Iterator[None]:
     if "torch" in sys.modules:
         yield
         return
+    # typeshed types sys.modules as modules only; None there is Python's documented block.
     sys.modules["torch"] = None  # type: ignore[assignment]
     try:
         yield

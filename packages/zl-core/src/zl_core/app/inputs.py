@@ -3,8 +3,7 @@
 Each check raises one :mod:`zl_core.foundation.errors` error whose one-line message names
 what is wrong and what to do: a runs root zl cannot write campaigns into, an
 operator or dtype the suite does not offer, a broken checkout (exit 3, as its
-cells' preflight would say), a timeout that is not a number of seconds, an
-adaptive round budget too small to look even once.
+cells' preflight would say), an adaptive round budget too small to look even once.
 """
 
 from __future__ import annotations
@@ -12,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import difflib
 import errno
-import math
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -28,6 +26,20 @@ VIRTUAL_ROOTS = ("/proc", "/sys", "/dev")
 #: The fewest rounds a verdict can come from: two with each side first (zl_core.stats).
 MIN_ROUNDS = MIN_LOOK_ROUNDS
 _WHERE = "pass --runs-root DIR (or set ZL_RUNS_ROOT) to a writable folder on a real disk"
+
+
+RUNS_ROOT_ENV = "ZL_RUNS_ROOT"
+
+
+def runs_root(value: Path | None) -> Path:
+    """The runs root, refused (one line, exit 2) where no campaign can be written."""
+    given = Path(value or os.environ.get(RUNS_ROOT_ENV) or "runs").expanduser()
+    try:
+        resolved = given.resolve()
+    except (RuntimeError, OSError) as exc:  # a loop of symbolic links (RuntimeError up to 3.12)
+        raise UsageError(f"runs root {given} cannot be resolved ({exc}); a symbolic link on its way "
+                         "leads in a loop: fix the links, or pass --runs-root elsewhere") from None
+    return check_runs_root(resolved)
 
 
 def check_runs_root(root: Path) -> Path:
@@ -53,14 +65,6 @@ def check_runs_root(root: Path) -> Path:
         raise BadInputError(f"runs root {root} cannot be written by this user ({existing} is not "
                             f"writable); {_WHERE}")
     return root
-
-
-def check_timeout(seconds: float) -> float:
-    """A per-cell timeout is a finite number of seconds above 0 (nan would mean none)."""
-    if not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds <= 0:
-        raise UsageError(f"--timeout {seconds!r} is not a number of seconds above 0; give one, "
-                         "e.g. --timeout 600")
-    return float(seconds)
 
 
 def check_rounds(rounds: int | None, max_rounds: int) -> None:
@@ -168,7 +172,7 @@ def results_written_under(root: Path, command: str) -> Iterator[None]:
         # The campaign whose file failed (a resumed one may lie under another runs root).
         campaign = (enclosing_campaign(Path(exc.filename)) if exc.filename else None) or _own_campaign(root)
         base = campaign.parent if campaign is not None else root
-        fix = _REMEDY.get(exc.errno, "fix that folder")
+        fix = _REMEDY.get(exc.errno, "fix that folder") if exc.errno is not None else "fix that folder"
         then = (f"then continue it with {command} --resume {campaign} (its finished cells are kept)"
                 if campaign is not None and exc.errno != errno.ENAMETOOLONG else f"then run {command} again")
         raise ResultsUnwritableError(

@@ -59,8 +59,8 @@ def suite_ops(host: PluginHost, where: Where) -> OpsListing:
     foreign checkout: exit 3, not "0 operators")."""
     provider, source = resolve_suite(host, where.suite, where.source)
     sources = resolve_sources(provider, where)
-    for _, path in sources.entries:
-        provider.check_source(path)
+    for _, checkout in sources.entries:
+        provider.check_source(checkout)
     listed = []
     for name, path in (sources.entries or (("", source),)):
         specs = every_op(provider, path, "" if sources.is_default(name) else name)

@@ -8,6 +8,7 @@ measure).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -16,16 +17,19 @@ import attrs
 from zl_core.campaigns import executors, state
 from zl_core.campaigns.dask_executor import import_distributed
 from zl_core.campaigns.executor import Executor
+from zl_core.foundation.backend import Backend
 from zl_core.foundation.errors import NoDeviceError, UsageError
 from zl_core.plugins.host import PluginHost
 from zl_core.store.layout import CampaignLayout
 from zl_core.store.record import read_campaign
 
-from .options import Lanes, Measurement, SwitchChoice, Where
-from .resolve import Resolved, check_op_specs, resolve, resolve_devices, runs_root
+from .options import AbOptions, Lanes, Measurement, ScreenOptions, SwitchChoice, Where
+from .resolve import Resolved, check_op_specs, resolve
 
-OptionsT = TypeVar("OptionsT")
-_NESTED = {"where": Where, "measure": Measurement, "switch": SwitchChoice, "lanes": Lanes}
+#: A campaign command's option record: the two that run campaigns.
+OptionsT = TypeVar("OptionsT", ScreenOptions, AbOptions)
+R = TypeVar("R", bound=attrs.AttrsInstance)
+_NESTED: dict[str, type[attrs.AttrsInstance]] = {"where": Where, "measure": Measurement, "switch": SwitchChoice, "lanes": Lanes}
 _PATHS = ("runs_root", "screen", "shape_file", "resume", "dismiss", "frozen", "replay_root")
 _PAIRS = ("a_env", "b_env", "op_timeouts", "control_env", "checks")
 
@@ -38,18 +42,19 @@ def options_json(options: Any) -> dict:
                         value_serializer=lambda _i, _f, v: str(v) if isinstance(v, Path) else v)
 
 
-def options_from_json(cls: type[OptionsT], data: dict) -> OptionsT:
-    kwargs = {}
+def options_from_json(cls: type[R], data: Mapping[str, object]) -> R:
+    """An option record (or one it nests) as campaign.json keeps it."""
+    kwargs: dict[str, object] = {}
     for field in attrs.fields(cls):
         if field.name not in data:
             continue
         value = data[field.name]
-        if field.name in _NESTED and isinstance(value, dict):
+        if field.name in _NESTED and isinstance(value, Mapping):
             value = options_from_json(_NESTED[field.name], value)
         elif field.name in _PATHS and value is not None:
-            value = Path(value)
+            value = Path(str(value))
         elif field.name in _PAIRS:
-            value = tuple(tuple(pair) for pair in value)
+            value = tuple(tuple(pair) for pair in value) if isinstance(value, list | tuple) else value
         elif isinstance(value, list):
             value = tuple(value)
         kwargs[field.name] = value
@@ -66,7 +71,7 @@ def flat_options(data: dict, prefix: str = "") -> dict[str, object]:
     return out
 
 
-def recorded_options(options: OptionsT, got: Resolved) -> OptionsT:
+def recorded_json(options: OptionsT, got: Resolved, root: Path) -> dict:
     """The options as campaign.json keeps them: every path absolute, nothing to re-guess."""
     items = got.sources.items()
     where = attrs.evolve(options.where, source=items[0] if items else got.source,
@@ -80,23 +85,25 @@ def recorded_options(options: OptionsT, got: Resolved) -> OptionsT:
         measure = attrs.evolve(measure, shape_file=Path(measure.shape_file).resolve())
     if measure.replay_root is not None:
         measure = attrs.evolve(measure, replay_root=Path(measure.replay_root).expanduser().resolve())
-    if getattr(options, "dismiss", None) is not None:
-        options = attrs.evolve(options, dismiss=Path(options.dismiss).resolve())
-    return attrs.evolve(options, where=where, measure=measure, runs_root=runs_root(options.runs_root),
-                        lanes=attrs.evolve(options.lanes, resume=None))
+    out = options_json(attrs.evolve(options, where=where, measure=measure, runs_root=root,
+                                    lanes=attrs.evolve(options.lanes, resume=None)))
+    if out.get("dismiss") is not None:  # a screen's list of dismissed operators
+        out["dismiss"] = str(Path(out["dismiss"]).resolve())
+    return out
 
 
 def resumed(options: OptionsT, kind: str) -> tuple[OptionsT, CampaignLayout]:
     """The campaign's own options (with this call's lanes) and its folder."""
-    layout = CampaignLayout(Path(options.lanes.resume).expanduser().resolve())
+    layout = CampaignLayout(Path(str(options.lanes.resume)).expanduser().resolve())
     meta = state.check_resumable(layout.root, kind)
-    measure = meta.options.get("measure") or {}
-    if "replay_ms" not in measure and not measure.get("compile_only"):
+    recorded_json = meta.options or {}
+    measure = recorded_json.get("measure") or {}
+    if not isinstance(measure, Mapping) or ("replay_ms" not in measure and not measure.get("compile_only")):
         # Its cells shared do_bench's rep across their ten graph replays; new cells spend
         # --replay-ms on each, and the report refuses to compare the two (caliber).
         raise UsageError(f"campaign {layout.root} was measured before the graph replay budget "
                          "existed; a resume would mix two timers. Start a new campaign")
-    recorded = options_from_json(type(options), meta.options)
+    recorded = options_from_json(type(options), recorded_json)
     if meta.compile_only and not recorded.measure.compile_only:
         # Recorded before the mode was: campaign.json's own fields say how its cells ran.
         recorded = attrs.evolve(recorded, measure=attrs.evolve(
@@ -170,7 +177,7 @@ def placed(host: PluginHost, options: Any, where: Where, kind: str, root: Path,
     got = attrs.evolve(got, device=device)
     # What campaign.json keeps for --resume: the options, the lanes; and the configuration
     # file some options came from (None: none).
-    recorded = {"options": options_json(recorded_options(options, got)),
+    recorded = {"options": recorded_json(options, got, root),
                 "devices": devices, "scheduler": options.lanes.scheduler,
                 "config": options.config.to_json() if options.config else None}
     return Placement(got=got, executor=chosen, devices=devices, recorded=recorded)
@@ -234,3 +241,25 @@ def where_text(device: str | None, lanes: Lanes, devices: list[str] | None) -> s
     if lanes.scheduler:
         return f" via scheduler {lanes.scheduler}"
     return "" if device is None else f":{device}"
+
+
+def resolve_devices(host: PluginHost, backend: Backend, spec: str, *, what: str) -> list[str]:
+    """``all`` or ``0,1,...`` as physical device ids; ids outside a visibility mask are refused."""
+    if spec.strip().lower() == "all":
+        devices = host.enumerate_devices(backend)
+        if not devices:
+            raise NoDeviceError(f"no {backend.name} device found on this machine for {what} "
+                                "--devices all; name them with --devices 0,1,...")
+        return devices
+    devices = [d.strip() for d in spec.split(",") if d.strip()]
+    if not devices:
+        raise UsageError(f"--devices {spec!r} names no device; give all or a list such as 0,1")
+    repeated = sorted({d for d in devices if devices.count(d) > 1})
+    if repeated:
+        raise UsageError(f"--devices names {', '.join(repeated)} twice; a device is one lane")
+    mask = host.visibility_mask(backend)
+    outside = [d for d in devices if mask is not None and d not in mask]
+    if outside:
+        raise UsageError(f"device(s) {', '.join(outside)} are hidden by the visibility mask "
+                         f"({', '.join(mask or [])}); devices are physical ids, pick among those")
+    return host.enumerate_devices(backend, devices)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import attrs
 
+from zl_core.foundation import convert
 from zl_core.interface import contract
 
 
@@ -21,7 +22,7 @@ class Where:
     suite: str | None = None  # None: the suite that runs from a checkout when one is given, else builtin
     source: str | None = None  # the provider's checkout (--source), maybe NAME=PATH
     #: Further checkouts (``--source`` again), ``PATH`` or ``NAME=PATH``.
-    more_sources: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    more_sources: tuple[str, ...] = attrs.field(default=(), converter=convert.str_tuple)
     backend: str | None = None  # None: $ZL_BACKEND, or the only / the probing backend
     device: str | None = None  # None: the first the backend finds
 
@@ -53,7 +54,7 @@ class Measurement:
     compile_only: bool = False
     target: str | None = None  # compile-only target
     #: ``(op, seconds)``: operators with their own cell timeout (a sealed campaign's workloads).
-    op_timeouts: tuple[tuple[str, float], ...] = attrs.field(default=(), converter=tuple)
+    op_timeouts: tuple[tuple[str, float], ...] = attrs.field(default=(), converter=convert.number_pairs)
     #: An earlier screen whose side-A records every cell replays (``--replay-root``);
     #: None: the campaign records its own (app.replay_root checks it).
     replay_root: Path | None = None
@@ -142,7 +143,7 @@ class AbOptions:
     checks: tuple[tuple[str, str, tuple[str, ...]], ...] = attrs.field(
         default=(), converter=lambda v: tuple((str(o), str(f), tuple(s)) for o, f, s in v))
     #: The control side's variables, added to side B's (a sealed campaign's ``control``).
-    control_env: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=tuple)
+    control_env: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=convert.str_pairs)
     #: Side R beside A and B: B's environment, its own autotune picks (the effect users
     #: ship), and side A's picks recorded twice (how often they reproduce).
     retuned: bool = False

@@ -71,8 +71,8 @@ def _recorded(cell_dir: Path) -> bool:
     if not CellLayout(cell_dir).autotune_records.is_dir():
         return False
     try:
-        identity = caliber.read_identity(cell_dir) or {}
+        identity = caliber.read_identity(cell_dir)
     except BadInputError:
         return False
-    return (identity.get("autotune_mode") == "record" and bool(identity.get("finished"))
-            and not identity.get("interrupted") and identity.get("rc") in (0, "0"))
+    return (identity is not None and identity.autotune_mode == "record" and identity.finished
+            and not identity.interrupted and identity.rc == 0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import os
 from pathlib import Path
 
@@ -18,12 +19,11 @@ from zl_core.interface.provider import Provider
 from zl_core.interface.sources import Sources, split_item
 from zl_core.plugins.host import PluginHost
 
-from .inputs import check_ops_offered, check_runs_root, check_timeout
+from .inputs import check_ops_offered
 from .options import Measurement, Where
 
 BACKEND_ENV = "ZL_BACKEND"
 BUILTIN_SUITE = "builtin"
-RUNS_ROOT_ENV = "ZL_RUNS_ROOT"
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +45,14 @@ class Resolved:
         if not self.sources.entries and self.source:
             object.__setattr__(self, "sources", Sources.single(
                 self.source, self.provider.default_source_name))
+
+
+def check_timeout(seconds: float) -> float:
+    """A per-cell timeout is a finite number of seconds above 0 (nan would mean none)."""
+    if not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds <= 0:
+        raise UsageError(f"--timeout {seconds!r} is not a number of seconds above 0; give one, "
+                         "e.g. --timeout 600")
+    return float(seconds)
 
 
 def resolve(host: PluginHost, where: Where, measure: Measurement, *, what: str,
@@ -246,17 +254,6 @@ def check_compile_only(measure: Measurement, provider: Provider, host: PluginHos
     return measure
 
 
-def runs_root(value: Path | None) -> Path:
-    """The runs root, refused (one line, exit 2) where no campaign can be written."""
-    given = Path(value or os.environ.get(RUNS_ROOT_ENV) or "runs").expanduser()
-    try:
-        resolved = given.resolve()
-    except (RuntimeError, OSError) as exc:  # a loop of symbolic links (RuntimeError up to 3.12)
-        raise UsageError(f"runs root {given} cannot be resolved ({exc}); a symbolic link on its way "
-                         "leads in a loop: fix the links, or pass --runs-root elsewhere") from None
-    return check_runs_root(resolved)
-
-
 def check_op_specs(specs: tuple[str, ...] | list[str], *, several_sources: bool = False) -> None:
     """Malformed specs fail before anything is probed or written."""
     for spec in specs:
@@ -330,25 +327,3 @@ def cell_settings(measure: Measurement, sources: Sources | str | None) -> CellSe
                         target=measure.target, op_timeouts=measure.op_timeouts,
                         replay_root=(Path(measure.replay_root).expanduser().resolve()
                                      if measure.replay_root is not None else None))
-
-
-def resolve_devices(host: PluginHost, backend: Backend, spec: str, *, what: str) -> list[str]:
-    """``all`` or ``0,1,...`` as physical device ids; ids outside a visibility mask are refused."""
-    if spec.strip().lower() == "all":
-        devices = host.enumerate_devices(backend)
-        if not devices:
-            raise NoDeviceError(f"no {backend.name} device found on this machine for {what} "
-                                "--devices all; name them with --devices 0,1,...")
-        return devices
-    devices = [d.strip() for d in spec.split(",") if d.strip()]
-    if not devices:
-        raise UsageError(f"--devices {spec!r} names no device; give all or a list such as 0,1")
-    repeated = sorted({d for d in devices if devices.count(d) > 1})
-    if repeated:
-        raise UsageError(f"--devices names {', '.join(repeated)} twice; a device is one lane")
-    mask = host.visibility_mask(backend)
-    outside = [d for d in devices if mask is not None and d not in mask]
-    if outside:
-        raise UsageError(f"device(s) {', '.join(outside)} are hidden by the visibility mask "
-                         f"({', '.join(mask or [])}); devices are physical ids, pick among those")
-    return host.enumerate_devices(backend, devices)

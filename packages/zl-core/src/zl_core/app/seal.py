@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import shlex
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -15,14 +17,15 @@ from zl_core.foundation.errors import UsageError
 from zl_core.interface.provider import CheckSpec
 from zl_core.plugins.host import PluginHost
 from zl_core.seal import freeze, preconditions
+from zl_core.seal.matrix import FrozenMatrix
 
+from .inputs import runs_root
 from .lanes import flat_options, options_json
-from .resolve import runs_root
 
 
 @attrs.frozen(kw_only=True)
 class FreezeOutcome:
-    matrix: dict
+    matrix: FrozenMatrix
     screen: Estimate  # the screen's two cells per workload
     rounds: Estimate  # the A/B rounds' two cells per round per workload
     out: Path | None  # None: a dry run, nothing written
@@ -34,18 +37,20 @@ def freeze_manifest(host: PluginHost, manifest: Path, out: Path | None, *, dry_r
     this host's earlier campaigns, and (unless ``dry_run``) freeze it under ``out``."""
     frozen = freeze.plan(host, manifest, python=python)
     root = runs_root(runs)
-    ops = [task["op"] for task in frozen.matrix["tasks"]]
-    compile_only = bool(frozen.matrix["compile_only"])
+    ops = [task.op for task in frozen.matrix.tasks]
+    compile_only = frozen.matrix.compile_only
     seen, read = history(root, "screen", compile_only=compile_only)
     screen = estimate(ops, seen, sides=2, lanes=1, campaigns_read=read)
-    rounds = frozen.matrix["rounds"] if isinstance(frozen.matrix["rounds"], int) else frozen.matrix["max_rounds"]
+    rounds = frozen.matrix.rounds if frozen.matrix.rounds is not None else frozen.matrix.max_rounds
     seen, read = history(root, "ab", compile_only=False)
     ab = estimate(ops, seen, sides=2 * rounds, lanes=1, campaigns_read=read)
-    written = None if dry_run else freeze.write(frozen, out)
+    if not dry_run and out is None:
+        raise UsageError("give the folder to freeze into (--out DIR), or ask for a dry run")
+    written = None if dry_run or out is None else freeze.write(frozen, out)
     return FreezeOutcome(matrix=frozen.matrix, screen=screen, rounds=ab, out=written)
 
 
-def check_frozen(host: PluginHost, frozen_dir: Path, *, python: str | None = None) -> dict:
+def check_frozen(host: PluginHost, frozen_dir: Path, *, python: str | None = None) -> FrozenMatrix:
     """The frozen matrix once every precondition holds (SealBrokenError names each broken one)."""
     return preconditions.check(host, frozen_dir, python=python)
 
@@ -61,7 +66,7 @@ def flags_beside_a_manifest() -> tuple[str, ...]:
     return tuple(dict.fromkeys(option_flag(name) for name in MAY_GIVE))
 
 
-def shown_compiler(matrix: dict) -> list[str]:
+def shown_compiler(matrix: Mapping[str, Any]) -> list[str]:
     """The compiler build and the inherited compiler variables a matrix binds, one line each."""
     from zl_core.foundation.compiler_build import build_id
     from zl_core.foundation.compiler_env import caliber_value
@@ -77,9 +82,9 @@ def shown_compiler(matrix: dict) -> list[str]:
     return lines
 
 
-def shown_check(check: dict) -> str:
+def shown_check(check: CheckSpec) -> str:
     """A frozen task's accuracy tests as the pytest arguments its check cells get, quoted."""
-    return shlex.join(CheckSpec(file=check["file"], select=check["select"]).pytest_args())
+    return shlex.join(check.pytest_args())
 
 
 def frozen_options(kind: str, frozen_dir: Path, given):
@@ -99,45 +104,36 @@ def frozen_options(kind: str, frozen_dir: Path, given):
         raise UsageError(f"--manifest runs the frozen matrix as it was frozen; drop "
                          f"{', '.join(differ)} (the matrix decides them), or freeze a new manifest")
     matrix, _seal = freeze.read(frozen_dir)
-    sources = matrix.get("sources") or []
-    default_name = sources[0]["name"] if sources else ""
-    ops = tuple(str(OpSpec(op=(f"{t['source']}:" if t["source"] and t["source"] != default_name else "")
-                           + t["op"], op_file=t["op_file"], dtypes=tuple(t["dtypes"])))
-                for t in matrix["tasks"])
-    where = Where(suite=matrix["suite"],
+    sources = matrix.sources
+    default_name = str(sources[0]["name"]) if sources else ""
+    names = frozenset(str(s["name"]) for s in sources)
+    ops = tuple(str(OpSpec(op=(f"{t.source}:" if t.source and t.source != default_name else "") + t.op,
+                           op_file=t.op_file, dtypes=t.dtypes))
+                for t in matrix.tasks)
+    op_names = [OpSpec.parse(spec, prefixes=names, default_source=default_name).op for spec in ops]
+    where = Where(suite=matrix.suite,
                   source=f"{sources[0]['name']}={sources[0]['path']}" if sources else None,
                   more_sources=tuple(f"{s['name']}={s['path']}" for s in sources[1:]),
-                  backend=matrix["backend"], device=matrix["device"])
+                  backend=matrix.backend, device=matrix.device)
     base = default.measure
-    measure = attrs.evolve(base, python=matrix["python"], lock_timeout_s=given.measure.lock_timeout_s, timer=matrix["measure"]["timer"],
-                           # a matrix frozen before the key, or without it: the command's default
-                           timing=matrix["measure"].get("timing") or base.timing,
-                           l2=matrix["measure"].get("l2") or base.l2,
-                           replay_ms=float(matrix["measure"]["replay_ms"]),
-                           level=matrix["measure"]["level"],
-                           timeout_s=float(matrix["measure"]["timeout_s"]),
-                           op_timeouts=tuple(
-                               (OpSpec.parse(spec, prefixes=frozenset(s["name"] for s in sources),
-                                             default_source=default_name).op, float(t["timeout_s"]))
-                               for spec, t in zip(ops, matrix["tasks"], strict=True)
-                               if float(t["timeout_s"]) != float(matrix["measure"]["timeout_s"])),
-                           compile_only=bool(matrix["compile_only"]), target=matrix["target"])
-    switch = SwitchChoice(switch=matrix["switch"]["name"], a_value=matrix["switch"]["a"],
-                          b_value=matrix["switch"]["b"])
-    common = {"ops": ops, "where": where, "measure": measure, "switch": switch,
-              "runs_root": given.runs_root, "frozen": Path(frozen_dir).resolve()}
+    measure = attrs.evolve(base, python=matrix.python or base.python, lock_timeout_s=given.measure.lock_timeout_s,
+                           timer=matrix.timer, timing=matrix.timing or base.timing, l2=matrix.l2 or base.l2,
+                           replay_ms=matrix.replay_ms, level=matrix.level, timeout_s=matrix.timeout_s,
+                           op_timeouts=tuple((name, t.timeout_s) for name, t in zip(op_names, matrix.tasks, strict=True)
+                                             if t.timeout_s != matrix.timeout_s),
+                           compile_only=matrix.compile_only, target=matrix.target)
+    name, a_value, b_value = matrix.switch
+    switch = SwitchChoice(switch=name, a_value=a_value, b_value=b_value)
     if kind == "screen":
-        return ScreenOptions(**common)
-    rounds = matrix["rounds"]
-    checks = tuple((OpSpec.parse(spec, prefixes=frozenset(s["name"] for s in sources),
-                                 default_source=default_name).op, t["check"]["file"], tuple(t["check"]["select"]))
-                   for spec, t in zip(ops, matrix["tasks"], strict=True) if t.get("check"))
-    control = tuple(((matrix.get("control") or {}).get("env") or {}).items())
-    return AbOptions(**common, telemetry_interval=given.telemetry_interval, checks=checks,
-                     control_env=control,
-                     rounds=rounds if isinstance(rounds, int) else None,
-                     max_rounds=int(matrix["max_rounds"]),
-                     threshold_pct=float(matrix["threshold_pct"]), retuned=bool(matrix.get("retuned", False)))
+        return ScreenOptions(ops=ops, where=where, measure=measure, switch=switch,
+                             runs_root=given.runs_root, frozen=Path(frozen_dir).resolve())
+    checks = tuple((name, check.file, check.select) for name, t in zip(op_names, matrix.tasks, strict=True)
+                   if (check := t.check) is not None)
+    return AbOptions(ops=ops, where=where, measure=measure, switch=switch, runs_root=given.runs_root,
+                     frozen=Path(frozen_dir).resolve(), telemetry_interval=given.telemetry_interval,
+                     checks=checks, control_env=matrix.control_env, rounds=matrix.rounds,
+                     max_rounds=matrix.max_rounds, threshold_pct=matrix.threshold_pct,
+                     retuned=matrix.retuned)
 
 
 
@@ -163,15 +159,15 @@ def finish_campaign(campaign: Path) -> Path | None:
     meta = read_campaign(layout.root)
     if state.state_of(meta) != state.FINISHING:
         return None
-    cells = {(layout.root / row.cell) for row in latest_by_cell(read_status(layout.root)).values()
+    found = {(layout.root / row.cell) for row in latest_by_cell(read_status(layout.root)).values()
              if row.cell and (layout.root / row.cell).is_dir()}
-    cells |= {d for d in layout.root.glob(f"*/{CHECK_DIR}/*") if d.is_dir()}  # accuracy-test cells
-    cells = sorted(cells)
+    found |= {d for d in layout.root.glob(f"*/{CHECK_DIR}/*") if d.is_dir()}  # accuracy-test cells
+    cells = sorted(found)
     frozen_dir = (meta.options or {}).get("frozen")
     frozen = None
     if frozen_dir:
-        matrix, sealed = freeze.read(Path(frozen_dir))
-        frozen = {"dir": str(frozen_dir), "campaign": matrix.get("campaign"),
+        matrix, sealed = freeze.read(Path(str(frozen_dir)))
+        frozen = {"dir": str(frozen_dir), "campaign": matrix.campaign,
                   "manifest_sha256": sealed.get("manifest_sha256"),
                   "matrix_sha256": sealed.get("matrix_sha256")}
     if frozen is not None and meta.is_rounds:
@@ -216,14 +212,13 @@ def _refuse_unfinished(layout) -> None:
                          f"{state.finish_hint(layout.root, meta, 'zl ab')}")
 
 
-def write_classes(layout, matrix: dict) -> Path:
+def write_classes(layout, matrix: FrozenMatrix) -> Path:
     """classes.json of a frozen A/B campaign, under the frozen matrix's rule."""
     from zl_core.foundation.atomic import write_json_atomic
     from zl_core.seal import account, receipts
 
-    classes = account.account(layout.root, _kept_model(layout), floor=int(matrix["launch_floor"]),
-                              gain_pct=float(matrix.get("gain_pct", 5.0)),
-                              regression_pct=float(matrix.get("regression_pct", 3.0)))
+    classes = account.account(layout.root, _kept_model(layout), floor=matrix.launch_floor,
+                              gain_pct=matrix.gain_pct, regression_pct=matrix.regression_pct)
     return write_json_atomic(layout.root / receipts.CLASSES_FILE, classes)
 
 

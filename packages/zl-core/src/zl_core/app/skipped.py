@@ -25,9 +25,9 @@ def read_dismiss(path: Path) -> dict[str, str]:
     except UnicodeDecodeError as exc:
         raise BadInputError(f"--dismiss {path} is not UTF-8 text (byte {exc.start}); it lists "
                             "operators, one 'op  reason' a line") from None
-    dismissed = {}
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.split("#", 1)[0].strip()
+    dismissed: dict[str, str] = {}
+    for number, written in enumerate(text.splitlines(), start=1):
+        line = written.split("#", 1)[0].strip()
         if not line:
             continue
         op, _, reason = line.partition(" ")

@@ -56,7 +56,8 @@ def run_ab(host: PluginHost, spec: CampaignSpec, *,
     aside and rerun, the rounds still to run in the order the first ones ran in).
     Without an executor the operators run one after the other on ``spec.device``.
     """
-    if spec.plan is None:
+    plan = spec.plan
+    if plan is None:
         raise ValueError("run_ab takes an A/B campaign's spec (with its rounds plan); see run_screen")
     kind, sides, device = spec.kind, spec.sides, spec.device
     executor = executor or SerialExecutor(device)
@@ -65,7 +66,6 @@ def run_ab(host: PluginHost, spec: CampaignSpec, *,
                                                     pipeline=pipeline(executor)))
     spec = attrs.evolve(spec, settings=settle_start(host, spec, log.info))
     layout = spec.resume or CampaignLayout.create(spec.runs_root, kind, sides.switch)
-    plan = spec.plan
     if spec.resume is not None:  # rounds still to run keep the order the first ones ran in
         plan = attrs.evolve(plan, round_order=recorded_round_order(record.read_campaign(layout.root)))
         spec = attrs.evolve(spec, plan=plan)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import attrs
 
-from zl_core.cells.cell import CellOutcome, run_cell
+from zl_core.cells.cell import CellOutcome, prefixed, run_cell
 from zl_core.interface import caliber
 from zl_core.interface.provider import CellRequest, Provider
 from zl_core.plugins.host import PluginHost
@@ -50,7 +50,7 @@ def run_with_retries(host: PluginHost, provider: Provider, request: CellRequest,
     notes: list[str] = []
     while True:
         label = f"{request.op.op} {request.side}"
-        outcome = run_cell(host, provider, request, say=lambda text, label=label: say(f"{label}: {text}"))
+        outcome = run_cell(host, provider, request, say=prefixed(say, f"{label}: "))
         codes.append(outcome.rc)
         attempt = len(codes)
         if outcome.ok:

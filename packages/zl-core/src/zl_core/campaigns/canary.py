@@ -10,14 +10,12 @@ are the plan's own first operators, so nothing they measure is thrown away.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TypeVar
 
 from zl_core.foundation.errors import CanaryFailedError
 from zl_core.store.layout import CampaignLayout
 
+from .executor import Task
 from .kept_cells import failed_ops
-
-T = TypeVar("T")
 
 #: ``--canary`` values: auto (long or frozen campaigns), on, off.
 CHOICES = ("auto", "on", "off")
@@ -40,14 +38,14 @@ def choice_for(choice: str, *, frozen: bool) -> str:
     return "on" if frozen and choice == "auto" else choice
 
 
-def split(tasks: Sequence[T], lanes: int) -> tuple[list[T], list[T]]:
+def split(tasks: Sequence[Task], lanes: int) -> tuple[list[Task], list[Task]]:
     """(the canaries: the plan's first operator for each lane, the rest)."""
     count = max(1, lanes)
     return list(tasks[:count]), list(tasks[count:])
 
 
-def plan(tasks: Sequence[T], *, choice: str, lanes: int, resumed: bool,
-         say: Callable[[str], None]) -> tuple[list[T], list[T]]:
+def plan(tasks: Sequence[Task], *, choice: str, lanes: int, resumed: bool,
+         say: Callable[[str], None]) -> tuple[list[Task], list[Task]]:
     """(the canaries, the rest) of a campaign's plan, said when there are canaries;
     ([], tasks) when the campaign runs none (:func:`wanted`)."""
     if not wanted(choice, tasks=len(tasks), lanes=lanes, resumed=resumed):

@@ -9,7 +9,7 @@ from typing import TypeVar
 
 from zl_core.cells import sweep_shards
 from zl_core.cells.cell import CellOutcome
-from zl_core.decisions.ir_verdict import SideResult
+from zl_core.decisions.ir_verdict import STALLED, TIMEOUT, SideResult
 from zl_core.foundation.errors import PreflightError
 from zl_core.interface.provider import CellRequest
 from zl_core.interface.ttgir_layout import IrSummary, summarize
@@ -73,7 +73,7 @@ def run_side(runtime: TaskRuntime, suite: str, request: CellRequest, *, round_no
                                    outcome=outcome, summary=str(exc))
         return SideResult(outcome=outcome, ir=EMPTY_IR, preflight=str(exc))
     ir = summarize(CellLayout(outcome.cell_dir).ttgir)
-    state = "STALLED" if outcome.stalled else "TIMEOUT" if outcome.timed_out else f"rc={outcome.rc}"
+    state = STALLED if outcome.stalled else TIMEOUT if outcome.timed_out else f"rc={outcome.rc}"
     runtime.sink.cell_finished(op=op, round_no=round_no, side=side, switch_value=switch_value,
                                outcome=outcome,
                                summary=f"{state} rows={outcome.success_rows} ttgir={ir.files} "

@@ -27,16 +27,17 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path, PurePath
 from typing import Any, TypeVar
 
 import attrs
 
+from zl_core.cells.cell import CellOutcome
 from zl_core.cells.devicelock import DeviceLock
 from zl_core.foundation.errors import UsageError
 
-from .executor import Lane, Task, TaskFunction, TaskRuntime, task_op
+from .executor import CampaignSink, CellSink, Lane, Task, TaskFunction, TaskRuntime, task_op
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -63,20 +64,36 @@ def import_distributed():
 
 
 class RecordingSink:
-    """Collects a task's cell reports on the worker; the campaign side replays them."""
+    """Collects a task's cell reports on the worker (a :class:`CellSink`, each call kept as
+    its method's name and keywords); the campaign side replays them."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, dict]] = []
 
-    def __getattr__(self, name: str) -> Callable[..., None]:
-        if name.startswith("_"):
-            raise AttributeError(name)
+    def cell_started(self, *, op: str, round_no: int, side: str, switch_value: str) -> None:
+        self.calls.append(("cell_started", {"op": op, "round_no": round_no, "side": side,
+                                            "switch_value": switch_value}))
 
-        def record(*args: Any, **kwargs: Any) -> None:
-            if args:
-                kwargs = {"_args": args, **kwargs}
-            self.calls.append((name, kwargs))
-        return record
+    def cell_finished(self, *, op: str, round_no: int, side: str, switch_value: str,
+                      outcome: CellOutcome, summary: str) -> None:
+        self.calls.append(("cell_finished", {"op": op, "round_no": round_no, "side": side,
+                                             "switch_value": switch_value, "outcome": outcome,
+                                             "summary": summary}))
+
+    def cell_skipped(self, *, op: str, round_no: int, side: str, why: str) -> None:
+        self.calls.append(("cell_skipped", {"op": op, "round_no": round_no, "side": side, "why": why}))
+
+    def check_started(self, *, op: str, side: str, label: str) -> None:
+        self.calls.append(("check_started", {"op": op, "side": side, "label": label}))
+
+    def check_finished(self, *, op: str, side: str, text: str) -> None:
+        self.calls.append(("check_finished", {"op": op, "side": side, "text": text}))
+
+    def line(self, text: str) -> None:
+        self.calls.append(("line", {"text": text}))
+
+    def more_cells(self, n: int, why: str = "") -> None:
+        self.calls.append(("more_cells", {"n": n, "why": why}))
 
 
 _lanes_lock = threading.Lock()
@@ -138,7 +155,7 @@ def homed(value: T, scratch: Path, root: Path) -> T:
 
     def home(item: Any) -> Any:
         if attrs.has(type(item)):
-            changed = {}
+            changed: dict[str, object] = {}
             for field in attrs.fields(type(item)):
                 old = getattr(item, field.name)
                 new = home(old)
@@ -149,10 +166,10 @@ def homed(value: T, scratch: Path, root: Path) -> T:
             items = {k: home(v) for k, v in item.items()}
             return items if any(items[k] is not item[k] for k in item) else item
         if isinstance(item, (tuple, list)) and not hasattr(item, "_fields"):
-            items = [home(v) for v in item]
-            if all(a is b for a, b in zip(items, item, strict=True)):
+            homed_items = [home(v) for v in item]
+            if all(a is b for a, b in zip(homed_items, item, strict=True)):
                 return item
-            return tuple(items) if isinstance(item, tuple) else items
+            return tuple(homed_items) if isinstance(item, tuple) else homed_items
         if isinstance(item, PurePath):
             try:
                 return type(item)(root / Path(item).relative_to(scratch))
@@ -165,10 +182,11 @@ def homed(value: T, scratch: Path, root: Path) -> T:
     return home(value)
 
 
-def run_on_worker(fn: TaskFunction, task: Task, runtime: Any, campaign_root: str,
+def run_on_worker(fn: TaskFunction, task: Task, campaign_root: str,
                   seed: bytes | None = None, kept_on: str | None = None) -> dict:
     """Run one task on a lane of this worker (the device ``kept_on`` first, where a resumed
-    operator's kept cells ran); return its result, reports and folder."""
+    operator's kept cells ran); return its result, reports and folder. Its runtime is the
+    worker's own: this host's plugin host, and a sink whose calls travel back."""
     from distributed import get_worker
 
     from zl_core.plugins.host import plugin_host
@@ -188,8 +206,7 @@ def run_on_worker(fn: TaskFunction, task: Task, runtime: Any, campaign_root: str
             if seed is not None:  # a resumed operator: its finished cells are kept there too
                 _unpack(seed, scratch)
             sink = RecordingSink()
-            result = fn(task, Lane(device, cell_root=scratch),
-                        attrs.evolve(runtime, host=plugin_host(), sink=sink))
+            result = fn(task, Lane(device, cell_root=scratch), TaskRuntime(host=plugin_host(), sink=sink))
             return {"result": homed(result, scratch, root), "calls": homed(sink.calls, scratch, root),
                     "archive": _archive(scratch), "host": host, "device": f"{backend}:{device}"}
         finally:
@@ -213,10 +230,9 @@ def _unpack(archive: bytes, root: Path) -> None:
         tar.extractall(root)
 
 
-def _replay(calls: list[tuple[str, dict]], sink: Any) -> None:
+def _replay(calls: list[tuple[str, dict]], sink: CellSink) -> None:
     for name, kwargs in calls:
-        args = kwargs.pop("_args", ())
-        getattr(sink, name)(*args, **kwargs)
+        getattr(sink, name)(**kwargs)
 
 
 class DaskExecutor:
@@ -247,20 +263,22 @@ class DaskExecutor:
         workers = self.client().scheduler_info().get("workers", {})
         return int(sum(w.get("resources", {}).get(LANE, 0) for w in workers.values())) or 1
 
-    def run(self, fn: TaskFunction, tasks: Iterable[Task], runtime: TaskRuntime, *,
+    def run(self, fn: TaskFunction[Task, R], tasks: Iterable[Task], runtime: TaskRuntime, *,
             kept_on: Mapping[str, str] | None = None) -> Iterator[R]:
         kept_on = kept_on or {}
         client = self.client()
         if self.campaign_root is None:
+            if not isinstance(runtime.sink, CampaignSink):
+                raise TypeError("DaskExecutor needs campaign_root= where the sink is no CampaignSink")
             self.campaign_root = Path(runtime.sink.layout.root)
-        travelling = attrs.evolve(runtime, host=None, sink=None)
+        campaign_root = self.campaign_root
         keys = {}
         futures = []
         for task in tasks:
             key = f"zl-{task_op(task)}-{uuid.uuid4().hex[:8]}"
             keys[key] = task_op(task)
-            futures.append(client.submit(run_on_worker, fn, task, travelling, str(self.campaign_root),
-                                         _seed(self.campaign_root, task_op(task)),
+            futures.append(client.submit(run_on_worker, fn, task, str(campaign_root),
+                                         _seed(campaign_root, task_op(task)),
                                          kept_on.get(task_op(task)),
                                          resources={LANE: 1}, pure=False, key=key))
         try:
@@ -268,16 +286,16 @@ class DaskExecutor:
                 out = future.result()
                 # The worker's copy holds the operator's kept cells and the new ones.
                 if keys[future.key]:
-                    shutil.rmtree(self.campaign_root / keys[future.key], ignore_errors=True)
-                _unpack(out["archive"], self.campaign_root)
+                    shutil.rmtree(campaign_root / keys[future.key], ignore_errors=True)
+                _unpack(out["archive"], campaign_root)
                 _replay(out["calls"], runtime.sink)
                 yield out["result"]
         finally:
-            self._record_attempts(client, keys, runtime)
+            self._record_attempts(client, keys, runtime, campaign_root)
             for future in futures:
                 future.cancel()
 
-    def _record_attempts(self, client, keys: dict[str, str], runtime: Any) -> None:
+    def _record_attempts(self, client, keys: dict[str, str], runtime: Any, root: Path | None = None) -> None:
         """Write every start of this campaign's tasks to dask_tasks.tsv; name the retried ones."""
         try:
             events = client.get_events(EVENT_TOPIC)
@@ -297,7 +315,10 @@ class DaskExecutor:
             if len(starts[op]) > 1:
                 runtime.sink.line(f"{op}: rerun from scratch after its worker died "
                                   f"({len(starts[op])} attempts, see {TASKS_TSV})")
-        (self.campaign_root / TASKS_TSV).write_text("\n".join(lines) + "\n", encoding="utf-8")
+        root = root or self.campaign_root
+        if root is None:  # no campaign folder to write it into
+            return
+        (root / TASKS_TSV).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
     def close(self) -> None:
         if self._client is not None:

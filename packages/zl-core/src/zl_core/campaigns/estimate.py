@@ -20,7 +20,7 @@ import attrs
 
 from zl_core.decisions.status import latest_by_cell, read_status
 from zl_core.foundation.errors import BadInputError
-from zl_core.interface import caliber, phases
+from zl_core.interface import caliber
 from zl_core.store.status_table import StatusRow
 
 HISTORY = 20
@@ -75,18 +75,16 @@ def _finished_cell(campaign: Path, row: StatusRow, *, host: str,
     if not cell.is_relative_to(campaign.resolve()):
         return None
     try:
-        identity = caliber.read_identity(cell) or {}
+        identity = caliber.read_identity(cell) or caliber.CellIdentity()
     except BadInputError:  # safe: an estimate from fewer cells; that campaign's report names it
         return None
-    if identity.get("host") != host or bool(identity.get("compile_only")) != compile_only:
+    if identity.host != host or identity.compile_only != compile_only:
         return None
-    record = identity.get(phases.KEY)
-    if isinstance(record, Mapping) and isinstance(record.get("wall_s"), (int, float)):
+    record = identity.phases
+    if record is not None and isinstance(record.get("wall_s"), (int, float)):
         return record
-    try:
-        return {"wall_s": float(row["elapsed_s"]), "seconds": None}
-    except (KeyError, ValueError):
-        return None
+    elapsed = row.elapsed  # a cell without phases: its status row's elapsed seconds
+    return None if elapsed is None else {"wall_s": elapsed, "seconds": None}
 
 
 def estimate(ops: Iterable[str], seen: Mapping[str, Mapping[str, list[Mapping]]], *,
@@ -105,10 +103,12 @@ def estimate(ops: Iterable[str], seen: Mapping[str, Mapping[str, list[Mapping]]]
                                dominant_phase=_dominant(records)))
     known = [r.seconds for r in rows if r.seconds is not None]
     assumed = statistics.median(known) if known else None
-    costs = [r.seconds if r.seconds is not None else assumed for r in rows]
     if assumed is None and rows:
         return Estimate(ops=tuple(rows), assumed_s=None, total_s=None, lanes=lanes,
                         makespan_s=None, campaigns_read=campaigns_read)
+    # Every operator's cost: its own, else the median of those seen (no None is left).
+    costs = [cost for cost in (r.seconds if r.seconds is not None else assumed for r in rows)
+             if cost is not None]
     return Estimate(ops=tuple(rows), assumed_s=assumed, total_s=sum(costs), lanes=lanes,
                     makespan_s=_longest_first(costs, lanes), campaigns_read=campaigns_read)
 
@@ -128,4 +128,4 @@ def _dominant(records: list[Mapping]) -> str | None:
         for name, value in (record.get("seconds") or {}).items():
             if isinstance(value, (int, float)):
                 totals[name] = totals.get(name, 0.0) + float(value)
-    return max(totals, key=totals.get) if totals else None
+    return max(totals, key=lambda name: totals[name]) if totals else None

@@ -142,7 +142,7 @@ class Executor(Protocol):
     ``kept_on`` (operator -> device) names where a resumed operator's kept cells ran: the
     executor runs that operator on a lane of that device if it has one."""
 
-    def run(self, fn: TaskFunction, tasks: Iterable[Task], runtime: TaskRuntime, *,
+    def run(self, fn: TaskFunction[Task, R], tasks: Iterable[Task], runtime: TaskRuntime, *,
             kept_on: Mapping[str, str] | None = None) -> Iterator[R]: ...
 
 
@@ -153,7 +153,7 @@ class SerialExecutor:
     def __init__(self, device: str | None = None) -> None:
         self.device = device
 
-    def run(self, fn: TaskFunction, tasks: Iterable[Task], runtime: TaskRuntime, *,
+    def run(self, fn: TaskFunction[Task, R], tasks: Iterable[Task], runtime: TaskRuntime, *,
             kept_on: Mapping[str, str] | None = None) -> Iterator[R]:
         kept_on = kept_on or {}
         for task in tasks:

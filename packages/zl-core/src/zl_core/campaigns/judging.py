@@ -38,15 +38,15 @@ def series_latencies(series: Iterable[ShapeSeries], *, fallback: bool = False
         if (s.segment == FALLBACK_SEGMENT) != fallback:
             continue
         if fallback:
-            out[s.key] = {r: (p.a.latency_ms, p.b.latency_ms)
-                          for r, p in zip(s.rounds, s.pairs, strict=True) if p and p.a and p.b}
+            out[s.key] = {r: both for r, p in zip(s.rounds, s.pairs, strict=True)
+                          if p is not None and (both := p.latencies) is not None}
             continue
         usable = [(r, p) for r, p in zip(s.rounds, s.pairs, strict=True) if p is not None and p.cls == OK]
         timers = Counter(p.timer for _, p in usable)
         if not timers:
             continue
         timer = timers.most_common(1)[0][0]
-        out[s.key] = {r: (p.a.latency_ms, p.b.latency_ms) for r, p in usable if p.timer == timer}
+        out[s.key] = {r: both for r, p in usable if p.timer == timer and (both := p.latencies) is not None}
     return out
 
 

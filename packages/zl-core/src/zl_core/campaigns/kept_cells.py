@@ -26,25 +26,21 @@ ASIDE_DIR = ".aside"
 
 def finished(cell_dir: Path) -> bool:
     identity = caliber.read_identity(cell_dir) if Path(cell_dir).is_dir() else None
-    return bool(identity and identity.get("finished") and not identity.get("interrupted"))
+    return identity is not None and identity.finished and not identity.interrupted
 
 
 def kept_outcome(cell_dir: Path) -> CellOutcome | None:
     """The outcome of a cell finished before (resume keeps it), None when it must run."""
     if not finished(cell_dir):
         return None
-    identity = caliber.read_identity(cell_dir) or {}
+    identity = caliber.read_identity(cell_dir) or caliber.CellIdentity()
     end = CellLayout(cell_dir).identity.stat().st_mtime
-    elapsed = float(identity.get("elapsed_s") or 0.0)
-    skips = identity.get("skips")
-    return CellOutcome(cell_dir=Path(cell_dir), rc=int(identity.get("rc", 0)),
-                       timed_out=bool(identity.get("timed_out")),
-                       stalled=bool(identity.get("stalled")), elapsed_s=elapsed,
-                       start=end - elapsed, end=end, markers=dict(identity.get("markers") or {}),
-                       success_rows=int(identity.get("success_rows") or 0),
-                       failed_rows=int(identity.get("failed_rows") or 0),
-                       rows_error=str(identity.get("rows_error") or ""),
-                       skips=tuple(str(s) for s in skips) if isinstance(skips, list) else ())
+    elapsed = identity.elapsed_s or 0.0
+    return CellOutcome(cell_dir=Path(cell_dir), rc=identity.rc or 0, timed_out=identity.timed_out,
+                       stalled=identity.stalled, elapsed_s=elapsed, start=end - elapsed, end=end,
+                       markers=dict(identity.markers), success_rows=identity.success_rows,
+                       failed_rows=identity.failed_rows, rows_error=identity.rows_error or "",
+                       skips=identity.skips)
 
 
 def _cell_dirs(root: Path) -> Iterator[Path]:
@@ -86,7 +82,7 @@ def failed_ops(layout: CampaignLayout) -> list[str]:
 def _rows_unreadable(cell_dir: Path) -> bool:
     """The cell ended rc 0 but its provider could not read its rows (identity ``rows_error``)."""
     identity = caliber.read_identity(cell_dir) if cell_dir.is_dir() else None
-    return bool(identity and identity.get("rows_error"))
+    return identity is not None and identity.rows_error is not None
 
 
 class OperatorMoved(Exception):
@@ -113,9 +109,9 @@ def kept_elsewhere(op_dir: Path, device: str, host: str,
     for cell in sorted(_cell_dirs(op_dir)) if Path(op_dir).is_dir() else ():
         if not finished(cell):
             continue
-        identity = caliber.read_identity(cell) or {}
-        their_device, their_host = str(identity.get("device") or ""), str(identity.get("host") or "")
-        their_uuid = str(identity.get("device_uuid") or "")
+        identity = caliber.read_identity(cell) or caliber.CellIdentity()
+        their_device, their_host = identity.device or "", identity.host or ""
+        their_uuid = identity.device_uuid or ""
         if (their_device and their_device != str(device)) or (their_host and their_host != host):
             cells.append(cell)
             where = f"device {their_device or '?'} of {their_host or '?'}"
@@ -153,7 +149,7 @@ def kept_device(layout: CampaignLayout, op: str) -> str | None:
         return None
     for cell in sorted(_cell_dirs(op_dir)):
         if finished(cell):
-            device = (caliber.read_identity(cell) or {}).get("device")
-            if device not in (None, ""):
-                return str(device)
+            device = (caliber.read_identity(cell) or caliber.CellIdentity()).device
+            if device is not None:
+                return device
     return None

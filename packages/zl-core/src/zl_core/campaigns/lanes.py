@@ -32,12 +32,11 @@ from zl_core.foundation import interrupts
 
 from .executor import Lane, Task, TaskFunction, TaskRuntime, task_op
 
-T = TypeVar("T")
 R = TypeVar("R")
 _POLL_S = 0.2
 
 
-def longest_first(tasks: Sequence[T], expected_s: Mapping[str, float]) -> list[T]:
+def longest_first(tasks: Sequence[Task], expected_s: Mapping[str, float]) -> list[Task]:
     """Known long tasks first; tasks never measured keep plan order, at the mean's place."""
     known = [expected_s[task_op(t)] for t in tasks if task_op(t) in expected_s]
     mean = sum(known) / len(known) if known else 0.0
@@ -149,7 +148,7 @@ class LanesExecutor:
             return [(d, d) for d in self.devices]
         return [(f"{d}/{slot + 1}", d) for d in self.devices for slot in range(self.per_device)]
 
-    def run(self, fn: TaskFunction, tasks: Iterable[Task], runtime: TaskRuntime, *,
+    def run(self, fn: TaskFunction[Task, R], tasks: Iterable[Task], runtime: TaskRuntime, *,
             kept_on: Mapping[str, str] | None = None) -> Iterator[R]:
         todo = _Plan(longest_first(list(tasks), self.expected_s), self.devices, kept_on or {})
         total = len(todo)

@@ -18,8 +18,13 @@ import logging
 import sys
 import time
 from collections.abc import Hashable
+from typing import TYPE_CHECKING
 
 from zl_core.foundation import console
+from zl_core.foundation.formats import duration
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +48,7 @@ class Progress:
     """A campaign's progress: a bar on a terminal, numbered log lines otherwise."""
 
     def __init__(self, total: int, title: str, *, bar: bool | None = None,
-                 screen: object = None) -> None:
+                 screen: Console | None = None) -> None:
         """``screen``: the rich Console the bar is drawn on (stderr's where None)."""
         self._rich = None
         self._title = title
@@ -108,7 +113,7 @@ class Progress:
         else:
             eta = self.eta_s()
             self.line(f"[{self.done}/{self.total}] {text}"
-                      + ("" if eta is None else f" (eta {_duration(eta)})"))
+                      + ("" if eta is None else f" (eta {duration(eta)})"))
 
     def eta_s(self) -> float | None:
         """Seconds left at the pace so far; None before the first cell or when done."""
@@ -131,10 +136,4 @@ class Progress:
             self._rich.stop()
 
 
-def _duration(seconds: float) -> str:
-    seconds = round(seconds)
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m{str(seconds % 60).zfill(2)}s"
-    return f"{seconds // 3600}h{str(seconds % 3600 // 60).zfill(2)}m"
+

@@ -73,7 +73,9 @@ def run_screen(host: PluginHost, spec: CampaignSpec, *, executor: Executor | Non
     try:
         with tracked(layout, "zl screen"):
             for batch in (first, rest):
-                for result in executor.run(run_screen_task, batch, runtime, kept_on=kept_on) if batch else ():
+                if not batch:
+                    continue
+                for result in executor.run(run_screen_task, batch, runtime, kept_on=kept_on):
                     rows.append(result.row)
                     rows.sort(key=lambda row: order[row["op"]])
                     write_screen_tables(layout, rows)
@@ -88,7 +90,7 @@ def run_screen(host: PluginHost, spec: CampaignSpec, *, executor: Executor | Non
 
 def skipped_row(op: OpSpec, reason: str) -> dict:
     """A screen row for an operator that is not run, with the reason in its notes."""
-    row = {column: "" for column in COLUMNS}
+    row: dict[str, object] = {column: "" for column in COLUMNS}
     row.update(op=op.op, op_file=op.op_file, dtypes=",".join(op.dtypes), verdict=SKIPPED,
                notes=reason, timed_out=0)
     return row

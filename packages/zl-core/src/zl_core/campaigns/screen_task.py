@@ -73,7 +73,7 @@ def _run_pair(task: ScreenTask, lane: Lane, runtime: TaskRuntime) -> ScreenResul
 
 
 def screen_row(op: OpSpec, verdict: str, notes: list[str], a: SideResult, b: SideResult,
-               identity: dict | None) -> dict:
+               identity: caliber.CellIdentity | None) -> dict:
     def elapsed(s: SideResult) -> str:
         return f"{s.outcome.elapsed_s:.1f}" if s.outcome else ""
 

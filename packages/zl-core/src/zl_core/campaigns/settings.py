@@ -6,6 +6,7 @@ from pathlib import Path
 
 import attrs
 
+from zl_core.foundation import convert
 from zl_core.foundation.backend import Backend
 from zl_core.foundation.switches import Sides
 from zl_core.interface import contract
@@ -38,7 +39,7 @@ class CellSettings:
     lock_timeout_s: float = contract.DEFAULT_LOCK_TIMEOUT_S
     compile_workers: int = 0  # 0: the cell's host's cores, up to contract.COMPILE_WORKERS_CAP
     #: Devices a recording cell's sweep is sharded over (zl_core.cells.sweep_shards); () none.
-    sweep_devices: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    sweep_devices: tuple[str, ...] = attrs.field(default=(), converter=convert.str_tuple)
     #: Lanes measuring at the same time (set from the executor; a caliber field).
     concurrency: int = 1
     #: Cells of one device in flight while one times (set from the executor; a caliber field).
@@ -47,7 +48,7 @@ class CellSettings:
     sources: Sources = attrs.field(factory=Sources)
     #: ``(op, seconds)``: operators whose cells have their own timeout (a sealed
     #: campaign's per-workload ``timeout_s``); the rest have ``timeout_s``.
-    op_timeouts: tuple[tuple[str, float], ...] = attrs.field(default=(), converter=tuple)
+    op_timeouts: tuple[tuple[str, float], ...] = attrs.field(default=(), converter=convert.number_pairs)
     #: An earlier screen whose ``<op>/A`` record every cell replays (``--replay-root``): no
     #: cell of the campaign records. None: the campaign's own record cell records.
     replay_root: Path | None = None

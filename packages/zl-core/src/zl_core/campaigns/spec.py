@@ -4,11 +4,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import attrs
 
+from zl_core.foundation import convert
 from zl_core.foundation.backend import Backend
 from zl_core.foundation.switches import Sides
 from zl_core.interface.opspec import OpSpec
@@ -18,6 +19,14 @@ from zl_core.store.layout import CampaignLayout
 
 from .ab_task import RoundsPlan
 from .settings import CellSettings
+
+
+def _op_specs(ops: Iterable[OpSpec]) -> tuple[OpSpec, ...]:
+    return tuple(ops)
+
+
+def _checks(checks: Mapping[str, CheckSpec]) -> dict[str, CheckSpec]:
+    return dict(checks)
 
 
 @attrs.frozen(kw_only=True)
@@ -30,20 +39,20 @@ class CampaignSpec:
     #: scheduler, whose executor hands every task its own (campaigns.executor.Lane).
     device: str | None
     sides: Sides
-    ops: tuple[OpSpec, ...] = attrs.field(converter=tuple)
+    ops: tuple[OpSpec, ...] = attrs.field(converter=_op_specs)
     settings: CellSettings
     runs_root: Path = attrs.field(converter=Path)
     #: An unfinished campaign to continue (finished cells kept, half-written ones rerun).
     resume: CampaignLayout | None = None
     #: Fields campaign.json records besides the spec's own (the options, the lanes, the
     #: configuration file), read back by ``--resume``.
-    recorded: Mapping[str, object] = attrs.field(factory=dict, converter=dict)
+    recorded: Mapping[str, object] = attrs.field(factory=dict, converter=convert.object_dict)
     #: A screen's operators that are not run (operator -> why), listed as SKIPPED.
-    skipped: Mapping[str, str] = attrs.field(factory=dict, converter=dict)
+    skipped: Mapping[str, str] = attrs.field(factory=dict, converter=convert.str_dict)
     #: The rounds of an A/B campaign; None: a screen.
     plan: RoundsPlan | None = None
     #: An A/B campaign's A/A controls, timed after its operators.
-    controls: tuple[OpSpec, ...] = attrs.field(default=(), converter=tuple)
+    controls: tuple[OpSpec, ...] = attrs.field(default=(), converter=_op_specs)
     #: Side A's environment on both sides (``aa_...``): the noise floor, no switch.
     aa: bool = False
     #: The screen an A/B campaign took its operators from, recorded in campaign.json.
@@ -52,10 +61,10 @@ class CampaignSpec:
     telemetry_interval: float = 0.0
     #: An A/B campaign's accuracy tests per operator (a sealed campaign's): each side runs
     #: them once its rounds are done (campaigns.checks).
-    checks: Mapping[str, CheckSpec] = attrs.field(factory=dict, converter=dict)
+    checks: Mapping[str, CheckSpec] = attrs.field(factory=dict, converter=_checks)
     #: The control side: side B's environment plus these variables (the switch on, every
     #: phase it gates off); its round-1 cell's TTGIR must equal side A's. () for none.
-    control_env: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=tuple)
+    control_env: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=convert.str_pairs)
     #: Canary operators first (campaigns.canary): ``auto`` for a long campaign, ``on``
     #: (the application's answer for a frozen one), ``off``.
     canary: str = "off"

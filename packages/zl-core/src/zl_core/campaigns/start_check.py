@@ -52,6 +52,7 @@ def settle_start(host: PluginHost, spec: CampaignSpec, say: Callable[[str], None
             return attrs.evolve(settings, start="cold")
         if note and note not in notes:
             notes.append(note)
+    assert zygote is not None  # each side's loop returned where it had none
     imported = ", ".join(zygote.imported) or "nothing"
     missing = sorted(zygote.report.get("left_out") or {})
     say(f"warm start: each cell forks from an interpreter that imported {imported}"

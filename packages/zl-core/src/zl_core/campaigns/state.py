@@ -54,9 +54,14 @@ def _stamp() -> str:
     return utc_stamp()
 
 
-def mark(layout: CampaignLayout, state: str, **fields: object) -> CampaignRecord:
-    """Set ``state`` (and ``fields``) in campaign.json; the rest of the record is kept."""
-    marked = attrs.evolve(read_campaign(layout.root), **fields, state=state, state_changed=_stamp())
+def mark(layout: CampaignLayout, state: str, *, pid: int | None = None, host: str | None = None,
+         reason: str | None = None) -> CampaignRecord:
+    """Set ``state`` (and the process running it, or the reason it stopped, where given) in
+    campaign.json; the rest of the record is kept."""
+    meta = read_campaign(layout.root)
+    marked = attrs.evolve(meta, pid=meta.pid if pid is None else pid, host=meta.host if host is None else host,
+                          reason=meta.reason if reason is None else reason, state=state,
+                          state_changed=_stamp())
     write_json_atomic(layout.campaign_file, marked.to_json())
     return marked
 
@@ -99,9 +104,9 @@ def state_of(meta: CampaignRecord) -> str:
     return str(meta.state or COMPLETE)
 
 
-def _pid_alive(pid: object) -> bool:
+def _pid_alive(pid: int) -> bool:
     try:
-        os.kill(int(pid), 0)
+        os.kill(pid, 0)
     except (ProcessLookupError, ValueError, TypeError):
         return False
     except PermissionError:
@@ -112,7 +117,7 @@ def _pid_alive(pid: object) -> bool:
 def is_live(meta: CampaignRecord) -> bool:
     """Whether a process on this host is running the campaign now (resume would be refused)."""
     return (state_of(meta) in (RUNNING, FINISHING) and meta.host == socket.gethostname()
-            and _pid_alive(meta.pid) and int(meta.pid) != os.getpid())
+            and meta.pid is not None and _pid_alive(meta.pid) and meta.pid != os.getpid())
 
 
 def finish_hint(path: Path, meta: CampaignRecord, command: str) -> str:
@@ -209,7 +214,7 @@ def lost_cells(layout: CampaignLayout) -> list[str]:
         if not cell:
             continue
         identity = caliber.read_identity(layout.root / cell) if (layout.root / cell).is_dir() else None
-        if identity is None or identity.get("interrupted"):
+        if identity is None or identity.interrupted:
             lost.append(cell)
     return sorted(lost)
 

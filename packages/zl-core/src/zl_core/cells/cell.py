@@ -9,22 +9,26 @@ kills the whole process group. The provider only supplies the command line.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import re
 import shlex
 import shutil
 import signal
-import subprocess
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
 
-from zl_core.cells import cell_setup, cellguard, devicelock, liveness, warmstart
+from zl_core.cells import cell_process, warmstart
+
+# How a cell's process ends, as the core has always named it here.
+from zl_core.cells.cell_process import EXIT_STALLED as EXIT_STALLED
+from zl_core.cells.cell_process import EXIT_TIMEOUT as EXIT_TIMEOUT
+from zl_core.cells.cell_process import MARKERS as MARKERS
+from zl_core.cells.cell_process import ProcessEnd
+from zl_core.cells.cell_process import strip_ansi as strip_ansi
 
 # What a cell starts with lives in cell_setup; these names are still taken from here.
 from zl_core.cells.cell_setup import (  # noqa: F401
@@ -37,25 +41,15 @@ from zl_core.cells.cell_setup import (  # noqa: F401
     initial_identity,
     zl_versions,
 )
-from zl_core.foundation import interrupts, stamps
+from zl_core.foundation import convert, interrupts, stamps
 from zl_core.foundation.errors import PreflightError, ResultsUnwritableError, UsageError
 from zl_core.interface import caliber, contract, phases, timing_gate
-from zl_core.interface.provider import CellRequest, Provider
+from zl_core.interface.provider import CellCommand, CellRequest, Provider
 from zl_core.interface.rows import LOG_NAME
 from zl_core.plugins.host import PluginHost
 
 logger = logging.getLogger(__name__)  # "log" is the cell's run.log below
 
-MARKERS = contract.MARKERS
-_MARKER_RE = re.compile(r"(?:^|\s)(" + "|".join(MARKERS) + r")(?=\s|$)")
-_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
-EXIT_TIMEOUT = 124
-#: A cell ended by its stall window (``--stall-timeout``): no output or progress beat.
-EXIT_STALLED = 125
-#: How long a stalled cell gets to write its stacks before its group is killed.
-STACKS_GRACE_S = 3.0
-POLL_S = 0.5
-KILL_GRACE_S = 5.0
 TRITON_CACHE = contract.TRITON_CACHE
 TUNER_CACHE = contract.TUNER_CACHE
 STACKS_FILE = contract.STACKS_FILE
@@ -77,7 +71,7 @@ class CellOutcome:
     stalled: bool = False  # no output or progress for the stall window; rc is EXIT_STALLED
     rows_error: str = ""  # the provider could not read the cell's rows: the cell failed
     #: Why its tests skipped at run time (pytest.skip in the benchmark, skipif, xfail).
-    skips: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    skips: tuple[str, ...] = attrs.field(default=(), converter=convert.str_tuple)
 
     @property
     def ok(self) -> bool:
@@ -88,10 +82,6 @@ class CellOutcome:
         """The cell ran, measured nothing, and its tests skipped at run time: the
         benchmark declined this device or build, which is no failure and no verdict."""
         return self.ok and self.success_rows == 0 and self.failed_rows == 0 and bool(self.skips)
-
-
-def strip_ansi(text: str) -> str:
-    return _ANSI_RE.sub("", text)
 
 
 def marker_fields(cell_dir: Path, marker: str) -> str:
@@ -107,6 +97,11 @@ def marker_fields(cell_dir: Path, marker: str) -> str:
     except OSError:
         pass  # safe: the caller still names the marker, from its count
     return ""
+
+
+def prefixed(say: Callable[[str], None], prefix: str) -> Callable[[str], None]:
+    """``say`` with ``prefix`` before every line (a cell's lines among others')."""
+    return lambda text: say(prefix + text)
 
 
 def _now_iso() -> str:
@@ -149,18 +144,42 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
 
     A failed preflight raises :class:`PreflightError` after writing its line into
     the cell's ``run.log``, so a campaign keeps the evidence.
+
+    The steps: nothing starts while the campaign ends; the preflight; what the cell starts
+    with (command, environment, identity, a warm start); its process
+    (:mod:`zl_core.cells.cell_process`); its folder tidied; its end recorded.
     """
+    _refuse_while_ending()
+    cell = prepare_cell_dir(Path(request.out_dir), fresh=fresh_dir)
+    start = time.time()
+    device_identity = _preflight(host, provider, request, cell, start)
+    preflight_s = time.time() - start
+    launch = _launch(host, provider, request, device_identity)
+    caliber.write_identity(cell, launch.identity)
+    ended = cell_process.run_process(
+        request, cell, cell / LOG_NAME, launch.command, launch.env,
+        zygote_socket=None if launch.zygote is None else launch.zygote.socket_path, echo=echo, say=say)
+    end = time.time()
+    _tidy(cell, stalled=ended.stalled)
+    return _finish(provider, cell, ended, start=start, end=end, preflight_s=preflight_s)
+
+
+def _refuse_while_ending() -> None:
     signum = interrupts.requested()
     if signum is not None:  # the campaign is ending: start nothing new
         raise interrupts.Interrupted(signum)
-    cell = prepare_cell_dir(Path(request.out_dir), fresh=fresh_dir)
-    log_path = cell / LOG_NAME
-    start = time.time()
+
+
+def _preflight(host: PluginHost, provider: Provider, request: CellRequest, cell: Path,
+               start: float) -> dict:
+    """The provider's checks, then the device's identity as its vendor's tool gives it
+    (none for a compile-only cell). A failed check is written into the cell's run.log and
+    identity before it is raised."""
     try:
         provider.preflight(request, host)
-        device_identity = {} if request.compile_only else identify_device(host, request)
+        return {} if request.compile_only else identify_device(host, request)
     except PreflightError as exc:
-        log_path.write_text(str(exc) + "\n", encoding="utf-8")
+        (cell / LOG_NAME).write_text(str(exc) + "\n", encoding="utf-8")
         spent = time.time() - start
         caliber.write_identity(cell, {"schema": 1, "op": request.op.op, "side": request.side,
                                       "preflight_failed": exc.check, "rc": 3,
@@ -168,11 +187,24 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
                                                                   spawned=None, exited=None,
                                                                   cell=None, window=(start, start + spent))})
         raise
-    preflight_s = time.time() - start
+
+
+@attrs.frozen(kw_only=True)
+class _Launch:
+    """What a cell starts with."""
+
+    command: CellCommand
+    env: dict[str, str]  # the whole environment
+    identity: dict  # written before it starts
+    zygote: warmstart.Zygote | None  # a warm cell's parent; None: it starts cold
+
+
+def _launch(host: PluginHost, provider: Provider, request: CellRequest, device_identity: dict) -> _Launch:
+    """The cell's command (the provider's), its whole environment, the identity written
+    before it starts and, for a warm cell, the zygote it forks from (or why it starts cold)."""
     command = provider.cell_command(request, host)
     prepared = environment(host, request, extra=dict(command.env), unset=command.unset,
                            compiler=compiler_spec(provider, request.backend))
-    env = prepared.env
     logger.debug("cell %s %s on %s:%s in %s: %s; side variables: %s", request.op.op, request.side or "-",
                  request.backend.name, request.device, command.cwd, shlex.join(command.argv), request.env)
     identity = initial_identity(host, request, provider, dict(command.identity), device_identity,
@@ -180,81 +212,50 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
     zygote = None
     if request.start == "warm":
         zygote, note = warmstart.for_cell(provider.warm_plan(request), provider.name, request.python,
-                                          command.argv, env, request.env)
+                                          command.argv, prepared.env, request.env)
         identity.update({"start": "warm" if zygote else "cold",
                          "warm_modules": list(zygote.imported) if zygote else [],
                          **({"start_note": note} if note else {})})
-    caliber.write_identity(cell, identity)
-    markers = {m: 0 for m in MARKERS}
-    timed_out = stalled = False
-    watch = liveness.Watch(cell=cell, window_s=request.stall_timeout_s)
-    device = None if request.compile_only else request.device
-    with open(log_path, "w", encoding="utf-8", errors="replace") as log, \
-            devicelock.holding(request.backend.name, device, on_wait=_say(log, echo, say),
-                               timeout_s=request.lock_timeout_s) as lock, \
-            _whole_inside_the_gate(request) as whole:
-        log.write("# " + " ".join(command.argv) + "\n")
-        log.flush()
-        # The guard holds the cell's process group and ends it if this process dies;
-        # the cell inherits the device lock, so even an orphan keeps its device.
-        spawned = time.time()
-        proc = cellguard.spawn(command.argv, cwd=command.cwd, env=env, stdout=subprocess.PIPE,
-                               hold_fd=None if lock is None else lock.fd,
-                               zygote=None if zygote is None else zygote.socket_path)
-        interrupts.register(proc.pid)
-        watch.last = spawned
-        reader = threading.Thread(target=_pump, args=(proc, log, markers, echo, watch), daemon=True)
-        reader.start()
-        try:
-            ended = _wait(proc, watch, request.timeout_s, gate_wait=cell / contract.GATE_WAIT_FILE)
-            if ended is not None:
-                timed_out, stalled = True, ended == "stalled"
-                if stalled:  # its stacks first: where it is stuck is the whole point
-                    liveness.ask_for_stacks(proc.pid)
-                    time.sleep(STACKS_GRACE_S)
-                _kill_group(proc)
-                log.flush()
-        except BaseException:
-            _kill_group(proc)
-            raise
-        finally:
-            exited = time.time()
-            interrupts.unregister(proc.pid)
-            reader.join(timeout=10)
-        if stalled:
-            log.write(f"CELL_STALLED: no output or progress for {request.stall_timeout_s:g}s; "
-                      f"Python stacks in {cell / STACKS_FILE}; process group killed\n")
-        elif timed_out:
-            log.write(f"CELL_TIMEOUT after {request.timeout_s:g}s: process group killed\n")
-    end = time.time()
-    rc = EXIT_STALLED if stalled else EXIT_TIMEOUT if timed_out else proc.returncode
+    return _Launch(command=command, env=prepared.env, identity=identity, zygote=zygote)
+
+
+def _tidy(cell: Path, *, stalled: bool) -> None:
+    """The cell's scratch removed: its caches, its progress beat, the gate-wait file of a
+    cell killed while it waited, and a stacks file no stall asked for."""
     for cache in (TRITON_CACHE, TUNER_CACHE):
         shutil.rmtree(cell / cache, ignore_errors=True)
     (cell / PROGRESS_FILE).unlink(missing_ok=True)
-    (cell / contract.GATE_WAIT_FILE).unlink(missing_ok=True)  # a cell killed while it waited
+    (cell / contract.GATE_WAIT_FILE).unlink(missing_ok=True)
     stacks = cell / STACKS_FILE
     if not stalled and stacks.is_file() and stacks.stat().st_size == 0:
         stacks.unlink()  # armed, never asked: no file says "stacks" without any
+
+
+def _finish(provider: Provider, cell: Path, ended: ProcessEnd, *, start: float, end: float,
+            preflight_s: float) -> CellOutcome:
+    """The cell's rows counted and its end merged into its identity; then its outcome, or,
+    for a cell the campaign's interruption or a disk fault ended, no outcome to judge
+    (:class:`~zl_core.foundation.interrupts.Interrupted`, :class:`CellDiskError`)."""
     success, failed, rows_error, skips = count_results(provider, cell)
     if rows_error:
-        with open(log_path, "a", encoding="utf-8") as log:
+        with open(cell / LOG_NAME, "a", encoding="utf-8") as log:
             log.write(f"zl: {rows_error}\n")
     signum = interrupts.requested()
-    disk = disk_fault(log_path) if rc != 0 and not timed_out and signum is None else ""
-    own = (caliber.read_identity(cell) or {}).get(phases.CELL_KEY)
-    if whole is not None:  # the orchestrator's hold is the cell's
-        own = {**(own if isinstance(own, dict) else {}), timing_gate.KEY: whole.record()}
+    disk = disk_fault(cell / LOG_NAME) if ended.rc != 0 and not ended.timed_out and signum is None else ""
+    own = (caliber.read_identity(cell) or caliber.CellIdentity()).cell_phases
+    if ended.gate is not None:  # the orchestrator's hold is the cell's
+        own = {**(own or {}), timing_gate.KEY: ended.gate}
+    # An interrupted cell is not finished: a resumed campaign moves it aside and reruns it.
+    # So is one that a full or read-only disk stopped: that is no verdict on the code.
+    how = ({"interrupted": signal.Signals(signum).name} if signum else
+           {"interrupted": "disk", "disk_fault": disk} if disk else {"finished": _now_iso()})
     caliber.merge_identity(cell, {
-        "rc": rc, "timed_out": timed_out, "stalled": stalled, "elapsed_s": round(end - start, 3),
-        "longest_silence_s": round(watch.longest_silence_s, 1),
-        **({"stacks": STACKS_FILE} if stalled and (cell / STACKS_FILE).is_file() else {}),
-        phases.KEY: phases.assemble(wall_s=end - start, preflight_s=preflight_s, spawned=spawned,
-                                    exited=exited, cell=own, window=(start, end)),
-        # An interrupted cell is not finished: a resumed campaign moves it aside and reruns it.
-        # So is one that a full or read-only disk stopped: that is no verdict on the code.
-        **({"interrupted": signal.Signals(signum).name} if signum else
-           {"interrupted": "disk", "disk_fault": disk} if disk else {"finished": _now_iso()}),
-        "markers": markers, "success_rows": success, "failed_rows": failed,
+        "rc": ended.rc, "timed_out": ended.timed_out, "stalled": ended.stalled,
+        "elapsed_s": round(end - start, 3), "longest_silence_s": round(ended.longest_silence_s, 1),
+        **({"stacks": STACKS_FILE} if ended.stalled and (cell / STACKS_FILE).is_file() else {}),
+        phases.KEY: phases.assemble(wall_s=end - start, preflight_s=preflight_s, spawned=ended.spawned,
+                                    exited=ended.exited, cell=own, window=(start, end)),
+        **how, "markers": ended.markers, "success_rows": success, "failed_rows": failed,
         **({"rows_error": rows_error} if rows_error else {}),
         **({"skips": list(skips)} if skips else {}),
     })
@@ -262,9 +263,9 @@ def run_cell(host: PluginHost, provider: Provider, request: CellRequest, *,
         raise interrupts.Interrupted(signum)
     if disk:
         raise CellDiskError(cell, disk)
-    return CellOutcome(cell_dir=cell, rc=rc, timed_out=timed_out, stalled=stalled,
+    return CellOutcome(cell_dir=cell, rc=ended.rc, timed_out=ended.timed_out, stalled=ended.stalled,
                        elapsed_s=round(end - start, 3),  # as recorded: a kept cell reads the same
-                       start=start, end=end, markers=markers, success_rows=success,
+                       start=start, end=end, markers=ended.markers, success_rows=success,
                        failed_rows=failed, rows_error=rows_error, skips=skips)
 
 
@@ -300,87 +301,3 @@ class CellDiskError(ResultsUnwritableError):
 
     def then(self, then: str) -> CellDiskError:
         return CellDiskError(self.cell, self.line, then)
-
-
-@contextlib.contextmanager
-def _whole_inside_the_gate(request: CellRequest) -> Iterator[timing_gate.TimingGate | None]:
-    """A pipelined cell without timing phases (accuracy tests) still runs kernels: it runs
-    whole inside its device's timing gate, so it never runs beside another cell's timing."""
-    if not cell_setup.gated_whole(request):
-        yield None
-        return
-    gate = timing_gate.TimingGate(str(devicelock.gate_path(request.backend.name, str(request.device))))
-    gate.enter()
-    try:
-        yield gate
-    finally:
-        gate.leave()
-
-
-def _say(log, *listeners: Callable[[str], None] | None) -> Callable[[str], None]:
-    def say(text: str) -> None:
-        log.write(text + "\n")
-        log.flush()
-        for listener in listeners:
-            if listener is not None:
-                listener(text)
-    return say
-
-
-def _wait(proc: subprocess.Popen, watch: liveness.Watch, timeout_s: float,
-          gate_wait: Path | None = None) -> str | None:
-    """Until the cell exits (None), its timeout passes ("timeout") or it stalls ("stalled").
-    While ``gate_wait`` exists the cell waits for another cell's timing (a pipeline): that
-    time moves its deadline and is no silence."""
-    deadline = time.monotonic() + timeout_s
-    checked = time.monotonic()
-    while True:
-        left = deadline - time.monotonic()
-        try:
-            proc.wait(timeout=max(0.0, min(POLL_S, left)))
-            return None
-        except subprocess.TimeoutExpired:
-            pass
-        now = time.monotonic()
-        if gate_wait is not None and gate_wait.exists():
-            deadline += now - checked
-            watch.excuse()
-        checked = now
-        if watch.poll():
-            return "stalled"
-        if left <= 0:
-            return "timeout"
-
-
-def _pump(proc: subprocess.Popen, log, markers: dict[str, int],
-          echo: Callable[[str], None] | None, watch: liveness.Watch | None = None) -> None:
-    assert proc.stdout is not None
-    for raw in iter(proc.stdout.readline, b""):
-        if watch is not None:
-            watch.output()
-        line = strip_ansi(raw.decode("utf-8", errors="replace"))
-        for match in _MARKER_RE.finditer(line):
-            markers[match.group(1)] += 1
-        log.write(line)
-        log.flush()
-        if echo is not None:
-            echo(line.rstrip("\n"))
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    """SIGTERM the cell's process group, then SIGKILL what is left."""
-    for sig, wait in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, KILL_GRACE_S)):
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            return
-        try:
-            proc.wait(timeout=wait)
-            # Children may outlive the leader; sweep the group once more.
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            return
-        except subprocess.TimeoutExpired:
-            continue

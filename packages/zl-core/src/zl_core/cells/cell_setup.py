@@ -46,7 +46,7 @@ def zl_versions() -> dict[str, str]:
 
     found = {}
     for dist in md.distributions():
-        name = (dist.metadata.get("Name") or "").lower()
+        name = str((dist.metadata.get_all("Name") or [""])[0]).lower()
         if name in ("zl-core", "zl-report") or any(ep.group == ENTRY_POINT_GROUP for ep in dist.entry_points):
             found[name] = dist.version
     return dict(sorted(found.items()))

@@ -200,7 +200,8 @@ def guard_main(argv: list[str]) -> None:
     # The zygote's connection (warm), or a pidfd (Linux >= 5.3), turns the cell's exit
     # into a readable descriptor, so the guard wakes at once; elsewhere it polls.
     try:
-        watched, tick = [watch, child if zygote is not None else os.pidfd_open(child.pid)], None
+        watched: list[int | _WarmCell] = [watch, child if isinstance(child, _WarmCell) else os.pidfd_open(child.pid)]
+        tick = None
     except (AttributeError, OSError):
         watched, tick = [watch], POLL_S
     while True:

@@ -89,7 +89,8 @@ class Watch:
             self._seen(beat_at)
         silent = time.time() - self.last
         self.longest_silence_s = max(self.longest_silence_s, silent)
-        return bool(self.window_s) and silent >= self.window_s
+        window = self.window_s or 0.0
+        return bool(window) and silent >= window
 
     def excuse(self) -> None:
         """The cell is waiting for something zl made it wait for (its device's timing

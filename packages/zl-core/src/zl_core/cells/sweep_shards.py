@@ -33,7 +33,7 @@ from pathlib import Path
 
 import attrs
 
-from zl_core.cells.cell import CellOutcome, run_cell
+from zl_core.cells.cell import CellOutcome, prefixed, run_cell
 from zl_core.foundation import interrupts
 from zl_core.interface import caliber, contract
 from zl_core.interface.provider import CellRequest, Provider
@@ -71,7 +71,7 @@ def _run_shards(host: PluginHost, provider: Provider, shards: Sequence[CellReque
                 return
             try:
                 outcomes[i] = run_cell(host, provider, shards[i],
-                                       say=lambda text, i=i: say(f"shard {i}: {text}"))
+                                       say=prefixed(say, f"shard {i}: "))
             except BaseException as exc:  # noqa: BLE001 - judged by the caller, with the rest
                 outcomes[i] = exc
 
@@ -119,8 +119,9 @@ def run_sharded(host: PluginHost, provider: Provider, request: CellRequest, *,
         say(f"{op} {request.side}: sweeping on {len(shards)} shards "
             f"(devices {', '.join(str(s.device) for s in shards)})")
         outcomes = _run_shards(host, provider, shards, say=lambda text: say(f"{op} {request.side} {text}"))
-        if interrupts.requested() is not None:
-            raise interrupts.Interrupted(interrupts.requested())
+        signum = interrupts.requested()
+        if signum is not None:
+            raise interrupts.Interrupted(signum)
         problem = _shard_problem(outcomes)
         if not problem:
             merge = provider.merge_sweep_shards([s.out_dir for s in shards], work / MERGED)

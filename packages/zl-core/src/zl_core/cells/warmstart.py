@@ -77,9 +77,10 @@ class Zygote:
         self.report = self._ready()
 
     def _ready(self) -> dict:
-        assert self._proc.stdout is not None
+        stdout = self._proc.stdout
+        assert stdout is not None
         line: list[bytes] = []
-        reader = threading.Thread(target=lambda: line.append(self._proc.stdout.readline()), daemon=True)
+        reader = threading.Thread(target=lambda: line.append(stdout.readline()), daemon=True)
         reader.start()
         reader.join(READY_TIMEOUT_S)
         try:

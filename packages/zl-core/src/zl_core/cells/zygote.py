@@ -40,6 +40,8 @@ MAX_FDS = 4
 _STDOUT, _HOLD = 0, 1  # order of the descriptors a request passes
 
 
+# Its base is os.environ's own class (the private os._Environ), which mypy cannot take
+# from type(): a base it cannot see is its misc error.
 class _RecordingEnviron(type(os.environ)):  # type: ignore[misc]
     """os.environ that remembers which names Python code asked for while imports run."""
 

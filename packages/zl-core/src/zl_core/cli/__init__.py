@@ -14,6 +14,7 @@ import importlib
 import logging
 import os
 import sys
+from typing import NoReturn
 
 from zl_core.app import crash as _crash
 from zl_core.app.session import VERSION, Interrupted, command_session, problems_said
@@ -32,7 +33,7 @@ log = logging.getLogger(__name__)
 class _Parser(argparse.ArgumentParser):
     """argparse that reports misuse on one line with exit code 2, never a traceback."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 

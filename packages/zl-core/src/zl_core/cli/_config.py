@@ -123,8 +123,9 @@ def _refuse_or_note_fixed(args: argparse.Namespace, command: str, fixed: str) ->
 
 def _default(option: _Option) -> object:
     default = option.default
-    if isinstance(default, str) and option.action.type is not None:
-        return option.action.type(default)  # as argparse converts a string default
+    convert = option.action.type
+    if isinstance(default, str) and callable(convert):
+        return convert(default)  # as argparse converts a string default
     return copy.copy(default)  # never the parser's own list
 
 
@@ -195,7 +196,7 @@ def _one(action: argparse.Action, raw: object, folder: Path) -> object:
     """One value through the option's type function and choices, as argparse does it."""
     text = _text(raw)
     try:
-        value = action.type(text) if action.type is not None else text
+        value = action.type(text) if callable(action.type) else text
     except argparse.ArgumentTypeError as exc:
         raise _Refused(str(exc)) from None
     except (TypeError, ValueError):

@@ -16,10 +16,12 @@ module only finds and reads the file.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import os
 import re
 import stat
 from pathlib import Path
+from types import ModuleType
 
 import attrs
 
@@ -113,7 +115,10 @@ def load(path: Path) -> ConfigFile:
                                 f"another file")
         return found
     if path.suffix in (".yaml", ".yml"):
-        return _zl_yaml(path)  # type: ignore[return-value]  # the file exists
+        found = _zl_yaml(path)
+        if found is None:  # gone since it was looked at
+            raise BadInputError(f"--config {path}: no such file; check the path, or drop --config")
+        return found
     raise BadInputError(f"--config {path}: expected a .toml file with a [tool.zl] table or a "
                         f".yaml file (like {YAML_NAME})")
 
@@ -140,17 +145,16 @@ def _pyproject(path: Path) -> ConfigFile | None:
         return None
     data, digest = _read(path)
     text = _text(path, data)
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
+    reader = _tomllib()
+    if reader is None:  # Python 3.10
         if not _TOOL_ZL_HEADER.search(text):
             return None
         raise BadInputError(f"{path} has a [tool.zl] table, and Python 3.10 cannot read TOML "
                             f"(tomllib came with 3.11): put the keys in a {YAML_NAME} instead, "
-                            f"run zl on Python 3.11+, {IGNORE_HINT}") from None
+                            f"run zl on Python 3.11+, {IGNORE_HINT}")
     try:
-        document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        document = reader.loads(text)
+    except reader.TOMLDecodeError as exc:
         raise BadInputError(f"{path} is not valid TOML ({exc}); fix it, {IGNORE_HINT}") from None
     tool = document.get("tool")
     table = tool.get("zl") if isinstance(tool, dict) else None
@@ -158,6 +162,15 @@ def _pyproject(path: Path) -> ConfigFile | None:
         return None
     config = ConfigFile(path=path.resolve(), sha256=digest, toml=True)
     return _split(config, table)
+
+
+def _tomllib() -> ModuleType | None:
+    """Python 3.11's TOML reader, None on 3.10, which has none (imported by name: mypy
+    checks the code as 3.10 reads it)."""
+    try:
+        return importlib.import_module("tomllib")
+    except ImportError:
+        return None
 
 
 def _zl_yaml(path: Path) -> ConfigFile | None:

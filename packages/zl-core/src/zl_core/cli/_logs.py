@@ -103,7 +103,7 @@ class _Stderr(logging.StreamHandler):
     that redirects stderr prints the line above itself, and a test's capture sees it."""
 
     @property
-    def stream(self):  # type: ignore[override]
+    def stream(self):
         return sys.stderr
 
     @stream.setter

@@ -54,7 +54,8 @@ def describe(parser: argparse.ArgumentParser) -> tuple[tuple[Argument, ...], tup
 
 
 def _arguments(parser: argparse.ArgumentParser) -> tuple[tuple[Argument, ...], tuple[Argument, ...]]:
-    options, positionals = [], []
+    options: list[Argument] = []
+    positionals: list[Argument] = []
     for action in parser._actions:
         if action.help == argparse.SUPPRESS or isinstance(action, argparse._SubParsersAction):
             continue

@@ -105,7 +105,8 @@ def run(args: argparse.Namespace) -> int:
     # The campaign's report, as 'zl report' prints it, and its JSON kept beside the cells.
     print()
     # the campaign finished: report.json and receipts written, a frozen campaign sealed
-    _common.show_report(done.report, "ab")
+    if done.report is not None:
+        _common.show_report(done.report, "ab")
     return _common.failed_exit(done.failed, "ab")
 
 

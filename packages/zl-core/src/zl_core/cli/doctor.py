@@ -41,8 +41,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"{c.status:<8} {c.name:<{width}}  {c.detail}")
     print("\nwhat this machine can do:")
     width = max(len(c.name) for c in outcome.capabilities)
-    for c in outcome.capabilities:
-        print(f"  {'yes' if c.ready else 'no':<4} {c.name:<{width}}  {c.detail}")
+    for cap in outcome.capabilities:
+        print(f"  {'yes' if cap.ready else 'no':<4} {cap.name:<{width}}  {cap.detail}")
     if not outcome.usable:
         problems = outcome.problems
         print(f"not usable: neither the IR-only screen nor timed cells can run "

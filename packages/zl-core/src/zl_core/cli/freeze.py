@@ -12,7 +12,7 @@ import logging
 import sys
 from pathlib import Path
 
-from zl_core.app import plugin_host, seal
+from zl_core.app import duration, plugin_host, seal
 from zl_core.foundation.errors import UsageError
 
 log = logging.getLogger(__name__)
@@ -37,7 +37,7 @@ def add_parser(sub) -> None:
 def _seconds(value: float | None) -> str:
     if value is None:
         return "unknown (no earlier cell of these operators on this host)"
-    return f"{value / 60:.1f} min" if value >= 60 else f"{value:.0f} s"
+    return duration(value)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,31 +46,32 @@ def run(args: argparse.Namespace) -> int:
     outcome = seal.freeze_manifest(plugin_host(), args.manifest, args.out, dry_run=args.dry_run,
                                    python=args.python, runs=args.runs_root)
     m = outcome.matrix
-    where = f"IR-only for {m['target']}" if m["compile_only"] else f"{m['backend']} device {m['device']}"
-    print(f"campaign {m['campaign']}: suite {m['suite']}, {where}, switch {m['switch']['name']} "
-          f"(A={m['switch']['a']} B={m['switch']['b']}), rounds {m['rounds']}")
-    for source in m["sources"]:
+    where = f"IR-only for {m.target}" if m.compile_only else f"{m.backend} device {m.device}"
+    name, a_value, b_value = m.switch
+    print(f"campaign {m.campaign}: suite {m.suite}, {where}, switch {name} "
+          f"(A={a_value} B={b_value}), rounds {m['rounds']}")
+    for source in m.sources:
         print(f"  source {source['name']}: {source['path']} at {source['commit']}")
-    print(f"  zl {m['zl']['version']}, {len(m['zl']['files'])} files, sha256 {m['zl']['files_sha256'][:16]}")
-    for module, origin in m["imports"].items():
+    print(f"  zl {m.zl_version}, {len(m.zl_files)} files, sha256 {m.zl_files_sha256[:16]}")
+    for module, origin in m.imports.items():
         print(f"  {module} from {origin}")
     for line in seal.shown_compiler(m):
         print(f"  {line}")
-    for task in m["tasks"]:
-        dtypes = ",".join(task["dtypes"]) or "every dtype"
-        note = f"  ({task['reason']})" if task["reason"] else ""
-        print(f"  {task['ordinal']:>3}. {task['op']} [{task['op_file']}] {dtypes}, timeout "
-              f"{task['timeout_s']:g}s, {len(task['files'])} file(s) bound{note}")
-        if task.get("check"):
-            count = task.get("check_tests")
-            print(f"       accuracy tests: {seal.shown_check(task['check'])}"
+    for task in m.tasks:
+        dtypes = ",".join(task.dtypes) or "every dtype"
+        note = f"  ({task.reason})" if task.reason else ""
+        print(f"  {task.ordinal:>3}. {task.op} [{task.op_file}] {dtypes}, timeout "
+              f"{task.timeout_s:g}s, {len(task.files)} file(s) bound{note}")
+        if task.check is not None:
+            count = task.check_tests
+            print(f"       accuracy tests: {seal.shown_check(task.check)}"
                   + (f", {count} test(s)" if count is not None else "")
-                  + (f"  ({task['check_why']})" if task.get("check_why") else ""))
-        elif m.get("correctness"):
-            print(f"       accuracy tests: not run ({task.get('check_why')})")
-    extra = [f"{sum(1 for t in m['tasks'] if t.get('check')) * 2} accuracy-test cell(s)"] if m.get("correctness") else []
-    if m.get("control"):
-        extra.append(f"{len(m['tasks'])} control cell(s)")
+                  + (f"  ({task.check_why})" if task.check_why else ""))
+        elif m.correctness:
+            print(f"       accuracy tests: not run ({task.check_why})")
+    extra = [f"{sum(1 for t in m.tasks if t.check) * 2} accuracy-test cell(s)"] if m.correctness else []
+    if m.control_env:
+        extra.append(f"{len(m.tasks)} control cell(s)")
     print(f"estimated device time: screen {_seconds(outcome.screen.total_s)}, A/B rounds "
           f"{_seconds(outcome.rounds.total_s)}"
           + (f"; not in the estimate (no history of them): {', '.join(extra)}" if extra else ""))

@@ -52,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
         print(str(ran.refused), file=sys.stderr)
         return ran.refused.exit_code
     outcome = ran.outcome
+    assert outcome is not None  # a cell its preflight did not refuse ran
     state = ("stalled (its Python stacks: stacks.txt)" if outcome.stalled
              else "timed out" if outcome.timed_out else f"rc={outcome.rc}")
     markers = " ".join(f"{k}={v}" for k, v in outcome.markers.items() if v)

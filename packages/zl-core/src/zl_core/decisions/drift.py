@@ -245,15 +245,15 @@ def flag_cells(windows: Sequence[CellWindow], samples: Sequence[TelemetrySample]
     for i, w in enumerate(windows):
         groups.setdefault(w.group if w.group is not None else ("window", i), []).append(i)
     for members in groups.values():
-        temps = [temp_of[i] for i in members if temp_of[i] is not None]
-        powers = [power_of[i] for i in members if power_of[i] is not None]
+        temps = [t for t in (temp_of[i] for i in members) if t is not None]
+        powers = [p for p in (power_of[i] for i in members) if p is not None]
         temp_ref = _median(temps) if len(temps) >= 2 else None
         power_ref = _median(powers) if len(powers) >= 2 else None
         for i in members:
             flags, temp, power = flags_of[i], temp_of[i], power_of[i]
             # The others only: the rule is one-sided, so in a group of two the slow cell
             # is named, and its own low samples cannot pull its reference down.
-            others = [level[j] for j in members if j != i and level[j] is not None]
+            others = [lv for j in members if j != i and (lv := level[j]) is not None]
             flags += _clock_flag(clocks_of[i], _median(others) if others else None,
                                  clock_fraction)
             if temp is not None and temp_ref is not None and abs(temp - temp_ref) > max_temp_drift_c:

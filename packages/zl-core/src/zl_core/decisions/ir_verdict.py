@@ -14,23 +14,23 @@ from pathlib import Path
 import attrs
 
 from zl_core.cells.cell import CellOutcome, marker_fields
+
+# The verdict names (zl_core.foundation.verdicts), named here too for the engine and the report.
+from zl_core.foundation.verdicts import FAILED as FAILED
+from zl_core.foundation.verdicts import IR_CHANGED as IR_CHANGED
+from zl_core.foundation.verdicts import IR_VERDICTS
+from zl_core.foundation.verdicts import NO_IR_DIFF as NO_IR_DIFF
+from zl_core.foundation.verdicts import NO_ROWS as NO_ROWS
+from zl_core.foundation.verdicts import NO_TRITON as NO_TRITON
+from zl_core.foundation.verdicts import SKIPPED as SKIPPED
+from zl_core.foundation.verdicts import STALLED as STALLED
+from zl_core.foundation.verdicts import SWITCH_NO_IR_DIFF as SWITCH_NO_IR_DIFF
+from zl_core.foundation.verdicts import TIMEOUT as TIMEOUT
 from zl_core.interface import contract
 from zl_core.interface.ttgir_layout import IrSummary
 
-IR_CHANGED = "IR_CHANGED"
-NO_IR_DIFF = "NO_IR_DIFF"
-NO_TRITON = "NO_TRITON"
-NO_ROWS = "NO_ROWS"
-TIMEOUT = "TIMEOUT"
-#: A cell made no progress (no output, no compile, no timing call) for its stall window.
-STALLED = "STALLED"
-FAILED = "FAILED"
-#: Never run (dismissed by the user with --dismiss, or skipped unconditionally by the
-#: benchmark), or run and skipped by the benchmark itself at run time (its reason in the notes).
-SKIPPED = "SKIPPED"
-VERDICTS = (IR_CHANGED, NO_IR_DIFF, NO_TRITON, NO_ROWS, TIMEOUT, STALLED, FAILED, SKIPPED)
-#: An A/B operator stopped after round 1 because the switch left its TTGIR identical.
-SWITCH_NO_IR_DIFF = "SWITCH_NO_IR_DIFF"
+VERDICTS = IR_VERDICTS  # every IR verdict, in the order a screen table lists them
+
 #: Verdicts under which a speedup range may be printed.
 MEASURED = (IR_CHANGED, NO_IR_DIFF)
 

@@ -54,6 +54,19 @@ class Pair:
         return self.key[2]
 
     @property
+    def op(self) -> str:
+        """The operator of the pair's rows (a pair holds a row of one side at least)."""
+        row = self.a if self.a is not None else self.b
+        return row.op if row is not None else ""
+
+    @property
+    def latencies(self) -> tuple[float, float] | None:
+        """(A's latency, B's) where both sides measured one."""
+        if self.a is None or self.b is None or self.a.latency_ms is None or self.b.latency_ms is None:
+            return None
+        return self.a.latency_ms, self.b.latency_ms
+
+    @property
     def timer(self) -> str | None:
         """The common timer of a comparable pair ("direct" for a both-fallback pair)."""
         if self.cls in (OK, FALLBACK) and self.a is not None:
@@ -82,7 +95,7 @@ def keyed(rows: Iterable[Row]) -> dict[Key, Row]:
         base = (row.dtype, row.size_detail)
         index = seen.get(base, 0)
         seen[base] = index + 1
-        out[(*base, index)] = row
+        out[(base[0], base[1], index)] = row
     return out
 
 

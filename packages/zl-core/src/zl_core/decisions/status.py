@@ -85,11 +85,10 @@ def _device_of(cell_dir: Path) -> str:
     from zl_core.interface.caliber import read_identity
 
     try:
-        identity = read_identity(cell_dir) or {}
+        identity = read_identity(cell_dir)
     except BadInputError:  # the column stays empty; the report names the corrupt identity
         return ""
-    device = identity.get("device")
-    return "" if device is None else str(device)
+    return (identity.device if identity is not None else None) or ""
 
 
 def latest_by_cell(rows: Iterable[StatusRow]) -> dict[CellKey, StatusRow]:

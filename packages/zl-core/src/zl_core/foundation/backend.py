@@ -8,6 +8,7 @@ from typing import Any
 
 import attrs
 
+from zl_core.foundation import convert
 from zl_core.foundation.compiler_env import CompilerEnv
 
 
@@ -175,7 +176,7 @@ class TelemetryReading:
     #: What sampled, as zl doctor and the notes name it: "NVML (nvidia-ml-py 13.615.71)".
     sampler: str
     #: One row per device in the common telemetry columns (empty: it could not sample).
-    rows: tuple[Any, ...] = attrs.field(default=(), converter=tuple)
+    rows: tuple[Any, ...] = attrs.field(default=(), converter=convert.any_tuple)
     #: Why it could not sample (rows empty): zl then runs ``zl_telemetry_command`` and
     #: says this once.
     unavailable: str = ""

@@ -46,19 +46,20 @@ def plugin_timeout() -> float:
 
 def call_within(seconds: float, fn: Callable[[], T], name: str = "zl-bounded") -> T:
     """``fn()``, or :class:`Hung` after ``seconds``; whatever ``fn`` raises is raised here."""
-    outcome: dict[str, object] = {}
+    values: list[T] = []
+    errors: list[BaseException] = []
 
     def run() -> None:
         try:
-            outcome["value"] = fn()
+            values.append(fn())
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
-            outcome["error"] = exc
+            errors.append(exc)
 
     worker = threading.Thread(target=run, name=name, daemon=True)
     worker.start()
     worker.join(seconds)
     if worker.is_alive():
         raise Hung(seconds)
-    if "error" in outcome:
-        raise outcome["error"]  # type: ignore[misc]
-    return outcome["value"]  # type: ignore[return-value]
+    if errors:
+        raise errors[0]
+    return values[0]

@@ -98,7 +98,8 @@ def tree_digests(root: Path, *, cached: bool = True) -> dict[str, str | None]:
     found = _files(root)
     with _lock:
         store = _load(root) if cached else {}
-    fresh, out = {}, {}
+    fresh: dict[str, list] = {}
+    out: dict[str, str | None] = {}
     for rel, path, st in found:
         if st is None:  # a dangling link, or a file gone while walking
             out[rel] = None

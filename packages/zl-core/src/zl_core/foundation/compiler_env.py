@@ -83,7 +83,8 @@ def scrub(environ: Mapping[str, str], switch_vars: Iterable[str],
     (``switch_vars``, the variables a campaign's sides set, and their families' members),
     and those it held, by name."""
     family = spec.family_of(switch_vars)
-    kept, scrubbed = {}, {}
+    kept: dict[str, str] = {}
+    scrubbed: dict[str, str] = {}
     for name, value in environ.items():
         (scrubbed if _matches(name, family) else kept)[name] = value
     return kept, dict(sorted(scrubbed.items()))

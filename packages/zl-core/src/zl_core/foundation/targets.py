@@ -10,17 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from zl_core.foundation.backend import Backend, CompileTarget
+from zl_core.foundation.backend import Backend, CompileTarget, TargetGrammar
 from zl_core.foundation.errors import UsageError
 
 
-def _with_targets(backends: Sequence[Backend]) -> list[Backend]:
-    return [b for b in backends if b.compile_targets is not None]
+def _with_targets(backends: Sequence[Backend]) -> list[tuple[Backend, TargetGrammar]]:
+    """Each backend that compiles without a device, with its grammar of targets."""
+    return [(b, grammar) for b in backends if (grammar := b.compile_targets) is not None]
 
 
 def expected(backends: Sequence[Backend]) -> str:
     """What a target may look like, for messages."""
-    shown = [b.compile_targets.describe() for b in _with_targets(backends)]  # type: ignore[union-attr]
+    shown = [grammar.describe() for _, grammar in _with_targets(backends)]
     return " or ".join(shown) or "no installed backend compiles without a device"
 
 
@@ -29,8 +30,8 @@ def resolve(text: str, backends: Sequence[Backend]) -> tuple[Backend, CompileTar
 
     Raises :class:`UsageError` naming every grammar of ``backends`` otherwise.
     """
-    for backend in _with_targets(backends):
-        target = backend.compile_targets.parse(text)  # type: ignore[union-attr]
+    for backend, grammar in _with_targets(backends):
+        target = grammar.parse(text)
         if target is not None:
             return backend, target
     raise UsageError(f"bad target {text!r}: expected {expected(backends)}")
@@ -39,8 +40,7 @@ def resolve(text: str, backends: Sequence[Backend]) -> tuple[Backend, CompileTar
 def default(backends: Sequence[Backend]) -> str:
     """The one default target ``backends`` declare (pass ``[backend]`` when the
     user named a backend); :class:`UsageError` when none or several do."""
-    declared = [b.compile_targets.default for b in _with_targets(backends)  # type: ignore[union-attr]
-                if b.compile_targets.default]  # type: ignore[union-attr]
+    declared = [grammar.default for _, grammar in _with_targets(backends) if grammar.default]
     if len(declared) == 1:
         return declared[0]
     if not declared:

@@ -6,16 +6,18 @@ status files and the report all take their columns from :data:`CALIBER_FIELDS`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from pathlib import Path
 
 import attrs
 
-from zl_core.foundation.atomic import write_json_atomic
-from zl_core.foundation.errors import BadInputError
-
-IDENTITY_NAME = "run_identity.json"
+# The identity file is read and written in zl_core.interface.identity alone; its names are
+# taken here too, where the core and the cell plugins have always found them.
+from zl_core.interface.identity import IDENTITY_NAME as IDENTITY_NAME
+from zl_core.interface.identity import CellIdentity as CellIdentity
+from zl_core.interface.identity import fill_identity as fill_identity
+from zl_core.interface.identity import merge_identity as merge_identity
+from zl_core.interface.identity import read_identity as read_identity
+from zl_core.interface.identity import write_identity as write_identity
 
 #: Fields that must be equal across every cell of one comparison.
 CALIBER_FIELDS = (
@@ -55,49 +57,6 @@ FIELD_DEFAULTS = {"concurrency": 1, "pipeline": 1, "replay_ms": "rep/10",  # rep
 #: Compared by rule rather than equality: one side records, the other replays it.
 AUTOTUNE_FIELD = "autotune_mode"
 ALL_FIELDS = (*CALIBER_FIELDS, AUTOTUNE_FIELD)
-
-
-def read_identity(cell_dir: Path) -> dict | None:
-    """The cell's identity, or None when absent. Corrupt JSON raises BadInputError."""
-    path = Path(cell_dir) / IDENTITY_NAME
-    if not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise BadInputError(f"corrupt run identity {path}: {exc}; re-run that cell") from None
-    if not isinstance(data, dict):
-        raise BadInputError(f"corrupt run identity {path}: not a JSON object; re-run that cell")
-    return data
-
-
-def write_identity(cell_dir: Path, identity: Mapping) -> Path:
-    """Write atomically so a reader never sees half a file."""
-    return write_json_atomic(Path(cell_dir) / IDENTITY_NAME, identity, sort_keys=True)
-
-
-def merge_identity(cell_dir: Path, updates: Mapping) -> dict:
-    """Read, update and rewrite the identity (used during and after the run)."""
-    current = read_identity(cell_dir) or {}
-    current.update(updates)
-    write_identity(cell_dir, current)
-    return current
-
-
-def fill_identity(cell_dir: Path, updates: Mapping) -> dict:
-    """Merge only the fields the identity does not hold yet (absent or null).
-
-    Each field has one writer: the core and the provider write theirs before the
-    cell starts; what the cell process adds fills what only it can know (library
-    versions, a device name no vendor tool gave) and, in a cell started by hand
-    without an identity, everything it records.
-    """
-    current = read_identity(cell_dir) or {}
-    missing = {k: v for k, v in updates.items() if current.get(k) is None}
-    if missing:
-        current.update(missing)
-        write_identity(cell_dir, current)
-    return current
 
 
 def caliber_of(identity: Mapping | None) -> dict:

@@ -205,7 +205,7 @@ def cell_record(seconds: Mapping[str, float | None], *, started_epoch: float,
     ``gate`` (:meth:`PhaseClock.gate_record`) where it took its device's timing gate."""
     record = {"schema": SCHEMA, "started": round(started_epoch, 4), "written": round(time.time(), 4),
               "final": bool(final),
-              "seconds": {p: (None if seconds.get(p) is None else round(float(seconds[p]), 4))
+              "seconds": {p: (None if (value := seconds.get(p)) is None else round(float(value), 4))
                           for p in CELL_PHASES}}
     if device_busy is not None:
         record[occupancy.KEY] = dict(device_busy)
@@ -225,20 +225,17 @@ def assemble(*, wall_s: float, preflight_s: float, spawned: float | None, exited
     final = False
     written: float | None = None
     own = cell.get("seconds") if isinstance(cell, Mapping) else None
-    if isinstance(own, Mapping) and spawned is not None:
+    if isinstance(own, Mapping) and isinstance(cell, Mapping) and spawned is not None:
         for name in CELL_PHASES:
             value = own.get(name)
             seconds[name] = float(value) if isinstance(value, (int, float)) else None
-        try:
-            started, written = float(cell["started"]), float(cell["written"])
-        except (KeyError, TypeError, ValueError):
-            started = written = None
+        started, written = _stamps(cell)
         final = bool(cell.get("final")) and written is not None and exited is not None
-        if started is not None and seconds[START] is not None:
-            seconds[START] += max(0.0, started - spawned)  # exec and imports before the clock
-        else:
-            seconds[START] = None
-        if final:
+        start = seconds[START]
+        # exec and imports before the clock count as the start
+        seconds[START] = (start + max(0.0, started - spawned)
+                          if started is not None and start is not None else None)
+        if final and written is not None and exited is not None:
             seconds[TEARDOWN] = (seconds[TEARDOWN] or 0.0) + max(0.0, exited - written)
         else:
             seconds[TEARDOWN] = None  # the process ended (or was killed) after its last record
@@ -258,6 +255,14 @@ def assemble(*, wall_s: float, preflight_s: float, spawned: float | None, exited
     return out
 
 
+def _stamps(cell: Mapping) -> tuple[float | None, float | None]:
+    """When a cell record's clock started and when it was written (epoch seconds)."""
+    try:
+        return float(cell["started"]), float(cell["written"])
+    except (KeyError, TypeError, ValueError):
+        return None, None
+
+
 def campaign_sum(records: Iterable[Mapping | None]) -> dict:
     """Per phase, the seconds summed over a campaign's cells, with how many cells could
     not separate it (``unknown``) and how many carried no phases at all."""
@@ -269,7 +274,7 @@ def campaign_sum(records: Iterable[Mapping | None]) -> dict:
     for record in records:
         cells += 1
         seconds = record.get("seconds") if isinstance(record, Mapping) else None
-        if not isinstance(seconds, Mapping):
+        if not isinstance(record, Mapping) or not isinstance(seconds, Mapping):
             without += 1
             continue
         wall += float(record.get("wall_s") or 0.0)

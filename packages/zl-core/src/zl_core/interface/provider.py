@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from zl_core.foundation import convert
 from zl_core.foundation.backend import Backend
 from zl_core.foundation.compiler_env import CompilerEnv
 from zl_core.interface import contract
@@ -52,7 +53,7 @@ class CheckSpec:
     ``-k EXPR``, or node ids)."""
 
     file: str  # relative to the source
-    select: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    select: tuple[str, ...] = attrs.field(default=(), converter=convert.str_tuple)
 
     def pytest_args(self) -> tuple[str, ...]:
         """The file and the selection as pytest takes them; node ids name their file
@@ -97,7 +98,7 @@ class CellRequest:
     #: Every variable the campaign's sides (and a control side) set: none of them, nor a
     #: member of their switch families, is inherited from zl's environment
     #: (:mod:`zl_core.foundation.compiler_env`); the keys of ``env`` always count.
-    switch_vars: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    switch_vars: tuple[str, ...] = attrs.field(default=(), converter=convert.str_tuple)
     timeout_s: float = contract.DEFAULT_TIMEOUT_S
     # Seconds without output or progress beat before the cell is ended as STALLED (0: never).
     stall_timeout_s: float = contract.DEFAULT_STALL_TIMEOUT_S
@@ -120,7 +121,7 @@ class CellRequest:
     compile_workers: int = 0
     #: Devices to shard a recording cell's autotune sweep over (zl_core.cells.sweep_shards);
     #: fewer than two: the cell sweeps itself, serially.
-    sweep_devices: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    sweep_devices: tuple[str, ...] = attrs.field(default=(), converter=convert.str_tuple)
     #: ``index/count`` when this cell is one shard of such a sweep ("" otherwise).
     sweep_shard: str = ""
     #: Set: the cell runs these accuracy tests instead of the benchmark, and writes their
@@ -136,7 +137,7 @@ class ShardMerge:
     problem: str = ""
     entries: int = 0  # picks in the merged record
     #: Keys two shards tuned differently, one line each (the lowest shard's pick kept).
-    conflicts: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    conflicts: tuple[str, ...] = attrs.field(default=(), converter=convert.str_tuple)
 
 
 @attrs.frozen
@@ -150,8 +151,8 @@ class WarmPlan:
     own per-cell variables and the side's overrides need not be named.
     """
 
-    modules: tuple[str, ...] = attrs.field(converter=tuple)
-    per_cell: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    modules: tuple[str, ...] = attrs.field(converter=convert.str_tuple)
+    per_cell: tuple[str, ...] = attrs.field(default=(), converter=convert.str_tuple)
 
 
 @attrs.frozen(kw_only=True)
@@ -163,7 +164,7 @@ class CellCommand:
     env: Mapping[str, str] = attrs.field(factory=dict)  # added to the cell's environment
     #: Variables removed from the cell's environment (e.g. one that would bypass an
     #: isolated cache), after the side's overrides are applied.
-    unset: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    unset: tuple[str, ...] = attrs.field(default=(), converter=convert.str_tuple)
     # Identity fields the provider knows (e.g. provider_commit, shape_mode, tuner_cache);
     # they replace the core's generic defaults before the identity is first written.
     identity: Mapping[str, object] = attrs.field(factory=dict)

@@ -12,6 +12,7 @@ so it is done a layer up, in :mod:`zl_core.plugins.cell_rows`; this module impor
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +91,7 @@ class CellRows:
     cell_dir: Path
     rows: tuple[Row, ...]
     source: str | None  # None when the cell has neither results.json nor a table
-    identity: dict | None
+    identity: Mapping[str, object] | None  # the cell's CellIdentity
     markers: dict[str, int]
     notes: tuple[str, ...] = ()
     #: Why each test of the cell that skipped at run time skipped (``pytest.skip`` in the
@@ -157,12 +158,12 @@ def _rows_and_markers(data: object, path: Path) -> tuple[list[Row], dict[str, in
             extra=tuple((str(k), _num(v)) for k, v in raw.items()
                         if k not in NEUTRAL_FIELDS and (v is None or _num(v) is not None)),
         ))
-    markers = data.get("markers") if isinstance(data.get("markers"), dict) else {}
-    return rows, {str(k): _int(v) for k, v in markers.items()}
+    markers = data.get("markers")
+    return rows, {str(k): _int(v) for k, v in markers.items()} if isinstance(markers, dict) else {}
 
 
 def _num(value: object) -> float | None:
-    if value is None or isinstance(value, bool):
+    if isinstance(value, bool) or not isinstance(value, int | float | str):  # JSON's numbers and text
         return None
     try:
         return float(value)
@@ -171,6 +172,8 @@ def _num(value: object) -> float | None:
 
 
 def _int(value: object) -> int:
+    if not isinstance(value, int | float | str):
+        return 0
     try:
         return int(value)
     except (TypeError, ValueError):

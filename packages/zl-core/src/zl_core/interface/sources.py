@@ -15,6 +15,7 @@ from pathlib import Path
 
 import attrs
 
+from zl_core.foundation import convert
 from zl_core.foundation.errors import UsageError
 from zl_core.interface.opspec import check_name
 
@@ -39,7 +40,7 @@ def split_item(text: str) -> tuple[str | None, str]:
 class Sources:
     """Ordered (name, resolved path) pairs; the first is the default source."""
 
-    entries: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=tuple)
+    entries: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=convert.str_pairs)
 
     @classmethod
     def resolve(cls, items: Iterable[str], name_of: Callable[[str], str | None],

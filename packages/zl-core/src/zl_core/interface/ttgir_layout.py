@@ -145,7 +145,7 @@ def summarize(ttgir_root: Path, floor: int = LAUNCH_FLOOR) -> IrSummary:
     digest = hashlib.sha256()
     kernels: set[str] = set()
     measured = total = 0
-    unmeasured = []
+    unmeasured: list[tuple[str, int, int]] = []
     for path in files:
         rel = path.relative_to(ttgir_root).as_posix()
         content = path.read_bytes()
@@ -156,7 +156,7 @@ def summarize(ttgir_root: Path, floor: int = LAUNCH_FLOOR) -> IrSummary:
         total += converts
         if is_measured(rel, launches, floor):
             measured += converts
-        elif converts:
+        elif converts and launches is not None:  # not measured: the index lists it
             unmeasured.append((rel, launches[rel], converts))
     return IrSummary(fingerprint=digest.hexdigest(), files=len(files), kernels=len(kernels),
                      convert_layouts=measured, convert_layouts_all=total,

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable, Mapping
 
 _LOC_DEF = re.compile(r"^\s*#loc\d*\s*=\s*loc\(")
 _SSA = re.compile(r"%(?:[A-Za-z_$.][\w$.\-]*|\d+)")
@@ -107,6 +108,15 @@ def canonical_symbol(name: str) -> str:
     return _SYMBOL_HASH.sub("h", name)
 
 
+def _renamed(known: Mapping[str, str], unknown: str | None = None) -> Callable[[re.Match[str]], str]:
+    """A replacement for ``_SSA.sub``: each value's name in ``known``, ``unknown`` for a
+    value it lacks (None: every value is known)."""
+    def rename(match: re.Match[str]) -> str:
+        token = match.group(0)
+        return known[token] if unknown is None else known.get(token, unknown)
+    return rename
+
+
 def canonical_ttgir(text: str) -> str:
     """The canonical form of one TTGIR module (see the module docstring)."""
     names: dict[str, str] = {}
@@ -121,8 +131,7 @@ def canonical_ttgir(text: str) -> str:
         tokens = _SSA.findall(line)
         fresh = [t for t in dict.fromkeys(tokens) if t not in names]
         if fresh:
-            known = names
-            skeleton = _SSA.sub(lambda m, known=known: known.get(m.group(0), "%?"), line.strip())
+            skeleton = _SSA.sub(_renamed(names, "%?"), line.strip())
             if _BLOCK.match(line):
                 skeleton = region_context[-1] + skeleton  # block args: which region they open
             digest = hashlib.sha1(skeleton.encode()).hexdigest()[:HASH_CHARS]
@@ -135,7 +144,7 @@ def canonical_ttgir(text: str) -> str:
                     name = f"{base}_{extra}"
                 names[token] = name
                 taken.add(name)
-        line = _SSA.sub(lambda m, known=names: known[m.group(0)], line)
+        line = _SSA.sub(_renamed(names), line)
         if line.rstrip().endswith("{"):
             region_context.append(line.strip())
         elif line.strip().startswith("}") and len(region_context) > 1:

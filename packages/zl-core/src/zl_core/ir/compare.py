@@ -50,8 +50,8 @@ class KernelChange:
         if self.ops_count:
             out.append("op counts: " + ", ".join(f"{k} {a} -> {b}" for k, (a, b) in self.ops_count.items()))
         out += [f"layout {line}" for line in self.layouts]
-        for key, (a, b) in self.attrs.items():
-            out.append(f"{key}: {a if a is not None else '-'} -> {b if b is not None else '-'}")
+        for key, (was, now) in self.attrs.items():
+            out.append(f"{key}: {was if was is not None else '-'} -> {now if now is not None else '-'}")
         a, b = self.convert_layouts
         if a != b:
             out.append(f"convert_layout: {a} -> {b}")
@@ -138,7 +138,8 @@ def layout_changes(a: tuple[Encoding, ...], b: tuple[Encoding, ...]) -> list[str
 
 def _cancel(a: list[Encoding], b: list[Encoding]) -> tuple[list[Encoding], list[Encoding]]:
     same = Counter(e.text() for e in a) & Counter(e.text() for e in b)
-    left_a, left_b = [], []
+    left_a: list[Encoding] = []
+    left_b: list[Encoding] = []
     for side, out in ((a, left_a), (b, left_b)):
         budget = Counter(same)
         for e in side:

@@ -59,8 +59,8 @@ def _tally(changed: list[ChangeGroup]) -> _Tally:
         for line in c.layouts:
             for part in _layout_parts(line):
                 _add(tally.layouts, part, weight)
-        for key, (a, b) in c.attrs.items():
-            _add(tally.attributes, f"{key} {a} -> {b}", weight)
+        for key, (was, now) in c.attrs.items():
+            _add(tally.attributes, f"{key} {was} -> {now}", weight)
         a, b = c.shared_bytes
         if a != b:
             if b < a:

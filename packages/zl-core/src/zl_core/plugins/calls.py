@@ -14,6 +14,7 @@ in zl goes through :class:`PluginCalls`.
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata as md
 import logging
 import os
@@ -176,8 +177,7 @@ class PluginCalls:
                 continue
             args = [kwargs[name] for name in impl.argnames]
             try:
-                answer = bounded.call_within(bounded.plugin_timeout(),
-                                             lambda impl=impl, args=args: impl.function(*args),
+                answer = bounded.call_within(bounded.plugin_timeout(), functools.partial(impl.function, *args),
                                              name=f"zl-hook-{impl.plugin_name}")
             except bounded.Hung as exc:
                 # Its thread may never return: the plugin is not asked again.

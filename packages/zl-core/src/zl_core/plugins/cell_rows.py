@@ -35,7 +35,8 @@ def read_cell(cell_dir: Path, host: PluginHost | None = None) -> CellRows:
 
 def _readers(cell_dir: Path, host: PluginHost | None) -> list[Provider]:
     try:
-        named = (read_identity(cell_dir) or {}).get("provider")
+        identity = read_identity(cell_dir)
+        named = identity.provider if identity is not None else None
     except BadInputError:
         named = None
     providers = (host or plugin_host()).providers()

@@ -43,6 +43,7 @@ def zl_backends() -> Sequence[Backend]:
 
     :return: the :class:`~zl_core.Backend` descriptors this plugin provides.
     """
+    raise NotImplementedError  # a spec's body never runs: pluggy calls the implementations
 
 
 # -- devices -------------------------------------------------------------------
@@ -181,6 +182,7 @@ def zl_compat_plugins(backend: Backend) -> Sequence[str]:
     :param backend: the backend of the cell; return an empty list for any other.
     :return: importable module names, loaded with ``-p`` before zl's own plugins.
     """
+    raise NotImplementedError  # a spec's body never runs: pluggy calls the implementations
 
 
 # -- providers ---------------------------------------------------------------------
@@ -194,3 +196,4 @@ def zl_providers() -> Sequence[Provider]:
 
     :return: :class:`~zl_core.interface.provider.Provider` instances.
     """
+    raise NotImplementedError  # a spec's body never runs: pluggy calls the implementations

@@ -63,7 +63,8 @@ def check_caliber_groups(groups: Iterable[Mapping[str, Mapping | None]], *, allo
     the joined check; raises :class:`CaliberMismatchError` on problems unless ``allow_mismatch``.
     """
     identities: dict[str, Mapping | None] = {}
-    problems, warnings = [], []
+    problems: list[str] = []
+    warnings: list[str] = []
     for group in groups:
         identities.update(group)
         parts = [group] if pinned is None else [
@@ -88,10 +89,15 @@ def _median(values: Iterable[float]) -> float | None:
 
 def _model(kind: str, title: str, section: dict, check: caliber.CaliberCheck, rows: list,
            summary: dict, notes: list[str], **extra: object) -> dict:
-    return _clean({"schema": SCHEMA, "kind": kind, "title": title, **extra, "caliber": section,
+    return clean_model({"schema": SCHEMA, "kind": kind, "title": title, **extra, "caliber": section,
                    "caliber_problems": list(check.problems),
                    "caliber_warnings": list(check.warnings),
                    "rows": rows, "summary": summary, "notes": notes})
+
+
+def clean_model(model: Mapping[str, object]) -> dict[str, object]:
+    """A report model as strict JSON (:func:`_clean` on each of its values)."""
+    return {str(k): _clean(v) for k, v in model.items()}
 
 
 def _clean(value: object) -> object:

@@ -13,13 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from .common import SCHEMA, _clean
+from zl_core.foundation import verdicts
+from zl_core.foundation.verdicts import FASTER, MIXED, NO_CHANGE, SLOWER
+
+from .common import SCHEMA, clean_model
 
 #: The conditions compared, in the order a campaign's label draws on them.
 CONDITIONS = ("device", "switch", "compiler", "triton", "provider_commit", "date", "driver",
               "host", "timer", "kind", "rounds", "threshold_pct")
 #: Operator verdicts that decide a direction (INCONCLUSIVE does not).
-DECIDED = ("FASTER", "SLOWER", "MIXED", "NO_CHANGE")
+DECIDED = (FASTER, SLOWER, MIXED, NO_CHANGE)  # an operator's verdicts that decide
 
 
 def _joined(values: object) -> str:
@@ -73,7 +76,7 @@ def _entry(model: Mapping, op: str) -> dict:
         counts = (found.get("operator") or {}).get("counts") or {}
         return {"status": "judged", "verdict": found["verdict"], "estimate": found.get("estimate"),
                 "ir": _ir(found.get("ir")), "shapes": shapes,
-                "decided_shapes": sum(int(counts.get(v) or 0) for v in ("FASTER", "SLOWER", "NO_CHANGE")),
+                "decided_shapes": sum(int(counts.get(v) or 0) for v in verdicts.DECIDED),
                 "timer": found.get("timer"), "control": bool(found.get("control")), "reason": ""}
     for key, status in (("skipped", "skipped"), ("no_report", "no_report")):
         hit = next((x for x in s.get(key) or () if x["op"] == op), None)
@@ -142,7 +145,7 @@ def build_compare(models: Sequence[Mapping], names: Sequence[str]) -> dict:
     problems = [f"{label}: {p}" for m, label in zip(models, labels, strict=True) for p in m["caliber_problems"]]
     warnings = [f"{label}: {w}" for m, label in zip(models, labels, strict=True) for w in m["caliber_warnings"]]
     title = f"zl compare: {len(models)} campaigns" + (f" differing in {', '.join(differ)}" if differ else "")
-    return _clean({"schema": SCHEMA, "kind": "compare", "title": title, "campaigns": campaigns,
+    return clean_model({"schema": SCHEMA, "kind": "compare", "title": title, "campaigns": campaigns,
                    "conditions": {"differ": differ, "same": same}, "operators": operators,
                    "summary": {"campaigns": len(models), "operators": len(operators),
                                "agreement": counts},

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-VERDICT_KINDS = {"faster": "FASTER", "slower": "SLOWER", "inconclusive": "INCONCLUSIVE"}
+from zl_core.foundation.verdicts import FASTER, INCONCLUSIVE, SLOWER
+
+VERDICT_KINDS = {"faster": FASTER, "slower": SLOWER, "inconclusive": INCONCLUSIVE}
 
 
 def gate_hits(model: Mapping, kinds: Iterable[str]) -> list[str]:
@@ -13,10 +15,10 @@ def gate_hits(model: Mapping, kinds: Iterable[str]) -> list[str]:
     Controls are left out: a verdict on an A/A control is a false positive to
     be counted, not a finding. Pair and screen reports carry no such verdicts.
     """
-    wanted = set()
+    wanted: set[str] = set()
     for kind in kinds:
         wanted.update(VERDICT_KINDS.values() if kind == "any" else {VERDICT_KINDS[kind]})
-    hits = []
+    hits: list[str] = []
     if model.get("kind") != "rounds":
         return hits
     for op in model["summary"].get("operators", []):

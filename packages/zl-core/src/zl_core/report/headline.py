@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from typing import TypeGuard
 
 #: Shape verdicts that decide something (INCONCLUSIVE does not).
-DECIDED = ("FASTER", "SLOWER", "NO_CHANGE")
+from zl_core.foundation.verdicts import DECIDED
 
 
-def _finite(value: object) -> bool:
+def _finite(value: object) -> TypeGuard[float]:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
+from typing import TypeGuard
 
 from zl_core.foundation.stamps import utc_stamp
 from zl_core.store.layout import CampaignLayout
@@ -31,7 +32,7 @@ def judged_then_and_now(layout: CampaignLayout, model_now: Mapping) -> dict:
         text = f"judged by rules {now['rules']}" + (f"; {problem}" if problem else "")
         return {"then": None, "now": now, "changed_operators": [], "changed_shapes": [],
                 "why": [], "text": text}
-    kept_summary = kept.get("summary") if isinstance(kept.get("summary"), Mapping) else {}
+    kept_summary = found if isinstance(found := kept.get("summary"), Mapping) else {}
     then = {"rules": _rules(kept_summary), "schema": kept.get("schema"),
             "threshold_pct": kept_summary.get("threshold_pct"), "written": _written(layout)}
     ops = _changed(_by_op(kept_summary.get("operators")), _by_op(summary.get("operators")))
@@ -110,7 +111,7 @@ def _why(then: Mapping, now: Mapping) -> list[str]:
     return why
 
 
-def _number(value: object) -> bool:
+def _number(value: object) -> TypeGuard[float]:
     return (isinstance(value, int | float) and not isinstance(value, bool)
             and math.isfinite(float(value)))
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from zl_core.cells.sweep_shards import SHARDS_DIR
 from zl_core.foundation.errors import BadInputError
-from zl_core.interface import caliber, occupancy, phases
+from zl_core.interface import caliber, occupancy
 from zl_core.store.layout import CampaignLayout
 from zl_core.store.status_table import CellKey, StatusRow
 
@@ -57,10 +57,10 @@ def campaign_occupancy(layout: CampaignLayout, rows: Mapping[CellKey, StatusRow]
             "share": _share(low, wall), "share_max": _share(high, wall), "bridged_s": round(bridged, 3)}
            for (name, items), (low, high, unknown, bridged) in zip(sorted(lanes.items()), raw, strict=True)]
     return {"wall_s": round(wall, 3), "idle_s": round(wall - occupancy.measure(windows), 3),
-            "cells": len(cells), "unknown_cells": sum(lane["unknown_cells"] for lane in out),
+            "cells": len(cells), "unknown_cells": sum(unknown for _, _, unknown, _ in raw),
             "busy_s": round(busy_s, 3), "busy_max_s": _round(busy_max),
             "share": _share(busy_s, capacity), "share_max": _share(busy_max, capacity),
-            "bridged_s": round(sum(lane["bridged_s"] for lane in out), 3), "lanes": out}
+            "bridged_s": round(sum(round(bridged, 3) for _, _, _, bridged in raw), 3), "lanes": out}
 
 
 def _lane(items: list[occupancy.CellBusy]) -> tuple[float, float | None, int, float]:
@@ -92,16 +92,14 @@ def _read(cell: Path, window: tuple[float, float] | None, *,
           fallback_device: str) -> list[tuple[str, str, occupancy.CellBusy]]:
     """The cell's busy record, and its sweep's shard cells' (each on its own device)."""
     try:
-        identity = caliber.read_identity(cell) or {}
+        identity = caliber.read_identity(cell) or caliber.CellIdentity()
     except BadInputError:
-        identity = {}
-    record = identity.get(phases.KEY)
+        identity = caliber.CellIdentity()
+    record = identity.phases
     if window is None and not isinstance(record, Mapping):
         return []  # a check cell that never finished: nothing says when it ran
-    device = identity.get("device")
-    device = str(device) if device not in (None, "") else (fallback_device or "default")
-    out = [(str(identity.get("host") or ""), device,
-            occupancy.read(record if isinstance(record, Mapping) else None, window=window))]
+    device = identity.device or fallback_device or "default"
+    out = [(identity.host or "", device, occupancy.read(record, window=window))]
     shards = cell / SHARDS_DIR
     if shards.is_dir():
         for shard in sorted(shards.glob("shard*")):

@@ -27,7 +27,7 @@ from .provenance import provenance
 def _pair_row(pair: Pair) -> dict:
     a, b = pair.a, pair.b
     row = {
-        "op": (a or b).op, "dtype": pair.dtype, "size_detail": pair.size_detail,
+        "op": pair.op, "dtype": pair.dtype, "size_detail": pair.size_detail,
         "occurrence": pair.occurrence, "shape": shape_label(pair.key), "class": pair.cls,
         "reason": pair.reason,
         "a_latency_ms": a.latency_ms if a else None,

@@ -17,7 +17,8 @@ def provenance(identities: Mapping[str, Mapping | None]) -> dict:
     found: dict[str, set[str]] = {k: set() for k in (
         "zl_versions", "compiler_builds", "compilers", "provider_commits", "drivers", "hosts",
         "devices")}
-    started, finished = [], []
+    started: list[str] = []
+    finished: list[str] = []
     cells = 0
     for ident in identities.values():
         if not isinstance(ident, Mapping):

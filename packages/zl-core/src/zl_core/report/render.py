@@ -18,9 +18,9 @@ def render(model: dict, fmt: str, *, color: bool = False, link: str | None = Non
     try:
         import zl_report  # optional: zl_core never imports it at module import
     except ImportError:
-        zl_report = None
-    if zl_report is not None:
-        return zl_report.render(model, fmt, color=color, **({"link": link} if link else {}))
+        pass
+    else:
+        return zl_report.render(model, fmt, color=color, link=link)
     if fmt != "text":
         raise UsageError(f"--format {fmt} needs the zl-report package: pip install zl-report "
                          "(text and json work without it)")

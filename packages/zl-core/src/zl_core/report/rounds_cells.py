@@ -119,8 +119,8 @@ def _foreign(layout: CampaignLayout, where: str, row: StatusRow) -> str:
         identity = caliber.read_identity(layout.root / row.cell) if row.cell else None
     except BadInputError:
         return ""  # the caliber check names a damaged identity
-    markers = (identity or {}).get("markers")
-    if not isinstance(markers, dict):
+    markers = identity.markers if identity is not None else None
+    if not markers:
         return ""
     return foreign_note(where, layout.root / row.cell, markers)
 
@@ -134,10 +134,11 @@ def _runtime_skip(layout: CampaignLayout, op: str, status: dict[CellKey, StatusR
         if row.success_rows.strip() not in ("", "0") or row.failed_rows.strip() not in ("", "0"):
             continue
         try:
-            skips = (caliber.read_identity(layout.root / row.cell) or {}).get("skips") or ()
+            identity = caliber.read_identity(layout.root / row.cell)
+            skips = identity.skips if identity is not None else ()
         except BadInputError:
             continue  # the caliber check names a damaged identity
-        if skips and isinstance(skips, list):
+        if skips:
             return (f"{SKIPPED}: {round_name(rnd)}/{side} skipped at run time: "
                     + "; ".join(dict.fromkeys(str(s) for s in skips)))
     return ""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from zl_core.decisions.ir_verdict import SWITCH_NO_IR_DIFF
 from zl_core.decisions.status import UNJUDGED_FLAGS, judge_cells
@@ -63,7 +63,7 @@ def drift_check(shape, rounds: list[int], flagged: set[int], plan) -> dict | Non
     return {"without_flagged": verdict, "depends": verdict != shape.test.verdict, "why": ""}
 
 
-def op_drift_check(op: str, main: list[tuple[dict, object]], flagged: set[int],
+def op_drift_check(op: str, main: Sequence[tuple[dict, object]], flagged: set[int],
                    rounds: list[int], verdict: str, plan) -> dict | None:
     """The operator's verdict without its flagged rounds (None when none are flagged)."""
     if not flagged or not main:

@@ -4,6 +4,7 @@ the drift check (flagged cells, verdicts without them) and the device time used.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from zl_core import stats
 from zl_core.campaigns.judging import (
@@ -126,7 +127,7 @@ def build_rounds(campaign: Path, *, meta: CampaignRecord | None = None, allow_mi
             "total": total, "rate": rate,
             "text": f"false-positive rate on this campaign's controls: {called}/{total}",
         }
-    summary = {
+    summary: dict[str, Any] = {  # the model's JSON: read back by key below
         "campaign": str(layout.root), "switch": meta.switch,
         "a_value": meta.a_value, "b_value": meta.b_value,
         "a_env": meta.a_env, "b_env": meta.b_env,

@@ -26,7 +26,7 @@ NOISE_FLOOR = "noise floor"
 def build_screen(campaign: Path, *, meta: CampaignRecord | None = None, allow_mismatch: bool = False,
                  threshold_pct: float | None = None) -> dict:
     """Per operator IR verdicts of a screen, with the pair's delta range where it means something."""
-    from zl_core.decisions.ir_verdict import MEASURED, NO_IR_DIFF, VERDICTS
+    from zl_core.decisions.ir_verdict import IR_CHANGED, MEASURED, NO_IR_DIFF, NO_TRITON, VERDICTS
     from zl_core.store.record import read_campaign
     from zl_core.store.screen_table import read_screen
 
@@ -35,7 +35,7 @@ def build_screen(campaign: Path, *, meta: CampaignRecord | None = None, allow_mi
     meta = meta if meta is not None else read_campaign(campaign)
     compile_only = bool(meta.compile_only)
     entries = read_screen(campaign)
-    compared = [e for e in entries if e.verdict in (*MEASURED, "NO_TRITON")]
+    compared = [e for e in entries if e.verdict in (*MEASURED, NO_TRITON)]
 
     identities, check = check_caliber_groups(
         ({cell_label(op, s): caliber.read_identity(layout.cell_dir(op, s)) for s in SIDES}
@@ -56,7 +56,7 @@ def build_screen(campaign: Path, *, meta: CampaignRecord | None = None, allow_mi
         if left_out:
             notes.append(f"{op}: convert_layout counts leave out variants launched at most "
                          f"{LAUNCH_FLOOR} times (input construction, not timed): " + "; ".join(left_out))
-        if verdict in (*MEASURED, "NO_TRITON"):
+        if verdict in (*MEASURED, NO_TRITON):
             row["ir"] = ir_section(*(layout.cell_dir(op, s) for s in SIDES))
             if row["ir"] and row["ir"]["raw_only"]:
                 notes.append(f"{op}: {RAW_ONLY_NOTE}")
@@ -84,7 +84,7 @@ def build_screen(campaign: Path, *, meta: CampaignRecord | None = None, allow_mi
         "a_env": meta.a_env, "b_env": meta.b_env,
         "compile_only": compile_only, "target": meta.target,
         "counts": counts,
-        "ir_changed": [r["op"] for r in rows if r["verdict"] == "IR_CHANGED"],
+        "ir_changed": [r["op"] for r in rows if r["verdict"] == IR_CHANGED],
         "threshold_pct": threshold_pct,
         "timeline": campaign_timeline(layout),
         "time_spent": time_spent(layout),

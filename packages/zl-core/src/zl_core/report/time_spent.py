@@ -95,7 +95,8 @@ def _checks(layout: CampaignLayout, ops: list[str]) -> dict | None:
 def _ended(cell) -> bool:
     """Whether a cell got to its end (a stalled or timed-out check writes no report)."""
     try:
-        return "finished" in (caliber.read_identity(cell) or {})
+        identity = caliber.read_identity(cell)
+        return identity is not None and identity.finished
     except BadInputError:
         return True  # damaged: counted among the cells without phases, never dropped
 
@@ -113,13 +114,13 @@ def _phases_of(layout: CampaignLayout, relative: str) -> Mapping | None:
     if not relative or not cell.is_relative_to(layout.root.resolve()):
         return None  # a status row naming a folder outside the campaign is not read
     try:
-        identity = caliber.read_identity(cell) or {}
+        identity = caliber.read_identity(cell)
     except BadInputError:  # counted in cells_without_phases, never a guess
         return None
-    record = identity.get(phases.KEY)
-    return record if isinstance(record, Mapping) and isinstance(record.get("seconds"), Mapping) else None
+    record = identity.phases if identity is not None else None
+    return record if record is not None and isinstance(record.get("seconds"), Mapping) else None
 
 
 def _dominant(record: Mapping) -> str | None:
     seconds = {k: v for k, v in record["seconds"].items() if isinstance(v, (int, float))}
-    return max(seconds, key=seconds.get) if seconds else None
+    return max(seconds, key=lambda name: seconds[name]) if seconds else None

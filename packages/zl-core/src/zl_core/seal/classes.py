@@ -98,8 +98,8 @@ def classify(e: Evidence, *, gain_pct: float = GAIN_PCT,
     if e.convert_layouts_a is None or e.convert_layouts_b is None:
         return out("X", "no layout-conversion count for the measured kernels (their launches "
                         "could not be joined to their TTGIR)")
-    orders = [v for v in e.order_deltas_pct.values()]
-    both = len(orders) == 2 and all(v is not None for v in orders)
+    orders = [v for v in e.order_deltas_pct.values() if v is not None]
+    both = len(orders) == 2 == len(e.order_deltas_pct)
     shown = ", ".join(f"{k} {v:+.2f}%" if v is not None else f"{k} -"
                       for k, v in sorted(e.order_deltas_pct.items())) or "no timing"
     if both and all(v <= -regression_pct for v in orders):

@@ -43,7 +43,7 @@ def frozen(backend: Backend, provider: Provider, imports: Mapping[str, str | Non
     return out, inherited_by_cells(provider, backend, switch_vars, environ)
 
 
-def check(matrix: dict, backend: Backend, provider: Provider, imports: Mapping[str, str | None],
+def check(matrix: Mapping[str, object], backend: Backend, provider: Provider, imports: Mapping[str, str | None],
           python: str, switch_vars: tuple[str, ...], environ: Mapping[str, str],
           problems: list[str]) -> None:
     """Name the compiler module that is another build than the frozen one, and compiler
@@ -66,8 +66,9 @@ def check(matrix: dict, backend: Backend, provider: Provider, imports: Mapping[s
                     f"{ids[0]}{_commit(build.commit)}, frozen {ids[1]}{_commit(was.get('commit'))}; "
                     f"{len(changed)} file(s): {', '.join(changed[:3])}{', ...' if len(changed) > 3 else ''}"
                     "); run it with the frozen build, or freeze the manifest again")
-    if isinstance(matrix.get("compiler_env"), dict):
-        was = matrix["compiler_env"]
+    frozen_env = matrix.get("compiler_env")
+    if isinstance(frozen_env, dict):
+        was = frozen_env
         now_env = inherited_by_cells(provider, backend, switch_vars, environ)
         if now_env != was:
             problems.append(f"compiler env: this environment passes the cells "

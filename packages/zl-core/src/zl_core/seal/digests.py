@@ -37,8 +37,8 @@ def zl_files(packages: Iterable[str] | None = None) -> dict[str, str | None]:
         spec = importlib.util.find_spec(name)
         if spec is None or not spec.submodule_search_locations:
             continue
-        for root in spec.submodule_search_locations:
-            root = Path(root)
+        for location in spec.submodule_search_locations:
+            root = Path(location)
             for path in sorted(root.rglob("*")):
                 if (path.is_file() and path.suffix in SUFFIXES
                         and "__pycache__" not in path.parts):

@@ -32,6 +32,7 @@ from zl_core.plugins.host import PluginHost
 
 from . import compiler, digests
 from .manifest import Manifest, ManifestError, SourceEntry, Workload, load_manifest
+from .matrix import FrozenMatrix
 
 MANIFEST_NAME, MATRIX_NAME, SEAL_NAME = "manifest.yaml", "matrix.json", "seal.json"
 SCHEMA = 1
@@ -45,7 +46,7 @@ class Frozen:
 
     manifest: Manifest
     manifest_path: Path
-    matrix: dict
+    matrix: FrozenMatrix
 
 
 def plan(host: PluginHost, manifest_path: Path, *, python: str = sys.executable) -> Frozen:
@@ -66,7 +67,7 @@ def plan(host: PluginHost, manifest_path: Path, *, python: str = sys.executable)
     bound_compiler, bound_env = (compiler.frozen(backend, provider, imports, python, switch_vars(manifest),
                                                  os.environ, problems)
                                  if provider and backend else ({}, {}))
-    if not problems:  # only a tree that checks out can say what its tests collect
+    if provider is not None and not problems:  # only a tree that checks out can say what its tests collect
         _collect_checks(provider, manifest, tasks, python, problems)
     if problems:
         raise ManifestError(manifest_path, problems)
@@ -79,7 +80,7 @@ def plan(host: PluginHost, manifest_path: Path, *, python: str = sys.executable)
         **from_manifest(manifest),
         "sources": sources, "tasks": tasks,
     }
-    return Frozen(manifest=manifest, manifest_path=manifest_path, matrix=matrix)
+    return Frozen(manifest=manifest, manifest_path=manifest_path, matrix=FrozenMatrix.from_json(matrix))
 
 
 def from_manifest(manifest: Manifest) -> dict:
@@ -113,9 +114,8 @@ def workloads_of(manifest: Manifest) -> list[list]:
             for w in manifest.workloads]
 
 
-def tasks_as_written(matrix: dict) -> list[list]:
-    return [[t.get("source"), t.get("dtypes"), t.get("timeout_s"), t.get("reason")]
-            for t in matrix.get("tasks") or ()]
+def tasks_as_written(matrix: FrozenMatrix) -> list[list]:
+    return [[t.get("source"), t.get("dtypes"), t.get("timeout_s"), t.get("reason")] for t in matrix.tasks]
 
 
 def write(frozen: Frozen, out: Path) -> Path:
@@ -130,7 +130,7 @@ def write(frozen: Frozen, out: Path) -> Path:
         manifest = out / MANIFEST_NAME
         shutil.copyfile(frozen.manifest_path, manifest)
         os.chmod(manifest, 0o444)
-        matrix = atomic.write_json_atomic(out / MATRIX_NAME, frozen.matrix)
+        matrix = atomic.write_json_atomic(out / MATRIX_NAME, frozen.matrix.to_json())
         os.chmod(matrix, 0o444)
         seal = atomic.write_json_atomic(out / SEAL_NAME, {
             "schema": SCHEMA, "manifest_sha256": digests.file_sha256(manifest),
@@ -141,7 +141,7 @@ def write(frozen: Frozen, out: Path) -> Path:
     return out
 
 
-def read(frozen_dir: Path) -> tuple[dict, dict]:
+def read(frozen_dir: Path) -> tuple[FrozenMatrix, dict]:
     """The matrix and seal of a frozen folder, or a one-line error."""
     frozen_dir = Path(frozen_dir)
     out = []
@@ -158,7 +158,7 @@ def read(frozen_dir: Path) -> tuple[dict, dict]:
         if not isinstance(data, dict) or data.get("schema") != SCHEMA:
             raise BadInputError(f"{path} is not a zl freeze {name} of schema {SCHEMA}")
         out.append(data)
-    return out[0], out[1]
+    return FrozenMatrix.from_json(out[0]), out[1]
 
 
 # -- the checks behind plan() ------------------------------------------------------------
@@ -181,12 +181,12 @@ def _backend(host: PluginHost, name: str, problems: list[str]) -> Backend | None
         return None
 
 
-def switch_vars(manifest_or_matrix: Manifest | dict) -> tuple[str, ...]:
+def switch_vars(manifest_or_matrix: Manifest | FrozenMatrix) -> tuple[str, ...]:
     """The variables the campaign's sides set (its switch, a control side's): the cells
     inherit none of them, nor a member of their families."""
-    if isinstance(manifest_or_matrix, dict):
+    if isinstance(manifest_or_matrix, FrozenMatrix):
         matrix = manifest_or_matrix
-        return (str(matrix["switch"]["name"]), *((matrix.get("control") or {}).get("env") or {}))
+        return (matrix.switch[0], *(name for name, _ in matrix.control_env))
     return (manifest_or_matrix.switch, *dict(manifest_or_matrix.control_env))
 
 
@@ -234,7 +234,7 @@ def source_state(provider: Provider, path: str, expected: str | None,
 def _tasks(provider: Provider, manifest: Manifest, problems: list[str]) -> list[dict]:
     paths = {s.name: str(s.path) for s in manifest.sources}
     default = manifest.sources[0].name if manifest.sources else None
-    tasks = []
+    tasks: list[dict] = []
     for i, work in enumerate(manifest.workloads):
         where = f"workloads[{i}] ({work.op})"
         name = work.source or default
@@ -275,12 +275,14 @@ def _check(provider: Provider, manifest: Manifest, work: Workload, info: OpInfo,
                         "say correctness: false (manifest) or skip: <reason> (workload)")
         return None, None
     default = provider.default_check(info, source)
-    if work.check_file is None and default is None:
+    if work.check_file:
+        check = CheckSpec(file=work.check_file, select=work.check_select)
+    elif default is not None:
+        check = CheckSpec(file=default.file, select=work.check_select or default.select)
+    else:
         problems.append(f"{where}.correctness: no accuracy tests found for {info.op}; name them "
                         "(correctness.file, correctness.select) or say why not (correctness.skip)")
         return None, None
-    check = CheckSpec(file=work.check_file or default.file,
-                      select=work.check_select or (default.select if default and not work.check_file else ()))
     path = (Path(source) if source else Path(".")) / check.file
     if source and not path.is_file():
         problems.append(f"{where}.correctness.file: {check.file} is not in {source}")

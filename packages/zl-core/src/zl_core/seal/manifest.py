@@ -120,7 +120,8 @@ class _Reader:
     """Reads each key once, noting every problem instead of stopping at the first."""
 
     def __init__(self, data: dict, base: Path):
-        self.data, self.base, self.problems = data, base, []
+        self.data, self.base = data, base
+        self.problems: list[str] = []
 
     def manifest(self, path: Path) -> Manifest:
         d = self.data
@@ -136,8 +137,9 @@ class _Reader:
                 self.problems.append("device: an IR-only (compile_only) campaign names no device")
         elif device is None or not isinstance(device, (str, int)) or isinstance(device, bool):
             self.problems.append("device: the device id the cells run on (e.g. \"0\"), required")
-        switch = d.get("switch") if isinstance(d.get("switch"), dict) else {}
-        if not isinstance(d.get("switch"), dict):
+        switch = d.get("switch")
+        if not isinstance(switch, dict):
+            switch = {}
             self.problems.append("switch: a mapping {name, a, b}")
         rounds = d.get("rounds", 6)
         if rounds != "auto":
@@ -311,8 +313,7 @@ class _Reader:
         return str(value)
 
     def number(self, where: str, value: object) -> float:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if not ok or not math.isfinite(float(value)) or float(value) <= 0:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
             self.problems.append(f"{where}: a number > 0, got {value!r}")
             return 1.0
         return float(value)

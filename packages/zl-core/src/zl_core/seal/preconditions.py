@@ -28,9 +28,10 @@ from .freeze import (
     workloads_of,
 )
 from .manifest import load_manifest
+from .matrix import FrozenMatrix
 
 
-def check(host: PluginHost, frozen_dir: Path, *, python: str | None = None) -> dict:
+def check(host: PluginHost, frozen_dir: Path, *, python: str | None = None) -> FrozenMatrix:
     """The frozen matrix, once every precondition holds; SealBrokenError naming each
     one that does not."""
     frozen_dir = Path(frozen_dir)
@@ -53,7 +54,7 @@ def check(host: PluginHost, frozen_dir: Path, *, python: str | None = None) -> d
     return matrix
 
 
-def _bound(frozen_dir: Path, matrix: dict, seal: dict, problems: list[str]) -> None:
+def _bound(frozen_dir: Path, matrix: FrozenMatrix, seal: dict, problems: list[str]) -> None:
     manifest = digests.file_sha256(frozen_dir / MANIFEST_NAME)
     if manifest != seal.get("manifest_sha256") or manifest != matrix.get("manifest_sha256"):
         problems.append(f"manifest: {MANIFEST_NAME} differs from the one frozen (sha256 "
@@ -63,7 +64,7 @@ def _bound(frozen_dir: Path, matrix: dict, seal: dict, problems: list[str]) -> N
     _as_written(frozen_dir, matrix, problems)
 
 
-def _as_written(frozen_dir: Path, matrix: dict, problems: list[str]) -> None:
+def _as_written(frozen_dir: Path, matrix: FrozenMatrix, problems: list[str]) -> None:
     """The matrix says what its manifest says: a matrix edited and its seal recomputed to
     match still disagrees with the manifest (whose own edit the seal would show)."""
     try:
@@ -79,62 +80,62 @@ def _as_written(frozen_dir: Path, matrix: dict, problems: list[str]) -> None:
                         f"{', '.join(differ)}: it was edited after freezing; freeze the manifest again")
 
 
-def _harness(matrix: dict, problems: list[str]) -> None:
-    frozen = (matrix.get("zl") or {}).get("files") or {}
-    changed = digests.differences(frozen, digests.zl_files())
+def _harness(matrix: FrozenMatrix, problems: list[str]) -> None:
+    changed = digests.differences(matrix.zl_files, digests.zl_files())
     if changed:
         problems.append(f"zl: {len(changed)} of zl's own files differ from the frozen harness "
                         f"({', '.join(changed[:3])}{', ...' if len(changed) > 3 else ''})")
 
 
-def _sources(provider, matrix: dict, problems: list[str]) -> None:
-    for source in matrix.get("sources") or []:
+def _sources(provider, matrix: FrozenMatrix, problems: list[str]) -> None:
+    for source in matrix.sources:
         name, path = source.get("name"), str(source.get("path"))
         if not Path(path).is_dir():
             problems.append(f"source {name}: {path} is gone")
             continue
-        _commit, found = source_state(provider, path, source.get("commit"), "frozen at")
+        commit = source.get("commit")
+        _commit, found = source_state(provider, path, None if commit is None else str(commit), "frozen at")
         problems.extend(f"source {name}: {p}" for p in found)
 
 
-def _source_path(matrix: dict, name: object) -> str | None:
-    return next((str(s["path"]) for s in matrix.get("sources") or [] if s.get("name") == name), None)
+def _source_path(matrix: FrozenMatrix, name: object) -> str | None:
+    return next((str(s["path"]) for s in matrix.sources if s.get("name") == name), None)
 
 
-def _targets(provider, matrix: dict, problems: list[str]) -> None:
+def _targets(provider, matrix: FrozenMatrix, problems: list[str]) -> None:
     inventories: dict[str | None, list[OpInfo]] = {}
-    for task in matrix.get("tasks") or []:
-        source = _source_path(matrix, task.get("source"))
+    for task in matrix.tasks:
+        source = _source_path(matrix, task.source)
         if source not in inventories:
             inventories[source] = provider.list_ops(source)
-        found = [o for o in inventories[source]
-                 if o.op == task.get("op") and o.op_file == task.get("op_file")]
+        found = [o for o in inventories[source] if o.op == task.op and o.op_file == task.op_file]
         if not found:
-            problems.append(f"target {task.get('op')}: no longer in {task.get('op_file')} of the "
+            problems.append(f"target {task.op}: no longer in {task.op_file} of the "
                             f"{provider.name} suite" + (f" at {source}" if source else ""))
             continue
         root = Path(source) if source else None
         paths = list(provider.workload_files(found[0], source))
-        if task.get("check") and root is not None:  # its accuracy tests, bound at freeze
-            paths.append(root / task["check"]["file"])
+        check = task.check
+        if check is not None and root is not None:  # its accuracy tests, bound at freeze
+            paths.append(root / check.file)
         now = {digests.shown_path(path, root): digests.file_sha256(path) for path in paths}
-        changed = digests.differences(task.get("files") or {}, now)
+        changed = digests.differences(task.files, now)
         if changed:
-            problems.append(f"benchmark {task.get('op')}: {', '.join(changed[:3])}"
+            problems.append(f"benchmark {task.op}: {', '.join(changed[:3])}"
                             f"{', ...' if len(changed) > 3 else ''}")
 
 
-def _imports(provider, matrix: dict, python: str, problems: list[str]) -> dict[str, str | None]:
-    default = (matrix.get("sources") or [{}])[0].get("path")
-    now = provider.frozen_imports(python=python, source=default)
-    for module, frozen in (matrix.get("imports") or {}).items():
+def _imports(provider, matrix: FrozenMatrix, python: str, problems: list[str]) -> dict[str, str | None]:
+    default = matrix.sources[0].get("path") if matrix.sources else None
+    now = provider.frozen_imports(python=python, source=None if default is None else str(default))
+    for module, frozen in matrix.imports.items():
         if now.get(module) != frozen:
             problems.append(f"import {module}: {python} imports it from {now.get(module) or 'nowhere'}, "
                             f"frozen from {frozen}")
     return now
 
 
-def _compiler(host: PluginHost, provider, matrix: dict, imports: dict[str, str | None], python: str,
+def _compiler(host: PluginHost, provider, matrix: FrozenMatrix, imports: dict[str, str | None], python: str,
               problems: list[str]) -> None:
     try:
         backend = host.get_backend(str(matrix.get("backend")))
@@ -145,7 +146,7 @@ def _compiler(host: PluginHost, provider, matrix: dict, imports: dict[str, str |
     compiler.check(matrix, backend, provider, imports, python, switch_vars(matrix), os.environ, problems)
 
 
-def _device(host: PluginHost, matrix: dict, problems: list[str]) -> None:
+def _device(host: PluginHost, matrix: FrozenMatrix, problems: list[str]) -> None:
     if matrix.get("compile_only"):
         return
     device = str(matrix.get("device"))

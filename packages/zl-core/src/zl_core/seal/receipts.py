@@ -13,12 +13,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from zl_core import __version__
 from zl_core.foundation.atomic import write_json_atomic
+from zl_core.foundation.errors import BadInputError
 from zl_core.foundation.stamps import utc_stamp
-from zl_core.store.layout import CampaignLayout, CellLayout
+from zl_core.interface.identity import read_identity
+from zl_core.store.layout import CampaignLayout
 
 from . import digests
 
@@ -42,10 +45,9 @@ def cell_receipt(cell_dir: Path) -> dict:
     files = {p.relative_to(cell_dir).as_posix(): digests.file_sha256(p)
              for p in sorted(cell_dir.rglob("*")) if p.is_file() and p.name != RECEIPT}
     try:
-        identity = json.loads(CellLayout(cell_dir).identity.read_text(encoding="utf-8"))
-    except (OSError, ValueError):  # safe: the identity file's digest is in "files" all the same
+        identity: Mapping[str, object] = read_identity(cell_dir) or {}
+    except BadInputError:  # safe: the identity file's digest is in "files" all the same
         identity = {}
-    identity = identity if isinstance(identity, dict) else {}
     return {"schema": SCHEMA, "files": files,
             "identity": {k: identity.get(k, identity.get(IDENTITY_FIELDS_BEFORE.get(k, k)))
                          for k in IDENTITY_FIELDS

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Mapping
+from typing import TypeVar
 
 import attrs
 from attrs import evolve as attrs_evolve
 
 from zl_core.foundation.errors import BadInputError
+from zl_core.foundation.verdicts import CALLS, SHAPE_VERDICTS
 
 from . import fdr
 from .looks import look_stats
@@ -28,7 +30,6 @@ from .sequential import (
     INCONCLUSIVE,
     MIXED,
     NO_CHANGE,
-    SLOWER,
     LookStat,
     SeriesTest,
     judge_series,
@@ -36,17 +37,16 @@ from .sequential import (
 from .shape_test import Observation, median, pct, sign_test_p, spread_pct
 from .validate import check_rounds, decimal_step, latency, log_ratio, tie_variance
 
-SHAPE_VERDICTS = (FASTER, SLOWER, NO_CHANGE, INCONCLUSIVE)
-CALLS = (FASTER, SLOWER)
-
-Latencies = Mapping[str, Mapping[Hashable, Mapping[int, tuple[object, object]]]]
+#: What names a shape within its operator (an index, a label): any hashable value.
+ShapeKey = TypeVar("ShapeKey", bound=Hashable)
+Latencies = Mapping[str, Mapping[ShapeKey, Mapping[int, tuple[object, object]]]]
 
 
 #: The noise class of the operators' per-round means (pooled and checked among themselves).
 MEAN_CLASS = "mean"
 
 
-def judge_campaign(latencies: Latencies, round_order: Mapping[int, str], plan: Plan, *,
+def judge_campaign(latencies: Latencies[ShapeKey], round_order: Mapping[int, str], plan: Plan, *,
                    rounds_done: Mapping[str, int] | None = None) -> CampaignVerdict:
     """Judge every operator and shape of a campaign under ``plan``.
 
@@ -76,9 +76,9 @@ def judge_campaign(latencies: Latencies, round_order: Mapping[int, str], plan: P
         ops.append((op, done, judged, mean))
 
     families = []
-    for _, _, series, mean in ops:
+    for _, _, shape_verdicts, mean in ops:
         ps = [mean[0].p_value] if mean and mean[0].look is not None else []
-        families.append(ps + [s.test.p_value for s in series if s.test.look is not None])
+        families.append(ps + [s.test.p_value for s in shape_verdicts if s.test.look is not None])
     tested = [i for i, f in enumerate(families) if f]
     selected_t, called_t = fdr.two_stage([families[i] for i in tested], plan.fdr_level, keep_alone=True)
     selected = {tested[i] for i in selected_t}
@@ -247,7 +247,7 @@ def _order(round_order: Mapping[int, str], r: int, op: str) -> int:
 def _operator(op: str, done: int, series: list[ShapeVerdict], mean: tuple[SeriesTest, int] | None,
               family: list[float], selected: bool, called: set[int], plan: Plan) -> OperatorVerdict:
     # family members in the order judge_campaign listed them: [mean] + tested shapes
-    mean_tested = bool(mean) and mean[0].look is not None
+    mean_tested = mean is not None and mean[0].look is not None
     member = iter(range(1 if mean_tested else 0, len(family)))
     final: list[ShapeVerdict] = []
     for shape in series:

@@ -23,8 +23,8 @@ from .pooling import Pool, Pooled, Sample
 from .records import Plan
 from .sequential import LookStat, spending
 from .serial import NONE as NO_SERIAL
-from .serial import OperatorSerial, Residuals, evidence, mean_evidence, mean_share, models, moments
-from .shape_test import fit
+from .serial import Evidence, OperatorSerial, Residuals, evidence, mean_evidence, mean_share, models, moments
+from .shape_test import LookFit, fit
 from .shared import shared, sharing_p
 from .special import tail_quantile
 
@@ -39,7 +39,7 @@ def look_stats(prepared: list, plan: Plan, *, mean_class: object) -> dict[int, d
     out: dict[int, dict[SeriesId, LookStat]] = {}
     alpha = 1.0 - plan.confidence
     for look, share in zip(plan.looks, spending(plan.looks), strict=True):
-        fits: dict[SeriesId, tuple[str, object, object]] = {}
+        fits: dict[SeriesId, tuple[str, object, LookFit]] = {}
         for i, (op, done, series, mean_obs) in enumerate(prepared):
             if done < look:
                 continue
@@ -102,10 +102,10 @@ def _serial(prepared: list, usable: dict, mean_class: object, *, sharing: bool =
     together show a correlated state (serial.models); with ``sharing``, also read as a slow
     state wherever the operator's shapes share a component of each round (the interval's)."""
     members: dict[int, list[SeriesId]] = {}
-    evidence_of = {}
+    evidence_of: dict[int, tuple[Evidence | None, Evidence | None]] = {}
     shared_p: dict[int, float] = {}
     for i, (_, _, series, mean_obs) in enumerate(prepared):
-        keys = [(i, j) for j in range(len(series)) if (i, j) in usable]
+        keys: list[SeriesId] = [(i, j) for j in range(len(series)) if (i, j) in usable]
         if not keys:
             continue
         fits = [usable[k][2] for k in keys]

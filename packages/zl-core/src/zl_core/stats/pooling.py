@@ -240,7 +240,7 @@ class Pool:
             return None
         if sample.cls == self._mean_class:
             lv = o.level()
-            if alone or lv is None or sample.op not in self._nu:
+            if alone or lv is None or o.mean is None or sample.op not in self._nu:
                 return None
             centre, var = lv[0] + self._nu[sample.op], lv[1] + o.mean.t / max(1, len(self._nu) - 1)
             return _prior(centre, var + self._mean_tau2, 1.0 - o.r2, math.inf)

@@ -34,15 +34,15 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
+# The verdict names (zl_core.foundation.verdicts), named here too for the statistics' callers.
+from zl_core.foundation.verdicts import FASTER as FASTER
+from zl_core.foundation.verdicts import INCONCLUSIVE as INCONCLUSIVE
+from zl_core.foundation.verdicts import MIXED as MIXED
+from zl_core.foundation.verdicts import NO_CHANGE as NO_CHANGE
+from zl_core.foundation.verdicts import SLOWER as SLOWER
+
 from .shape_test import LookFit, pct
 from .special import tail_quantile, tail_sf
-
-FASTER = "FASTER"
-SLOWER = "SLOWER"
-NO_CHANGE = "NO_CHANGE"
-INCONCLUSIVE = "INCONCLUSIVE"
-# Operator level only: the operator's calls go both ways.
-MIXED = "MIXED"
 
 #: Fewest rounds a look can judge: two of each run order (see shape_test.MIN_ORDER_ROUNDS).
 MIN_LOOK_ROUNDS = 4
@@ -235,7 +235,7 @@ def _untested(stats: Mapping[int, LookStat | None], looks: Sequence[int], rounds
               usable: int, confidence: float, alpha: float, shares: Sequence[float]) -> SeriesTest:
     notes: list[str] = []
     reached = [x for x in looks if x <= rounds_done]
-    seen = [stats.get(x) for x in reached if stats.get(x) is not None]
+    seen = [st for st in (stats.get(x) for x in reached) if st is not None]
     unsupported = [st for st in seen if not st.fit.supported]
     if usable < MIN_LOOK_ROUNDS:
         notes.append(f"{usable} usable round(s); a verdict needs at least {MIN_LOOK_ROUNDS}, "

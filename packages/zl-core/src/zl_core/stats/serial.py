@@ -32,12 +32,15 @@ which other operators share its campaign:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from functools import lru_cache
+from typing import TypeVar
 
 import attrs
 
 from .special import norm_sf
+
+K = TypeVar("K", bound=Hashable)  # what names an operator: its index in a campaign
 
 #: One-sided level of the test for positive serial correlation in an operator's rounds.
 DETECT_ALPHA = 0.05
@@ -258,8 +261,8 @@ def mean_evidence(mean: Residuals, shapes: int, r: float) -> Evidence | None:
     return attrs.evolve(e, share=shapes * r / (1.0 + (shapes - 1) * r) if r < 1.0 else 1.0)
 
 
-def models(evidence_of: dict[object, tuple[Evidence | None, Evidence | None]], *,
-           sharing: dict[object, float] | None = None) -> dict[object, OperatorSerial]:
+def models(evidence_of: Mapping[K, tuple[Evidence | None, Evidence | None]], *,
+           sharing: Mapping[K, float] | None = None) -> dict[K, OperatorSerial]:
     """Each operator's serial model from ``(shapes' evidence, its mean's evidence)``: its
     own rounds' where either statistic is significant (Bonferroni over the two), and the
     campaign's where all operators' shapes together are (a state of the card, which only
@@ -277,7 +280,7 @@ def models(evidence_of: dict[object, tuple[Evidence | None, Evidence | None]], *
         if norm_sf(z) < CAMPAIGN_ALPHA:
             pooled = _pooled_share(evs)
             campaign = _candidates(pooled), {id(e): p for e, p in zip(evs, pooled, strict=True)}
-    out = {}
+    out: dict[K, OperatorSerial] = {}
     for key, (e, mean) in evidence_of.items():
         if e is None:
             out[key] = NONE

@@ -85,7 +85,7 @@ def operator_rounds(rng: random.Random, effects: Sequence[float], rounds: int, n
                     ) -> dict[str, dict[int, tuple[float, float]]]:
     """One operator's latencies: ``{shape: {round: (a, b)}}`` for rounds 1..rounds, each
     round's sides run in ``scheme``'s order."""
-    shapes = {f"s{i}": {} for i in range(len(effects))}
+    shapes: dict[str, dict[int, tuple[float, float]]] = {f"s{i}": {} for i in range(len(effects))}
     order = round_order(scheme, range(1, rounds + 1))
     slow = None
     if noise.slow_cell_pct and rng.random() < noise.slow_cell_ops:
@@ -151,7 +151,7 @@ def _stop_look(op: str, shapes: dict, order: dict[int, str], plan: Plan, operato
     decided = [s.test.decided_at for s in full.shapes]
     if decided and None in decided:  # a shape no look decided: the budget runs out
         return plan.max_rounds
-    start = max(decided, default=plan.looks[0])
+    start = max((d for d in decided if d is not None), default=plan.looks[0])
     for look in plan.looks:
         if look < start:
             continue

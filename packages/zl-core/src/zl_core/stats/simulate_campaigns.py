@@ -72,7 +72,7 @@ def campaign_power(noise: Noise, plan: Plan, scenario: Scenario, campaigns: int,
       with a call at their stop) and ``lost`` (those whose stop-time calls the campaign
       step then withdrew, ``lost_all``: every one of them)."""
     rng = random.Random(seed)
-    out = dict.fromkeys(("true_shapes", "called", "own_called", "false_calls", "calls",
+    out: dict[str, float] = dict.fromkeys(("true_shapes", "called", "own_called", "false_calls", "calls",
                          "campaigns_with_false_call", "false_own", "shapes", "stopped_early",
                          "lost", "lost_all"), 0)
     fdp = 0.0

@@ -53,8 +53,8 @@ def rates(build: Build, noise: Noise, plan: Plan, campaigns: int, seed: int, *,
     ``campaigns_with_call`` (any operator of the campaign called, tracked or not)."""
     rng = random.Random(seed)
     keys = ("shapes", "true", "own_calls", "own_right", "own_wrong", "calls", "right", "wrong",
-            "own_decided", "campaigns_with_call", "op_calls", "own_FASTER", "own_SLOWER", "FASTER",
-            "SLOWER")
+            "own_decided", "campaigns_with_call", "op_calls", f"own_{FASTER}", f"own_{SLOWER}", FASTER,
+            SLOWER)
     out = dict.fromkeys(keys, 0)
     thr = plan.threshold_pct
     for _ in range(campaigns):

@@ -77,19 +77,26 @@ def tie_variance(pairs: Iterable[tuple[float, float]], step: float | None = None
     return sum((step / a) ** 2 / 12.0 + (step / b) ** 2 / 12.0 for a, b in pairs) / len(pairs)
 
 
+def _real(value: object) -> float | None:
+    """``value`` as a float when it is a real number (a bool is not), else None."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    return float(value)
+
+
 def check_threshold(threshold_pct: object) -> float:
-    if (isinstance(threshold_pct, bool) or not isinstance(threshold_pct, numbers.Real)
-            or not math.isfinite(threshold_pct) or not 0 <= threshold_pct < 100):
+    value = _real(threshold_pct)
+    if value is None or not math.isfinite(value) or not 0 <= value < 100:
         raise BadInputError(
             f"threshold {threshold_pct!r}% is not a number in [0, 100); pass e.g. --threshold 1")
-    return float(threshold_pct)
+    return value
 
 
 def check_confidence(confidence: object) -> float:
-    if (isinstance(confidence, bool) or not isinstance(confidence, numbers.Real)
-            or not 0.0 < confidence < 1.0):
+    value = _real(confidence)
+    if value is None or not 0.0 < value < 1.0:
         raise BadInputError(f"confidence {confidence!r} is not between 0 and 1; pass e.g. 0.95")
-    return float(confidence)
+    return value
 
 
 def check_rounds(name: str, value: object, least: int) -> int:

@@ -100,5 +100,5 @@ WARM_MODULES = ("torch", "triton", "numpy", "yaml", "sqlalchemy", "sqlalchemy.or
 
 
 def warm_plan() -> WarmPlan:
-    return WarmPlan(modules=WARM_MODULES, per_cell=(CACHE_DIR,))  # type: ignore[arg-type]  # attrs converter=tuple
+    return WarmPlan(modules=WARM_MODULES, per_cell=(CACHE_DIR,))
 

@@ -142,7 +142,7 @@ class BuiltinSuiteProvider(PrintedTableRows, RecordedPicks, Provider):
         if not (self.root(source) / node).is_file():
             return None
         return CheckSpec(file=node,
-                         select=(f"{node}::test_{op.op}",))  # type: ignore[arg-type]  # attrs converter=tuple
+                         select=(f"{node}::test_{op.op}",))
 
     def workload_files(self, op: OpInfo, source: str | None) -> list[Path]:
         """The operator's benchmark file, the suite's harness and the operator's kernels."""
@@ -298,7 +298,7 @@ class BuiltinSuiteProvider(PrintedTableRows, RecordedPicks, Provider):
             identity.update({"timer": "none", "check": request.check.to_json(),
                              "plugins": list(plugin_order.CHECK_PLUGINS)})
             return CellCommand(argv=tuple(argv), cwd=root, env={contract.PROVIDER: self.name, **gems},
-                               unset=unset, identity=identity)  # type: ignore[arg-type]  # attrs converter=tuple
+                               unset=unset, identity=identity)
         if request.compile_only:
             target = self._target(request)
             argv = [request.python, "-m", "zl_flaggems.cell.compile_only", "--op", request.op.op,
@@ -308,7 +308,7 @@ class BuiltinSuiteProvider(PrintedTableRows, RecordedPicks, Provider):
             identity.update({"timer": "none", "compile_only": True, "target": target})
             return CellCommand(argv=tuple(argv), cwd=Path(request.out_dir),
                                env={contract.PROVIDER: self.name, **gems},
-                               unset=unset, identity=identity)  # type: ignore[arg-type]  # attrs converter=tuple
+                               unset=unset, identity=identity)
 
         plan = self._plan(request, host)
         node = self._node(request)
@@ -334,7 +334,7 @@ class BuiltinSuiteProvider(PrintedTableRows, RecordedPicks, Provider):
             "PYTEST_ADDOPTS": "",
         }
         return CellCommand(argv=tuple(argv), cwd=root, env=env,
-                           unset=unset, identity=identity)  # type: ignore[arg-type]  # attrs converter=tuple
+                           unset=unset, identity=identity)
 
     def compiler_env(self) -> CompilerEnv:
         """Triton's (or FlagTree's) variables and FlagGems' (:mod:`.compiler_vars`)."""

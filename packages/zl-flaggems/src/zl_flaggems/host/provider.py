@@ -299,7 +299,7 @@ class FlagGemsProvider(FlagGemsSealing, PrintedTableRows, RecordedPicks, Provide
         if plan.notes:
             identity["plan_notes"] = list(plan.notes)
         return CellCommand(argv=tuple(argv), cwd=root, env=self.cell_env(request, root),
-                           unset=unset, identity=identity)  # type: ignore[arg-type]  # attrs converter=tuple
+                           unset=unset, identity=identity)
 
     def compiler_env(self) -> CompilerEnv:
         """Triton's (or FlagTree's) variables and FlagGems' (:mod:`.compiler_vars`)."""

@@ -57,7 +57,7 @@ class FlagGemsSealing:
         for name in dict.fromkeys((op.op_file, op.op)):
             if (root / TESTS_DIR / f"test_{name}.py").is_file():
                 return CheckSpec(file=f"{TESTS_DIR}/test_{name}.py",
-                                 select=("-m", op.op))  # type: ignore[arg-type]  # attrs converter=tuple
+                                 select=("-m", op.op))
         return None
 
     def check_tests_exist(self, check: CheckSpec, root: Path) -> None:

@@ -33,7 +33,7 @@ IDENTITY_KEY = "sweep_shard"
 META_FIELDS = ("backend", "flaggems_vendor", "triton_version")
 
 
-def _coverage_problem(recorded: Sequence[dict | None]) -> str:
+def _coverage_problem(recorded: Sequence[object]) -> str:
     seen: list[dict] = []
     for i, info in enumerate(recorded):
         if not isinstance(info, dict) or not isinstance(info.get("ops"), dict):
@@ -59,7 +59,7 @@ def _coverage_problem(recorded: Sequence[dict | None]) -> str:
 
 def merge_shards(shard_cells: Sequence[Path], into: Path) -> ShardMerge:
     """Check the finished shard cells and write their merged picks under ``into``."""
-    idents = [caliber.read_identity(Path(c)) or {} for c in shard_cells]
+    idents = [caliber.read_identity(Path(c)) or caliber.CellIdentity() for c in shard_cells]
     problem = _coverage_problem([ident.get(IDENTITY_KEY) for ident in idents])
     if problem:
         return ShardMerge(problem=problem)
@@ -95,4 +95,4 @@ def merge_shards(shard_cells: Sequence[Path], into: Path) -> ShardMerge:
                triton_version=str(ref.get("triton_version") or ""), op=str(ref.get("op") or ""))
     recorder.flush()
     return ShardMerge(entries=recorder.keys_recorded,
-                      conflicts=tuple(conflicts))  # type: ignore[arg-type]  # attrs converter=tuple
+                      conflicts=tuple(conflicts))

@@ -15,6 +15,7 @@ from the cell identity where that is unambiguous and leaves it ``None``
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from zl_core.foundation.errors import BadInputError
@@ -186,7 +187,7 @@ class PrintedTableRows:
         return read_cell(cell_dir)
 
 
-def _log_timer(identity: dict | None, fallbacks: int) -> tuple[str | None, list[str]]:
+def _log_timer(identity: Mapping[str, object] | None, fallbacks: int) -> tuple[str | None, list[str]]:
     """The timer of every table row, when the identity and the markers pin it down.
 
     A direct-timed cell is direct throughout. A graph-timed cell with no
