@@ -16,13 +16,14 @@ the same config again with nothing changed. Near ties are named (``decisions.pic
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
-from zl_core.campaigns.judging import CampaignVerdict, Plan, judge, series_latencies
+from zl_core.campaigns.judging import judge, series_latencies
 from zl_core.decisions.pairing import pair_rows
 from zl_core.decisions.picks import PickComparison, compare_picks
 from zl_core.decisions.series import shape_series
 from zl_core.plugins.cell_rows import read_cell, read_picks
+from zl_core.stats import CampaignVerdict, Plan
 from zl_core.store.layout import REPICK, RETUNED, CampaignLayout, parse_round
 
 from .headline import verdict_estimate
@@ -95,7 +96,7 @@ def reading(picks: PickComparison | None, noise: PickComparison | None) -> str:
     return f"{text}; {same}"
 
 
-def campaign_effects(operators: list[Mapping], verdicts: Mapping[str, CampaignVerdict]) -> dict:
+def campaign_effects(operators: Sequence[Mapping], verdicts: Mapping[str, CampaignVerdict]) -> dict:
     """``summary.retuned``: each effect's campaign step and the picks summed over operators."""
     fdr = {effect: {"level": v.fdr_level, "tested": v.tested, "selected": v.selected, "text": v.fdr_text}
            for effect, v in verdicts.items()}

@@ -119,7 +119,7 @@ def adaptive_stop(op: OperatorVerdict, plan: Plan, *, campaign_operators: int = 
         return True, f"no comparable shapes after {done} round(s); more rounds cannot decide"
     if not op.all_decided:
         return False, f"{undecided}/{total} shapes undecided after {done} of at most {plan.max_rounds} rounds"
-    calls = [(s.test.verdict, s.verdict) for s in op.shapes if s.test.verdict in CALLS]
+    calls: list[tuple[str, str | None]] = [(s.test.verdict, s.verdict) for s in op.shapes if s.test.verdict in CALLS]
     if op.mean is not None and op.mean.verdict in CALLS:
         calls.append((op.mean.verdict, op.mean_verdict))
     bound = plan.fdr_level / max(1, campaign_operators)

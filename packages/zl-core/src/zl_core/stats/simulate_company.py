@@ -166,14 +166,14 @@ def company_pairs(trials: int, seed: int, *, factors: Sequence[float] = (0.5, 1.
                 effects = [3.0 if j < n_hit and i < 3 else 0.0 for i in range(shapes)]
                 data[f"n{j}"] = operator_rounds(nrng, effects, plan.max_rounds, gauss, [sd * factor] * shapes)
             settings.append((factor, judge_campaign(data, order, plan)))
-        for factor, verdict in settings:
+        for company, verdict in settings:
             stepped = {name: restep(verdict, STEPS[name]) for name in steps} if verdict else {}
             for t, (label, hit, _) in enumerate(TRACKED):
                 own_op = alone[label] if verdict is None else verdict.operators[t]
                 bound = plan.fdr_level / (verdict.tested if verdict else 1)
                 for name in steps:
                     calls = alone_calls[label] if verdict is None else stepped[name][t]
-                    c = out.setdefault((label, factor, name), dict.fromkeys(keys, 0))
+                    c = out.setdefault((label, company, name), dict.fromkeys(keys, 0))
                     _count(c, own_op, calls, alone_calls[label], _own(alone[label]), hit, shapes,
                            alone[label].family_p <= bound)
     return out
@@ -181,7 +181,7 @@ def company_pairs(trials: int, seed: int, *, factors: Sequence[float] = (0.5, 1.
 
 def restep_alone(op: OperatorVerdict) -> dict[object, str]:
     """An operator's calls judged alone (every step agrees with one operator)."""
-    calls = {MEAN: op.mean_verdict} if op.mean_verdict in CALLS else {}
+    calls: dict[object, str] = {MEAN: op.mean_verdict} if op.mean_verdict in CALLS else {}
     calls.update({i: s.verdict for i, s in enumerate(op.shapes) if s.verdict in CALLS})
     return calls
 
@@ -224,7 +224,8 @@ def step_rates(verdicts: Sequence[tuple[CampaignVerdict, Callable[[int, object],
     ``campaigns_with_call`` and ``campaigns_with_false_call``."""
     out = {}
     for name in steps:
-        c = dict.fromkeys(("true", "right", "false", "campaigns_with_call", "campaigns_with_false_call"), 0)
+        c: dict[str, float] = dict.fromkeys(
+            ("true", "right", "false", "campaigns_with_call", "campaigns_with_false_call"), 0)
         fdp = op_fdp = 0.0
         for verdict, want in verdicts:
             stepped = restep(verdict, STEPS[name])
@@ -267,15 +268,21 @@ def judged_campaigns(effects: Callable[[random.Random], list[tuple[list[float], 
                                           scheme=plan.round_order, base_ms=base)
                 for j, (e, sd, base) in enumerate(ops)}
 
-        def want(j: int, i: object, ops: list = ops) -> str | None:
-            effects = ops[j][0]
-            if i == MEAN:  # the per-round mean of log ratios
-                e = 100.0 * math.expm1(sum(math.log1p(x / 100.0) for x in effects) / len(effects))
-            else:
-                e = effects[i]
-            return FASTER if e > thr else SLOWER if e < -thr else None
-        out.append((judge_campaign(data, order, plan), want))
+        out.append((judge_campaign(data, order, plan), _direction(ops, thr)))
     return out
+
+
+def _direction(ops: list[tuple[list[float], list[float], float]], thr: float
+               ) -> Callable[[int, object], str | None]:
+    """``want(j, i)``: shape i's (or the per-round mean's) true direction in operator j."""
+    def want(j: int, i: object) -> str | None:
+        effects = ops[j][0]
+        if isinstance(i, int):
+            e = effects[i]
+        else:  # MEAN: the per-round mean of log ratios
+            e = 100.0 * math.expm1(sum(math.log1p(x / 100.0) for x in effects) / len(effects))
+        return FASTER if e > thr else SLOWER if e < -thr else None
+    return want
 
 
 def alone_at_the_edge(trials: int, seed: int, *, shapes: int = 10, plan: Plan | None = None) -> int:
