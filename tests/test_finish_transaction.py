@@ -119,3 +119,5 @@ def test_a_signal_between_two_steps_of_the_finish_says_how_to_complete_it(tmp_pa
         with pytest.raises(interrupts.Interrupted) as plain:
             os.kill(os.getpid(), signal.SIGTERM)
     assert "--resume" not in str(plain.value)
+    # The signal ended that command: the next one in this process starts uninterrupted.
+    assert interrupts.requested() is None

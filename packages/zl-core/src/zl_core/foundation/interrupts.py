@@ -130,3 +130,6 @@ def handling_signals() -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        # The signal was this campaign's (its Interrupted carries it): the next command
+        # in the same process (an API caller, a long-lived worker) starts uninterrupted.
+        reset()
