@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from typing import TypeAlias
 
 from zl_core import stats
 from zl_core.decisions.pairing import OK, Key
@@ -20,8 +21,10 @@ from zl_core.store.record import CampaignRecord
 
 #: The version of the judging rules (stats.RULES), for receipts and reports.
 RULES = stats.RULES
-#: What a judgement is and is judged by, for callers that read them (the reports).
-CampaignVerdict, Plan = stats.CampaignVerdict, stats.Plan
+#: What a judgement is and is judged by, for callers that read them (the reports), as
+#: type aliases a type checker reads too.
+CampaignVerdict: TypeAlias = stats.CampaignVerdict
+Plan: TypeAlias = stats.Plan
 
 #: Fewest rounds any look can judge (re-exported for the report's drift check).
 MIN_LOOK_ROUNDS = stats.MIN_LOOK_ROUNDS

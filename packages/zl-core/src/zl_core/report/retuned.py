@@ -18,12 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from zl_core.campaigns.judging import judge, series_latencies
+from zl_core.campaigns.judging import CampaignVerdict, Plan, judge, series_latencies
 from zl_core.decisions.pairing import pair_rows
 from zl_core.decisions.picks import PickComparison, compare_picks
 from zl_core.decisions.series import shape_series
 from zl_core.plugins.cell_rows import read_cell, read_picks
-from zl_core.stats import CampaignVerdict, Plan
 from zl_core.store.layout import REPICK, RETUNED, CampaignLayout, parse_round
 
 from .headline import verdict_estimate
