@@ -56,6 +56,25 @@ class FakeGpuHost:
     def zl_providers(self):
         return [FlagGemsProvider()]
 
+
+def on_fake_gpu(root: Path, monkeypatch) -> Path:
+    """Campaigns of the checkout at ``root`` run here, in-process, on the fake GPU host:
+    its torch stand-in on the cells' import path, no real backend's plugin, no FlagGems
+    variable inherited from the caller."""
+    import zl_core.plugins.host as host_module
+    from zl_core import PluginHost
+
+    monkeypatch.setenv("ZL_DISABLE_PLUGINS", "cuda,musa,rocm,ascend")
+    for key in ("GEMS_VENDOR", "FLAGGEMS_VENDOR", "FLAGGEMS_DIR"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(root / "stubs"), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    host = PluginHost()
+    host.register(FakeGpuHost(), name="fakegpu", package="tests", version="0")
+    monkeypatch.setattr(host_module, "_HOST", host)
+    return root
+
+
 FILES: dict[str, str] = {}
 
 FILES["src/flag_gems/__init__.py"] = '''

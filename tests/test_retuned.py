@@ -7,15 +7,12 @@ Autotuners on the fake checkout of tests/fake_flaggems.py (tests/retuned_fixture
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import fake_flaggems
 import jsonschema
 import pytest
 import retuned_fixture
-from test_two_sources import FakeGpuHost
-from zl_core import PluginHost
 from zl_core.campaigns import state
 from zl_core.cli import main
 from zl_core.store.layout import CampaignLayout
@@ -28,20 +25,10 @@ SWITCH = ("--switch", "FAKE_SWITCH", "--a", "0", "--b", "1", "--force-switch", "
 
 @pytest.fixture
 def checkout(tmp_path, monkeypatch):
-    import zl_core.plugins.host as host_module
-
-    monkeypatch.setenv("ZL_DISABLE_PLUGINS", "cuda,musa,rocm,ascend")
     monkeypatch.setenv("COLUMNS", "200")
-    for key in ("GEMS_VENDOR", "FLAGGEMS_VENDOR", "FLAGGEMS_DIR"):
-        monkeypatch.delenv(key, raising=False)
     root = fake_flaggems.build(tmp_path / "FlagGems")
     retuned_fixture.add_to(root)
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
-        [str(root / "stubs"), *filter(None, [os.environ.get("PYTHONPATH")])]))
-    host = PluginHost()
-    host.register(FakeGpuHost(), name="fakegpu", package="tests", version="0")
-    monkeypatch.setattr(host_module, "_HOST", host)
-    return root
+    return fake_flaggems.on_fake_gpu(root, monkeypatch)
 
 
 def ab(root: Path, runs: Path, *extra: str) -> int:

@@ -6,12 +6,9 @@ pytest cells on the fake checkout of tests/fake_flaggems.py."""
 from __future__ import annotations
 
 import json
-import os
 
 import fake_flaggems
 import pytest
-from test_two_sources import FakeGpuHost
-from zl_core import PluginHost
 from zl_core.cli import main
 from zl_core.interface import contract
 
@@ -21,18 +18,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture
 def checkout(tmp_path, monkeypatch):
-    import zl_core.plugins.host as host_module
-
-    monkeypatch.setenv("ZL_DISABLE_PLUGINS", "cuda,musa,rocm,ascend")
-    for key in ("GEMS_VENDOR", "FLAGGEMS_VENDOR", "FLAGGEMS_DIR"):
-        monkeypatch.delenv(key, raising=False)
-    root = fake_flaggems.build(tmp_path / "FlagGems")
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
-        [str(root / "stubs"), *filter(None, [os.environ.get("PYTHONPATH")])]))
-    host = PluginHost()
-    host.register(FakeGpuHost(), name="fakegpu", package="tests", version="0")
-    monkeypatch.setattr(host_module, "_HOST", host)
-    return root
+    return fake_flaggems.on_fake_gpu(fake_flaggems.build(tmp_path / "FlagGems"), monkeypatch)
 
 
 def ab(root, runs, *more) -> int:
