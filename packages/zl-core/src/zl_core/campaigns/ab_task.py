@@ -26,7 +26,6 @@ from zl_core.foundation.switches import Sides
 from zl_core.interface.contract import SCREEN_TIMING
 from zl_core.interface.opspec import OpSpec
 from zl_core.interface.provider import CellRequest, CheckSpec
-from zl_core.interface.ttgir_layout import summarize
 from zl_core.plugins.cell_rows import read_rows
 from zl_core.stats.order import a_first, retuned_sides
 from zl_core.store.layout import REPICK, RETUNED, CampaignLayout
@@ -173,6 +172,7 @@ def _run_rounds(task: AbTask, lane: Lane, runtime: TaskRuntime) -> OpRun:
     op, plan, layout = task.op, task.plan, lane.layout(task.layout)
     limit = plan.rounds or plan.max_rounds
     run = OpRun(op=op, control=task.control, rounds_done=0, state=DONE)
+    first_ir: dict[str, str | None] = {}  # each side's round-1 TTGIR fingerprint
     for round_no in range(1, limit + 1):
         if round_no > plan.planned:
             runtime.sink.more_cells(task.sides_run)  # adaptive rounds beyond the planned minimum
@@ -187,7 +187,7 @@ def _run_rounds(task: AbTask, lane: Lane, runtime: TaskRuntime) -> OpRun:
                 runtime.sink.line(f"{op.op}: {SKIPPED}, {reason}; no report for this operator")
                 return attrs.evolve(run, rounds_done=round_no, state=SKIPPED, reason=reason)
         run = attrs.evolve(run, rounds_done=round_no)
-        _same_ir_as_round_one(task, layout, round_no, results, runtime)
+        first_ir = _same_ir_as_round_one(op.op, round_no, results, first_ir, runtime)
         bad = [s for s, r in results.items() if r.outcome is None or not r.outcome.ok]
         if bad:
             reason = f"round {round_no} side {','.join(bad)} failed or timed out"
@@ -224,19 +224,21 @@ def _run_rounds(task: AbTask, lane: Lane, runtime: TaskRuntime) -> OpRun:
     return run
 
 
-def _same_ir_as_round_one(task: AbTask, layout: CampaignLayout, round_no: int,
-                          results: dict[str, SideResult], runtime: TaskRuntime) -> None:
+def _same_ir_as_round_one(op: str, round_no: int, results: dict[str, SideResult],
+                          first_ir: dict[str, str | None], runtime: TaskRuntime) -> dict[str, str | None]:
     """A side whose later round compiled other TTGIR than its round 1 (its compile cache
-    shared, its configs pinned) timed other code: the campaign's output says so."""
+    shared, its configs pinned) timed other code: the campaign's output says so. Returns
+    each side's round-1 fingerprint (taken from round 1's results)."""
     if round_no == 1:
-        return
+        return {side: result.ir.fingerprint for side, result in results.items()}
     for side, result in results.items():
         if result.outcome is None or not result.outcome.ok or result.ir.fingerprint is None:
             continue
-        first = summarize(layout.cell(task.op.op, side, 1).ttgir).fingerprint
+        first = first_ir.get(side)
         if first is not None and result.ir.fingerprint != first:
-            runtime.sink.line(f"{task.op.op}: note: round {round_no} side {side}'s TTGIR differs from "
+            runtime.sink.line(f"{op}: note: round {round_no} side {side}'s TTGIR differs from "
                               "round 1's; its rounds did not all time the same code")
+    return first_ir
 
 
 def adaptive_stop(layout: CampaignLayout, op: str, rounds: int, plan: RoundsPlan, *,
