@@ -24,10 +24,17 @@ from __future__ import annotations
 import functools
 import shutil
 import subprocess
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = ["answers_for", "check_tool", "classify_by_markers", "run_tool"]
+
+#: How long a tool that ran past its timeout is not run again in this process. One command
+#: asks the vendor's tool several times (devices, identity, why none answered): a hung
+#: nvidia-smi otherwise makes it wait each timeout out in turn before it says why.
+HUNG_MEMORY_S = 120.0
+_hung: dict[str, tuple[float, float]] = {}  # the tool's path -> (monotonic time, its timeout)
 
 
 def answers_for(backend: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -52,27 +59,44 @@ def run_tool(argv: Sequence[str], timeout_s: float) -> str | None:
     The tool gets no stdin; its stderr is captured and dropped.
     """
     argv = [str(a) for a in argv]
-    if not argv or shutil.which(argv[0]) is None:
+    path = shutil.which(argv[0]) if argv else None
+    if path is None or _hung_lately(path) is not None:
         return None
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s,
                               stdin=subprocess.DEVNULL, check=False)
+    except subprocess.TimeoutExpired:
+        _hung[path] = (time.monotonic(), timeout_s)
+        return None
     except (OSError, subprocess.SubprocessError):  # None: the next probe; check_tool says why
         return None
     return proc.stdout if proc.returncode == 0 else None
 
 
+def _hung_lately(path: str) -> float | None:
+    """The timeout the tool at ``path`` ran past within HUNG_MEMORY_S, else None."""
+    seen = _hung.get(path)
+    if seen is None or time.monotonic() - seen[0] > HUNG_MEMORY_S:
+        return None
+    return seen[1]
+
+
 def check_tool(argv: Sequence[str], timeout_s: float) -> str:
     """"" when one call of ``argv`` answers (exit 0) within ``timeout_s``, else why not, in
     one line: absent, cannot start, its exit code with the first line it wrote, or no
-    answer in time (the tool is killed then, so nothing of it stays behind)."""
+    answer in time (the tool is killed then, so nothing of it stays behind). A tool that
+    ran past its timeout lately in this process is not run again: that is the answer."""
     argv = [str(a) for a in argv]
-    if not argv or shutil.which(argv[0]) is None:
+    path = shutil.which(argv[0]) if argv else None
+    if path is None:
         return f"{argv[0] if argv else 'the tool'} is not on PATH"
+    if (waited := _hung_lately(path)) is not None:
+        return f"{argv[0]} did not answer within {waited:g}s"
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s,
                               stdin=subprocess.DEVNULL, check=False, errors="replace")
     except subprocess.TimeoutExpired:
+        _hung[path] = (time.monotonic(), timeout_s)
         return f"{argv[0]} did not answer within {timeout_s:g}s"
     except (OSError, subprocess.SubprocessError) as exc:
         return f"{argv[0]} cannot start: {exc}"
