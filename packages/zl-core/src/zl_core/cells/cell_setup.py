@@ -15,8 +15,11 @@ import logging
 import os
 import platform
 import socket
+import sys
+import threading
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -41,7 +44,29 @@ _told: set[tuple] = set()
 
 def zl_versions() -> dict[str, str]:
     """Versions of zl-core, zl-report and every distribution that ships a ``zl`` entry
-    point (its providers and backends, whoever publishes them): provenance."""
+    point (its providers and backends, whoever publishes them): provenance. Read again
+    whenever a folder on the import path changed (an install or upgrade changes its
+    site-packages folder), else kept: reading every distribution's metadata for each
+    cell was a quarter of an orchestrator's time in campaigns of short cells."""
+    key = tuple(_mtime_ns(entry) for entry in sys.path)
+    with _versions_lock:
+        if _versions_seen.get("key") != key:
+            _versions_seen["key"], _versions_seen["found"] = key, _read_zl_versions()
+        return dict(_versions_seen["found"])
+
+
+_versions_lock = threading.Lock()
+_versions_seen: dict[str, Any] = {}
+
+
+def _mtime_ns(entry: str) -> tuple[str, int | None]:
+    try:
+        return entry, os.stat(entry or ".").st_mtime_ns
+    except OSError:
+        return entry, None
+
+
+def _read_zl_versions() -> dict[str, str]:
     import importlib.metadata as md
 
     found = {}
