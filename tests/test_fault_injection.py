@@ -108,7 +108,8 @@ def test_a_campaign_survives_each_fault_and_loses_no_finished_result(tmp_path, f
     wanted = rng.randint(2, 10)  # finished cells before the fault
     assert wait_for(lambda: sum(1 for r in ledger(tmp_path) if r[0] == "end") >= wanted, timeout=60)
     (campaign,) = (tmp_path / "runs").glob("screen_*")
-    before = finished_cells(campaign)
+    # A cell's own end (the ledger) comes before the orchestrator stamps it finished.
+    before = wait_for(lambda: finished_cells(campaign), timeout=60)
     assert before  # something to lose
     TALLY["injected"] += 1
     inject(fault, proc, tmp_path, campaign, rng)
