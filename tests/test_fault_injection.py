@@ -232,7 +232,7 @@ if os.path.exists(flag):
         time.sleep(120)
     sys.stderr.write("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\\n")
     sys.exit(9)
-os.execv(sys.executable, [sys.executable, {str(real)!r}, *sys.argv[1:]])
+os.execv({str(real)!r}, [{str(real)!r}, *sys.argv[1:]])
 """)
     tool.chmod(0o755)
 
