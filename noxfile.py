@@ -34,11 +34,14 @@ TRITON_PIN = "triton==3.6.0"
 # pytest-xdist runs the suite on every core, its 3.8 at pytest 7.0 too); the dask extra
 # the multi-host tests use.
 XDIST_PIN = "pytest-xdist==3.8.0"
-TEST_TOOLS = ("pytest==9.2.0", "hatchling==1.33.0", "nox==2026.10.20", "jsonschema==4.26.0", XDIST_PIN)
+# What builds the editable zl packages in the sessions (editables: hatchling's editable
+# wheels), installed first so that pip need not set up a build environment per package.
+BUILD_PINS = ("hatchling==1.33.0", "editables==0.6")
+TEST_TOOLS = ("pytest==9.2.0", *BUILD_PINS, "nox==2026.10.20", "jsonschema==4.26.0", XDIST_PIN)
 DISTRIBUTED_PIN = "distributed==2026.8.0"
 # At the lowest versions: the newest nox that installs beside attrs 23.1 (later ones
 # need attrs 24.1); pytest comes from zl-flaggems' own lowest bound.
-LOWEST_TEST_TOOLS = ("hatchling==1.33.0", "nox==2024.10.9", "jsonschema==4.26.0", XDIST_PIN)
+LOWEST_TEST_TOOLS = (*BUILD_PINS, "nox==2024.10.9", "jsonschema==4.26.0", XDIST_PIN)
 # One worker a core, handed whole files: a module-scoped fixture (a compiled suite, a fresh
 # virtualenv, a browser) is built once. In the files' collection order (tests/conftest.py
 # puts those with a slow test first), not by their number of tests. (loadgroup would split
@@ -197,9 +200,9 @@ def run(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run the test suite in a fresh virtualenv (real Triton, no accelerator)."""
-    session.install(*TEST_TOOLS, TRITON_PIN)
-    session.install(*[f"-e{ROOT / 'packages' / name}" for name in PACKAGES])
-    session.install(DISTRIBUTED_PIN)  # zl-core's dask extra: the multi-host tests use a real scheduler
+    # distributed: zl-core's dask extra (the multi-host tests use a real scheduler)
+    session.install(*TEST_TOOLS, TRITON_PIN, DISTRIBUTED_PIN)
+    session.install(*editable_packages())
     session.run("pytest", *(session.posargs or ["-q", *PARALLEL, "tests"]))
 
 
@@ -212,9 +215,15 @@ def tests_lowest(session: nox.Session) -> None:
     session.log("lowest declared versions: " + " ".join(pins))
     session.install(*LOWEST_TEST_TOOLS, TRITON_PIN, *pins)
     # The zl packages without their dependencies: pip would otherwise upgrade the pins.
-    session.install("--no-deps", *[f"-e{ROOT / 'packages' / name}" for name in PACKAGES])
+    session.install("--no-deps", *editable_packages())
     session.run("python", "-m", "pip", "check")
     session.run("pytest", "-p", "no:cacheprovider", *(session.posargs or ["-q", *PARALLEL, *LOWEST_TESTS]))
+
+
+def editable_packages() -> list[str]:
+    """pip's arguments for this checkout's packages, editable, built by the session's own
+    BUILD_PINS: pip's isolated builds set up a hatchling per package, 40 s of each session."""
+    return ["--no-build-isolation", *[f"-e{ROOT / 'packages' / name}" for name in PACKAGES]]
 
 
 def lowest_pins() -> list[str]:
@@ -245,10 +254,10 @@ def lowest_pins() -> list[str]:
 @nox.session(default=False)
 def lint(session: nox.Session) -> None:
     """Static checks: ruff (ruff.toml) and mypy (mypy.ini)."""
-    session.install(*LINT_TOOLS)
+    session.install(*LINT_TOOLS, *BUILD_PINS)
     # The packages bring the libraries they import (pluggy, attrs, rich, pytest, yaml) for
     # mypy to read; never torch or triton, which mypy.ini names as untyped.
-    session.install(*[f"-e{ROOT / 'packages' / name}" for name in PACKAGES])
+    session.install(*editable_packages())
     session.run("ruff", "check", "packages", "tests", "noxfile.py")
     # Packages not named are read from source for their types, their own errors not shown.
     session.run("mypy", "--follow-imports=silent", *[f"packages/{name}/src" for name in TYPED])
