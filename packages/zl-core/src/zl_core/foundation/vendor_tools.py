@@ -32,8 +32,9 @@ __all__ = ["answers_for", "check_tool", "classify_by_markers", "run_tool"]
 
 #: How long a tool that ran past its timeout is not run again in this process. One command
 #: asks the vendor's tool several times (devices, identity, why none answered): a hung
-#: nvidia-smi otherwise makes it wait each timeout out in turn before it says why.
-HUNG_MEMORY_S = 120.0
+#: nvidia-smi otherwise makes it wait each timeout out in turn before it says why. Short,
+#: as a campaign's orchestrator asks for every cell: a tool that recovers is asked again.
+HUNG_MEMORY_S = 60.0
 _hung: dict[str, tuple[float, float]] = {}  # the tool's path -> (monotonic time, its timeout)
 
 
