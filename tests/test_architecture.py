@@ -145,6 +145,15 @@ DATA_FOLDERS = ("schemas",)
 ARCHITECTURE = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
 
 
+def _imported_from(node: ast.ImportFrom, package: str) -> str:
+    """The absolute module a ``from ... import`` names, its relative dots resolved in ``package``."""
+    base = node.module or ""
+    if node.level:
+        anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+        base = ".".join([*anchor, base] if base else anchor)
+    return base
+
+
 def _is_type_checking(node: ast.If) -> bool:
     test = node.test
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
@@ -175,10 +184,7 @@ def _runtime_imports(path: Path, root: Path = ROOT, known: dict | None = None) -
         if isinstance(node, ast.Import):
             found.update(filter(None, (nearest(alias.name) for alias in node.names)))
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*anchor, base] if base else anchor)
+            base = _imported_from(node, package)
             for alias in node.names:
                 found.update(filter(None, [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known
                                            else nearest(base)]))
@@ -626,10 +632,7 @@ def _defined(mod: str) -> dict[str, tuple]:
         if isinstance(node, ast.FunctionDef):
             out[node.name] = ("function", node)
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*anchor, base] if base else anchor)
+            base = _imported_from(node, package)
             for alias in node.names:
                 full = f"{base}.{alias.name}"
                 out[alias.asname or alias.name] = (("module", full) if _module_file(full)
