@@ -5,11 +5,15 @@ backend plugins and a fake nvidia-smi on PATH."""
 
 from __future__ import annotations
 
+import os
+import signal
 import stat
+import subprocess
 import sys
 
 import zl_backend_cuda.plugin as cuda_plugin
 from fake_tools import write_tool
+from test_lanes_processes import alive, wait_for
 from zl_core.app import resolve
 from zl_core.cli import main
 
@@ -57,3 +61,23 @@ def test_without_any_vendor_tool_the_screen_says_it_runs_ir_only(machine, tmp_pa
     assert screen(tmp_path) == 0
     err = capsys.readouterr().err
     assert "running the IR-only screen instead" in err  # said (a warning), not silent
+
+
+def test_ctrl_c_while_a_hung_nvidia_smi_is_waited_for_leaves_nothing_of_it_running(machine, tmp_path):
+    """The tool is asked from a plugin call's worker thread, which Ctrl-C never reaches: it
+    runs in a session zl's interrupt handling kills, so nothing of it outlives the command."""
+    pids = tmp_path / "pids"
+    tool = machine / "nvidia-smi"
+    # A shell that leaves a child behind, as a wrapper script around the real tool would.
+    tool.write_text(f"#!/bin/sh\necho $$ >> {pids}\nsleep 60 &\necho $! >> {pids}\nwait\n")
+    tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
+    proc = subprocess.Popen([sys.executable, "-m", "zl_core", "screen", "--suite", "builtin", "--switch",
+                             "DISABLE_MMA_V3", "--ops", "add", "--runs-root", str(tmp_path / "runs")],
+                            env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert wait_for(lambda: pids.is_file() and len(pids.read_text().split()) == 2, timeout=60)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted by SIGINT" in err and "Traceback" not in err
+    started = [int(pid) for pid in pids.read_text().split()]
+    assert wait_for(lambda: not any(alive(pid) for pid in started), timeout=10)

@@ -28,6 +28,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from zl_core.foundation import interrupts
+
 __all__ = ["answers_for", "check_tool", "classify_by_markers", "run_tool"]
 
 #: How long a tool that ran past its timeout is not run again in this process. One command
@@ -55,7 +57,9 @@ def answers_for(backend: Any) -> Callable[[Callable[..., Any]], Callable[..., An
 
 def run_tool(argv: Sequence[str], timeout_s: float) -> str | None:
     """stdout of one call of ``argv`` (``argv[0]`` looked up on PATH), or None when
-    the tool is absent, exits non-zero, cannot start, or runs past ``timeout_s``.
+    the tool is absent, exits non-zero, cannot start, or runs past ``timeout_s``. The tool
+    runs in a session of its own that zl's interrupt handling kills (hooks call it from
+    worker threads, where Ctrl-C never reaches subprocess.run), and a timeout kills it whole.
 
     The tool gets no stdin; its stderr is captured and dropped.
     """
@@ -64,8 +68,7 @@ def run_tool(argv: Sequence[str], timeout_s: float) -> str | None:
     if path is None or _hung_lately(path) is not None:
         return None
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s,
-                              stdin=subprocess.DEVNULL, check=False)
+        proc = interrupts.run(argv, timeout=timeout_s, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         _hung[path] = (time.monotonic(), timeout_s)
         return None
@@ -94,8 +97,7 @@ def check_tool(argv: Sequence[str], timeout_s: float) -> str:
     if (waited := _hung_lately(path)) is not None:
         return f"{argv[0]} did not answer within {waited:g}s"
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s,
-                              stdin=subprocess.DEVNULL, check=False, errors="replace")
+        proc = interrupts.run(argv, timeout=timeout_s, stdin=subprocess.DEVNULL, errors="replace")
     except subprocess.TimeoutExpired:
         _hung[path] = (time.monotonic(), timeout_s)
         return f"{argv[0]} did not answer within {timeout_s:g}s"
