@@ -3,8 +3,9 @@
 Each path is one ``zl ab`` of the same operators and switch in a campaign of its own under
 ``--out``: ``serial`` (``--pipeline 1``, one cell at a time, as before), ``pipelined``
 (``--pipeline N``, the lane's next cells starting while one times, timing one at a time)
-and ``once`` (``--pipeline N --timing once``: the torch reference timed in round 1's cells
-only). A device call ends at 600 s, so a path runs up to ``--deadline`` seconds of the call
+``once`` (``--pipeline N --timing once``: the torch reference timed in round 1's cells
+only) and ``operator`` (``--pipeline N --timing operator``: no cell times the reference, so
+every round's cells time alike). A device call ends at 600 s, so a path runs up to ``--deadline`` seconds of the call
 and is then interrupted (SIGINT, as a user's Ctrl-C); the next call resumes it (``zl ab
 --resume``) until it is complete. ``compare`` reads the complete campaigns back and prints,
 for each path against the serial one:
@@ -13,10 +14,15 @@ for each path against the serial one:
   least one of the campaign's cells was running (the union of their windows, so the
   pauses between device calls count for neither path);
 * the device-busy share of that time (the union of the intervals the cells timed in);
+* for a pipelined path, the seconds its cells held the timing gate, and the cells per hour
+  and busy share if the gate never stood idle (a campaign of many operators: a task runs
+  its cells one after another, so the last operators of a short campaign leave the
+  pipeline draining);
 * each operator's verdict, estimate and interval in every path, and whether they agree;
 * each path's side noise: per shape, the spread (SD of 100 ln latency) of side A's and
   of side B's latency across rounds, the run-to-run noise an A/A campaign measures; the
-  median over shapes, per operator and in all, and each path's ratio to the serial one's.
+  median over shapes, per operator and in all, and each path's ratio to the serial one's;
+  again over rounds 2 on, where a ``once`` path's cells all time alike.
 
     python benchmarks/ab_throughput.py run --out DIR --path once --pipeline 3 \
         --deadline 300 -- --switch DISABLE_MMA_V3 --allow-no-ir-diff --rounds 4 --ops ...
@@ -40,7 +46,8 @@ from pathlib import Path
 from zl_core.interface.occupancy import measure  # seconds the spans cover, overlaps once
 
 #: Each path's own arguments to ``zl ab`` beside the shared ones; "serial" is the baseline.
-PATHS = {"serial": ("--pipeline", "1"), "pipelined": (), "once": ("--timing", "once")}
+PATHS = {"serial": ("--pipeline", "1"), "pipelined": (), "once": ("--timing", "once"),
+         "operator": ("--timing", "operator")}
 BASELINE = "serial"
 
 
@@ -123,12 +130,14 @@ def report_json(campaign: Path) -> dict:
     return json.loads(done.stdout)
 
 
-def side_noise(rows: list[dict]) -> dict[str, list[float]]:
-    """Per operator, each shape's SD of 100 ln(latency) across rounds, side A and side B."""
+def side_noise(rows: list[dict], first_round: int = 1) -> dict[str, list[float]]:
+    """Per operator, each shape's SD of 100 ln(latency) across rounds ``first_round`` on,
+    side A and side B."""
     noise: dict[str, list[float]] = {}
     for row in rows:
         for side in ("a_ms", "b_ms"):
-            values = [v for v in row.get(side) or [] if isinstance(v, (int, float)) and v > 0]
+            per_round = (row.get(side) or [])[first_round - 1:]
+            values = [v for v in per_round if isinstance(v, (int, float)) and v > 0]
             if len(values) >= 3:
                 noise.setdefault(row["op"], []).append(statistics.stdev(100 * math.log(v) for v in values))
     return noise
@@ -147,15 +156,19 @@ def summary(campaign: Path) -> dict:
                          "low": mean.get("ci_low_pct"), "high": mean.get("ci_high_pct"),
                          "shape_verdicts": (op.get("operator") or {}).get("counts")}
     finished = sum(c["finished"] for c in cells)
+    held = sum(end - start for c in cells for start, end in c["held"])
     return {"campaign": campaign.name, "cells": len(cells), "finished": finished,
             "pipeline": sorted({c["pipeline"] for c in cells if c["pipeline"] is not None}),
             "running_s": running, "busy_s": measure(busy), "cells_per_hour": finished / running * 3600,
             "busy_share": measure(busy) / running if running else None,
             "waited_s": sum(c["waited_s"] or 0.0 for c in cells),
+            "held_s": held, "gate_bound_cells_per_hour": finished / held * 3600 if held else None,
+            "gate_bound_busy_share": measure(busy) / held if held else None,
             "phase_seconds": {k: sum((c["seconds"].get(k) or 0.0) for c in cells)
                               for k in ("start_imports", "collection", "compilation", "reference_timing",
                                         "operator_timing", "teardown", "other")},
-            "operators": ops, "noise": side_noise(report["rows"])}
+            "operators": ops, "noise": side_noise(report["rows"]),
+            "noise_from_round_2": side_noise(report["rows"], first_round=2)}
 
 
 def compare(args: argparse.Namespace) -> int:
@@ -179,6 +192,13 @@ def compare(args: argparse.Namespace) -> int:
     for path in others:
         print(f"ratio ({path} / {BASELINE} cells per hour): "
               f"{got[path]['cells_per_hour'] / base['cells_per_hour']:.2f}x")
+    for path in others:
+        s = got[path]
+        if s["held_s"]:
+            print(f"{path}: the gate held {s['held_s']:.1f} s; were it never idle: "
+                  f"{s['gate_bound_cells_per_hour']:.1f} cells/h "
+                  f"({s['gate_bound_cells_per_hour'] / base['cells_per_hour']:.2f}x), "
+                  f"device busy {s['gate_bound_busy_share']:.1%}")
     print("\nphase seconds summed over cells:")
     for key in base["phase_seconds"]:
         print(f"  {key:<18} " + "  ".join(f"{p} {got[p]['phase_seconds'][key]:8.1f}" for p in got))
@@ -191,22 +211,29 @@ def compare(args: argparse.Namespace) -> int:
         print(f"  {op:<10} " + "  ".join(f"{p} {_shown(v):<38}" for p, v in zip(got, seen, strict=True))
               + f" {'same' if same else 'DIFFERENT'}")
     print(f"verdicts identical: {agree}")
-    print("\nside noise (median over shapes and sides of the SD of 100 ln latency across rounds, %):")
+    for key, title in (("noise", "every round"), ("noise_from_round_2", "rounds 2 on")):
+        _print_noise(got, key, title)
+    (out / "compare.json").write_text(json.dumps(got, indent=1))
+    return 0
+
+
+def _print_noise(got: dict[str, dict], key: str, title: str) -> None:
+    print(f"\nside noise, {title} (median over shapes and sides of the SD of 100 ln latency "
+          "across rounds, %):")
+    base = got[BASELINE]
     pooled: dict[str, list[float]] = {p: [] for p in got}
-    for op in sorted(base["noise"]):
+    for op in sorted(base[key]):
         cells = []
         for p in got:
-            values = got[p]["noise"].get(op, [])
+            values = got[p][key].get(op, [])
             pooled[p] += values
             cells.append(f"{p} {statistics.median(values) if values else float('nan'):6.3f}")
         print(f"  {op:<10} " + "  ".join(cells))
     medians = {p: statistics.median(v) for p, v in pooled.items() if v}
     print(f"  {'all':<10} " + "  ".join(f"{p} {m:6.3f}" for p, m in medians.items()))
-    for path in others:
-        if path in medians:
+    for path in got:
+        if path != BASELINE and path in medians and BASELINE in medians:
             print(f"  noise ratio ({path} / {BASELINE}): {medians[path] / medians[BASELINE]:.2f}")
-    (out / "compare.json").write_text(json.dumps(got, indent=1))
-    return 0
 
 
 def _shown(v: dict | None) -> str:

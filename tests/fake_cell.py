@@ -72,7 +72,10 @@ if op == "norows":
 if op in ("gemm", "pointwise", "shardfail", "shardhole"):
     body = "tt.dot mma_v3" if (op == "gemm" and switch == "0") else "tt.dot mma_v2" if op == "gemm" else "tt.add"
     if os.environ.get("FAKE_IR_DRIFT_ROUND") and cell.parent.name == os.environ["FAKE_IR_DRIFT_ROUND"]:
-        body += " tt.drifted"  # this round compiled other code than the rounds before
+        if os.environ.get("FAKE_IR_DRIFT_KIND") == "locations":  # the same code, another source path
+            body += f' loc("{cell}/code_cache/kernel.py":3:1)'
+        else:
+            body += " tt.drifted"  # this round compiled other code than the rounds before
     d = cell / "ttgir" / "64" / f"{op}_kernel"
     d.mkdir(parents=True, exist_ok=True)
     (d / "default.ttgir").write_text(f"module {{ {body} ttg.convert_layout }}\n")

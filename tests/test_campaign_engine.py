@@ -240,7 +240,27 @@ def test_a_round_whose_ttgir_differs_from_round_ones_is_named(fake_host, tmp_pat
     notes = [line for line in caplog.text.splitlines() if "differs from round 1's" in line]
     assert len(notes) == 2, caplog.text
     for side in "AB":
-        assert any(f"gemm: note: round 2 side {side}'s TTGIR differs from round 1's" in n for n in notes)
+        assert any(f"gemm: note: round 2 side {side}'s TTGIR differs from round 1's: 1 of 1 variant(s) "
+                   "changed in 1 kernel(s): gemm_kernel; its rounds did not all time the same code" in n
+                   for n in notes), notes
+
+
+def test_a_round_whose_ttgir_differs_only_in_source_locations_says_so(fake_host, tmp_path, monkeypatch,
+                                                                      caplog):
+    # FlagGems writes a generated kernel (relu's) into each cell's own cache folder, so a
+    # later round's dump may name another source path for the same code.
+    monkeypatch.setenv("FAKE_IR_DRIFT_ROUND", "r02")
+    monkeypatch.setenv("FAKE_IR_DRIFT_KIND", "locations")
+    plan = RoundsPlan(rounds=3, max_rounds=3, allow_no_ir_diff=False, threshold_pct=1.0)
+    with caplog.at_level("INFO"):
+        run_ab(fake_host, fake_spec(fake_host, [OpSpec.parse("gemm")], settings(), tmp_path, plan=plan))
+    notes = [line for line in caplog.text.splitlines() if "differs from round 1's" in line]
+    assert len(notes) == 2, caplog.text
+    for side in "AB":
+        assert any(f"gemm: note: round 2 side {side}'s TTGIR differs from round 1's: only names and "
+                   "source locations changed (canonical TTGIR identical), the same code timed" in n
+                   for n in notes), notes
+    assert not any("did not all time the same code" in n for n in notes)
 
 
 def test_adaptive_rounds_stop_once_every_shape_is_decided(fake_host, tmp_path):

@@ -26,6 +26,7 @@ from zl_core.foundation.switches import Sides
 from zl_core.interface.contract import SCREEN_TIMING
 from zl_core.interface.opspec import OpSpec
 from zl_core.interface.provider import CellRequest, CheckSpec
+from zl_core.ir.cells import compare_cells
 from zl_core.plugins.cell_rows import read_rows
 from zl_core.stats.order import a_first, retuned_sides
 from zl_core.store.layout import REPICK, RETUNED, CampaignLayout
@@ -187,7 +188,7 @@ def _run_rounds(task: AbTask, lane: Lane, runtime: TaskRuntime) -> OpRun:
                 runtime.sink.line(f"{op.op}: {SKIPPED}, {reason}; no report for this operator")
                 return attrs.evolve(run, rounds_done=round_no, state=SKIPPED, reason=reason)
         run = attrs.evolve(run, rounds_done=round_no)
-        first_ir = _same_ir_as_round_one(op.op, round_no, results, first_ir, runtime)
+        first_ir = _same_ir_as_round_one(task.layout, op.op, round_no, results, first_ir, runtime)
         bad = [s for s, r in results.items() if r.outcome is None or not r.outcome.ok]
         if bad:
             reason = f"round {round_no} side {','.join(bad)} failed or timed out"
@@ -224,11 +225,12 @@ def _run_rounds(task: AbTask, lane: Lane, runtime: TaskRuntime) -> OpRun:
     return run
 
 
-def _same_ir_as_round_one(op: str, round_no: int, results: dict[str, SideResult],
+def _same_ir_as_round_one(layout: CampaignLayout, op: str, round_no: int, results: dict[str, SideResult],
                           first_ir: dict[str, str | None], runtime: TaskRuntime) -> dict[str, str | None]:
     """A side whose later round compiled other TTGIR than its round 1 (its compile cache
-    shared, its configs pinned) timed other code: the campaign's output says so. Returns
-    each side's round-1 fingerprint (taken from round 1's results)."""
+    shared, its configs pinned) timed other code: the campaign's output says so, and
+    whether only names and source locations differ. Returns each side's round-1
+    fingerprint (taken from round 1's results)."""
     if round_no == 1:
         return {side: result.ir.fingerprint for side, result in results.items()}
     for side, result in results.items():
@@ -237,8 +239,20 @@ def _same_ir_as_round_one(op: str, round_no: int, results: dict[str, SideResult]
         first = first_ir.get(side)
         if first is not None and result.ir.fingerprint != first:
             runtime.sink.line(f"{op}: note: round {round_no} side {side}'s TTGIR differs from "
-                              "round 1's; its rounds did not all time the same code")
+                              f"round 1's: {_drift(layout, op, side, round_no)}")
     return first_ir
+
+
+def _drift(layout: CampaignLayout, op: str, side: str, round_no: int) -> str:
+    """How a side's round ``round_no`` TTGIR differs from its round 1's, in a few words."""
+    try:
+        comparison = compare_cells(layout.cell_dir(op, side, 1), layout.cell_dir(op, side, round_no))
+    except (OSError, ValueError) as exc:  # a dump unreadable now: say what is known
+        return f"its rounds may not all have timed the same code (the dumps could not be compared: {exc})"
+    if comparison.canonical_equal:
+        return ("only names and source locations changed (canonical TTGIR identical), "
+                "the same code timed")
+    return f"{comparison.headline()}; its rounds did not all time the same code"
 
 
 def adaptive_stop(layout: CampaignLayout, op: str, rounds: int, plan: RoundsPlan, *,
