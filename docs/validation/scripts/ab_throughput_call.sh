@@ -6,7 +6,8 @@
 # what is left of the call, and packs .abt under $OUT; every call prints the comparison of
 # the complete ones.
 #   $1  seconds this call may spend on campaigns (default 520)
-#   $2  the paths, in order (default "once serial pipelined")
+#   $2  the paths, in order (default "once serial pipelined"; also "operator":
+#       --pipeline 3 --timing operator, every cell timing alike)
 #   ROUNDS (environment) the campaigns' rounds (default 4)
 set -u
 budget=${1:-520}
