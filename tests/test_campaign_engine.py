@@ -232,35 +232,26 @@ def test_ab_rounds_pin_to_round_one_and_stop_identical_ir(fake_host, tmp_path):
     assert not (campaign / ".compile_cache").exists()
 
 
-def test_a_round_whose_ttgir_differs_from_round_ones_is_named(fake_host, tmp_path, monkeypatch, caplog):
+# FlagGems writes a generated kernel (relu's) into each cell's own cache folder, so a later
+# round's dump may name another source path for the same code: the note says which it is.
+@pytest.mark.parametrize(("kind", "how"), [
+    ("code", "1 of 1 variant(s) changed in 1 kernel(s): gemm_kernel; its rounds did not all time the "
+             "same code"),
+    ("locations", "only names and source locations changed (canonical TTGIR identical), the same code "
+                  "timed"),
+])
+def test_a_round_whose_ttgir_differs_from_round_ones_is_named_with_how(fake_host, tmp_path, monkeypatch,
+                                                                       caplog, kind, how):
     monkeypatch.setenv("FAKE_IR_DRIFT_ROUND", "r02")
+    monkeypatch.setenv("FAKE_IR_DRIFT_KIND", kind)
     plan = RoundsPlan(rounds=3, max_rounds=3, allow_no_ir_diff=False, threshold_pct=1.0)
     with caplog.at_level("INFO"):
         run_ab(fake_host, fake_spec(fake_host, [OpSpec.parse("gemm")], settings(), tmp_path, plan=plan))
     notes = [line for line in caplog.text.splitlines() if "differs from round 1's" in line]
     assert len(notes) == 2, caplog.text
     for side in "AB":
-        assert any(f"gemm: note: round 2 side {side}'s TTGIR differs from round 1's: 1 of 1 variant(s) "
-                   "changed in 1 kernel(s): gemm_kernel; its rounds did not all time the same code" in n
+        assert any(f"gemm: note: round 2 side {side}'s TTGIR differs from round 1's: {how}" in n
                    for n in notes), notes
-
-
-def test_a_round_whose_ttgir_differs_only_in_source_locations_says_so(fake_host, tmp_path, monkeypatch,
-                                                                      caplog):
-    # FlagGems writes a generated kernel (relu's) into each cell's own cache folder, so a
-    # later round's dump may name another source path for the same code.
-    monkeypatch.setenv("FAKE_IR_DRIFT_ROUND", "r02")
-    monkeypatch.setenv("FAKE_IR_DRIFT_KIND", "locations")
-    plan = RoundsPlan(rounds=3, max_rounds=3, allow_no_ir_diff=False, threshold_pct=1.0)
-    with caplog.at_level("INFO"):
-        run_ab(fake_host, fake_spec(fake_host, [OpSpec.parse("gemm")], settings(), tmp_path, plan=plan))
-    notes = [line for line in caplog.text.splitlines() if "differs from round 1's" in line]
-    assert len(notes) == 2, caplog.text
-    for side in "AB":
-        assert any(f"gemm: note: round 2 side {side}'s TTGIR differs from round 1's: only names and "
-                   "source locations changed (canonical TTGIR identical), the same code timed" in n
-                   for n in notes), notes
-    assert not any("did not all time the same code" in n for n in notes)
 
 
 def test_adaptive_rounds_stop_once_every_shape_is_decided(fake_host, tmp_path):
