@@ -52,9 +52,9 @@ def pytest_testnodedown(node, error):
 def pytest_configure(config):
     config.addinivalue_line("markers", "readme: runs the README's quick-start commands in a fresh "
                             "virtualenv (minutes; -m 'not readme' leaves it out)")
-    config.addinivalue_line("markers", "slow: takes tens of seconds or more (a campaign of many cells, "
-                            "a compiled suite, a fresh virtualenv); CI runs it, -m 'not slow' "
-                            "leaves it out while iterating")
+    config.addinivalue_line("markers", "slow: takes 2.5 s or more on a 2-core machine (a campaign of "
+                            "many cells, a stall window, a compiled suite, a browser, a fresh "
+                            "virtualenv); CI runs it, -m 'not slow' leaves it out while iterating")
 
 
 def pytest_collection_modifyitems(config, items):

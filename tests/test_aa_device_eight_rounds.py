@@ -10,6 +10,7 @@ import json
 import tarfile
 from pathlib import Path
 
+import pytest
 from zl_core.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,6 +39,7 @@ def test_the_kept_campaign_rejudged_calls_nothing(tmp_path, capsys):
     assert [o["verdict"] for o in model["summary"]["operators"]] == ["INCONCLUSIVE"] * 3
 
 
+@pytest.mark.slow
 def test_side_swaps_give_the_quoted_rates(capsys, monkeypatch):
     flips = _flip_rates()
     monkeypatch.setattr("sys.argv", ["aa_flip_rates.py", str(DATA / "report.json")])

@@ -73,6 +73,7 @@ def check_request(root: Path, fake_host, monkeypatch, test_file: str, body: str,
                        stall_timeout_s=window_s, timeout_s=120.0)
 
 
+@pytest.mark.slow
 def test_a_flaggems_check_stuck_in_one_test_stalls_with_its_stacks_on_disk(tmp_path, fake_host, monkeypatch):
     # pytest -q prints a dot per finished test: one long test is silent. zl's phases plugin
     # goes into the check (its beats tell a compiling test from a stuck one) and arms the
@@ -92,6 +93,7 @@ def test_a_flaggems_check_stuck_in_one_test_stalls_with_its_stacks_on_disk(tmp_p
     assert not result.ok and "wrote no report" in result.problem  # a problem, never a pass
 
 
+@pytest.mark.slow
 def test_a_flaggems_check_of_many_quiet_tests_is_not_stalled(tmp_path, fake_host, monkeypatch):
     # Each test takes most of the window and pytest -q's dots end no line: only the
     # plugin's beat at each finished test shows the orchestrator that the check moves.

@@ -10,6 +10,7 @@ from zl_core import app
 from zl_core.foundation.errors import UnknownProviderError, UsageError
 
 
+@pytest.mark.slow
 def test_screen_then_ab_from_records_alone(fake_host, tmp_path, caplog):
     caplog.set_level(logging.INFO, logger="zl_core")
     where = app.Where(suite="fake")

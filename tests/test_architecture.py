@@ -7,6 +7,7 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
 import zl_core
 import zl_flaggems
 import zl_report
@@ -557,6 +558,7 @@ def _carries(value: object, records: tuple[type, ...]) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_following_the_options_of_ab_enters_no_module_more_than_twice(fake_host, tmp_path):
     """``app.ab`` run on the fake backend (a screen first, so that it takes its operators)
     under ``sys.setprofile``. Followed: every call into a function of zl_core whose
@@ -716,6 +718,7 @@ def _entries(path: list[tuple[str, str, str]]) -> dict[str, int]:
     return dict(collections.Counter(mod for mod, _, caller in path if caller != mod))
 
 
+@pytest.mark.slow
 def test_following_options_from_the_ab_command_enters_no_module_more_than_twice():
     """The issue's count: from ``zl_core.app.commands.ab``, every function ``options``
     passes through, whole or in part (``options.lanes``, ``options.measure.python``), an
@@ -728,6 +731,7 @@ def test_following_options_from_the_ab_command_enters_no_module_more_than_twice(
     assert over == {}, f"entered more than {MAX_ENTRIES} times: {over}\n{walked}"
 
 
+@pytest.mark.slow
 def test_the_follower_sees_attributes_names_and_calls_across_modules():
     path = follow_value("zl_core.app.commands", "ab", {"options"})
     names = {(mod, name) for mod, name, _ in path}

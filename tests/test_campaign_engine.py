@@ -140,6 +140,7 @@ def test_cell_refuses_to_reuse_a_run_directory(fake_host, tmp_path):
     assert (tmp_path / "cell" / "run.log").read_text() == "old"
 
 
+@pytest.mark.slow
 def test_hanging_cell_is_killed_with_its_process_group(fake_host, tmp_path):
     backend, provider, _ = engine_parts(fake_host)
     req = settings(timeout=2.0).request(op=OpSpec.parse("hang"), backend=backend, device="0",

@@ -57,6 +57,7 @@ def _campaign(root: Path) -> Path:
 # -- stdout holds the results, stderr the rest -----------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_screen_prints_its_table_on_stdout_and_its_progress_on_stderr(screens):
     plain, _, root = screens
     assert plain.returncode == 0, plain.stderr
@@ -203,6 +204,7 @@ def pair(tmp_path_factory):
     return str(a), str(b)
 
 
+@pytest.mark.slow
 def test_color_always_never_and_auto_on_a_pipe(pair):
     pytest.importorskip("zl_report")
     assert ANSI_SGR.search(zl("report", "--ab", *pair, "--color", "always").stdout)

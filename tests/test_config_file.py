@@ -63,6 +63,7 @@ def test_a_zl_yaml_above_the_current_folder_sets_the_screen_and_campaign_json_re
     assert "config" not in meta["options"]
 
 
+@pytest.mark.slow
 def test_the_command_line_overrides_pyproject_and_a_commands_table_overrides_the_shared_keys(project):
     config = project / "pyproject.toml"
     config.write_text('[project]\nname = "mine"\n\n[tool.zl]\nbackend = "cuda"\nswitch = "DISABLE_MMA_V3"\n'

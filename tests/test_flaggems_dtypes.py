@@ -158,6 +158,7 @@ def test_zl_freeze_names_each_dtype_flaggems_would_refuse(checkout, tmp_path, ca
     assert not any(p.startswith("workloads[2]") for p in found), found
 
 
+@pytest.mark.slow
 def test_a_benchmark_that_refuses_the_filter_in_flaggems_words_runs_again_without_it(checkout, tmp_path,
                                                                                      capsys):
     # fakedevice's dtypes come from a call (unknown before it runs); it runs float32 only.

@@ -53,6 +53,7 @@ def test_a_screen_passes_the_l2_mode_to_every_cell_and_a_report_refuses_mixing_i
     assert zl(["report", "--ab", str(flushed / "abs" / "A"), str(flushed / "abs" / "B")]) == 0
 
 
+@pytest.mark.slow
 def test_ab_rounds_take_the_l2_mode_from_a_configuration_file(zl, tmp_path, monkeypatch):
     config = tmp_path / "zl.yaml"
     config.write_text("ab:\n  l2: warm\n")  # not the default

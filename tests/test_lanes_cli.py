@@ -32,6 +32,7 @@ def screen_args(*extra: str) -> list[str]:
     return ["screen", "--suite", "sleepy", "--switch", "FAKE_SWITCH", *extra]
 
 
+@pytest.mark.slow
 def test_a_screen_spreads_operators_over_every_lane(zl, tmp_path, capsys):
     assert zl([*screen_args("--ops", *OPS, "--devices", "all")]) == 0
     [campaign] = campaigns(tmp_path)
@@ -410,6 +411,7 @@ def test_a_campaign_from_before_the_replay_budget_is_not_resumed(zl, tmp_path, c
     assert len(err) == 1 and "before the graph replay budget existed" in err[0]
 
 
+@pytest.mark.slow
 def test_a_campaign_from_before_warm_starts_resumes_cold(zl, tmp_path, capsys):
     import shutil
 
@@ -438,6 +440,7 @@ def test_a_campaign_from_before_warm_starts_resumes_cold(zl, tmp_path, capsys):
     assert zl(["report", str(campaign)]) == 0  # every cell cold: nothing mixed
 
 
+@pytest.mark.slow
 def test_a_sweep_sharded_over_four_devices_then_measured_alone_on_one(zl, tmp_path, monkeypatch):
     monkeypatch.setenv("ZL_FAKE_SLEEP", "1.5")  # longer than four cells take to start here
     assert zl([*screen_args("--ops", "abs", "--device", "2", "--sweep-devices", "all")]) == 0
@@ -469,6 +472,7 @@ def test_sweep_devices_are_refused_beside_lanes_and_must_exist(zl, capsys):
     assert "needs two devices or more" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_ab_takes_the_screens_suite(zl, tmp_path, capsys):
     """Without --suite, zl ab times the screen's operators with the suite that screened them
     (a plugin suite here), not the built-in one, whose cells would all fail."""

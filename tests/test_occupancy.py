@@ -145,6 +145,7 @@ def test_a_cell_without_intervals_is_unknown_never_idle(fake_host, tmp_path):
     assert f"{occ['share'] * 100:.1f}% to {occ['share_max'] * 100:.1f}%" in text
 
 
+@pytest.mark.slow
 def test_lanes_of_one_device_unite_lanes_of_two_devices_add(lanes_main, tmp_path, monkeypatch):
     """A real campaign of two lanes per device on two devices: each device's busy time is
     the union of its cells' intervals (they time at once), never their sum."""

@@ -50,6 +50,7 @@ VISIBLE = ("Array.prototype.filter.call(document.querySelector('table.ops').tBod
            " r => r.style.display !== 'none').length")
 
 
+@pytest.mark.slow
 def test_the_page_loads_without_console_errors(page):
     cdp, session, _ = page
     assert evaluate(cdp, session, "document.querySelectorAll('table.ops tbody tr').length") == 1000
@@ -190,6 +191,7 @@ def _overlap(a, b) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", PAGES)
 def test_at_800_px_the_page_never_scrolls_sideways_and_every_plot_is_explained(chromium, reports, name):
     model, page = reports[name]
@@ -317,6 +319,7 @@ def _height(cdp: Cdp, page: Path) -> int:
         cdp.close_tab(session)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["synthetic rounds", "synthetic screen"])
 def test_folding_makes_a_large_page_less_than_60_percent_as_tall(chromium, reports, name, monkeypatch,
                                                                    tmp_path):

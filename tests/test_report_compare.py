@@ -168,6 +168,7 @@ def test_zl_compare_refuses_one_campaign_and_a_screen(two_cards, tmp_path, capsy
 
 
 
+@pytest.mark.slow
 def test_a_comparison_over_the_comment_limit_names_the_operators_it_has_no_row_for():
     a, b = _pair(1000)
     model = build_compare([a, b], ["musa", "cuda"])

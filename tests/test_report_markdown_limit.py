@@ -27,6 +27,7 @@ def _answer_rows(md: str) -> dict[str, str]:
     return rows
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("build", [rounds_model, screen_model])
 def test_a_thousand_operators_fit_a_comment_and_name_what_was_left_out(build):
     model = build(1000)
@@ -56,6 +57,7 @@ def test_a_thousand_operators_fit_a_comment_and_name_what_was_left_out(build):
         assert op["op"] in rows or named, op["op"]
 
 
+@pytest.mark.slow
 def test_at_a_thousand_operators_every_called_operator_has_its_estimate_and_interval():
     """Done when: a 1,000-operator campaign's comment names every SLOWER and FASTER
     operator with the estimate and interval its verdict was decided on."""
@@ -97,6 +99,7 @@ def test_markdown_folds_per_shape_tables_and_says_constant_columns_once():
     assert "| shape | verdict | estimate | CI | A | B | B vs A |" in md
 
 
+@pytest.mark.slow
 def test_a_link_to_the_published_html_replaces_the_command():
     md = zl_report.render(rounds_model(1000), "md", link="https://ci.example/report.html")
     assert "the whole report: https://ci.example/report.html" in md

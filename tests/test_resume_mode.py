@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from fake_tools import write_tool
 from zl_core.cli import main
 
@@ -32,6 +33,7 @@ def interrupted_ir_only_screen(tmp_path, capsys):
     return campaign, verdicts
 
 
+@pytest.mark.slow
 def test_an_ir_only_screen_resumed_where_a_device_appeared_is_refused(machine, tmp_path, capsys):
     campaign, verdicts = interrupted_ir_only_screen(tmp_path, capsys)
     write_tool(machine, "nvidia-smi", "0\n")  # a device is visible now
@@ -48,6 +50,7 @@ def test_an_ir_only_screen_resumed_where_a_device_appeared_is_refused(machine, t
     assert (campaign / "screen.tsv").read_text() == verdicts
 
 
+@pytest.mark.slow
 def test_an_ir_only_screen_resumes_where_there_is_still_no_device(machine, tmp_path, capsys):
     campaign, verdicts = interrupted_ir_only_screen(tmp_path, capsys)
     assert zl("screen", "--resume", str(campaign)) == 0

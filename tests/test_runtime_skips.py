@@ -43,6 +43,7 @@ def screen(root, runs, *ops) -> int:
                  "--runs-root", str(runs)])
 
 
+@pytest.mark.slow
 def test_a_runtime_skip_is_skipped_with_its_reason(checkout, tmp_path, capsys):
     assert screen(checkout, tmp_path / "runs", "fakeskip:fake_skip", "fakeadd:fake") == 0  # a skip is no failure
     out = capsys.readouterr().out

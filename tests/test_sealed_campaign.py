@@ -245,6 +245,7 @@ def flaggems_manifest(root: Path) -> str:
         """)
 
 
+@pytest.mark.slow
 def test_every_broken_precondition_of_a_flaggems_campaign_is_named(machine, tmp_path, capsys, checkout):
     from zl_core.app import seal
     from zl_core.plugins.host import plugin_host
@@ -290,6 +291,7 @@ def test_every_broken_precondition_of_a_flaggems_campaign_is_named(machine, tmp_
                and p.endswith("its uncommitted changes cannot be listed") for p in found), found
 
 
+@pytest.mark.slow
 def test_accuracy_tests_that_select_nothing_or_cannot_be_collected_are_refused_at_freeze(
         tmp_path, capsys, checkout):
     # A selection that keeps no test would make every workload unclassable (X) after its
@@ -324,6 +326,7 @@ def test_accuracy_tests_that_select_nothing_or_cannot_be_collected_are_refused_a
 
 
 
+@pytest.mark.slow
 def test_freeze_imports_what_a_cell_imports(machine, tmp_path, capsys, checkout, monkeypatch):
     """Looking modules up passes an interpreter without torch (it finds FlagGems all the
     same); importing them, in a cell's order, does not."""
@@ -463,6 +466,7 @@ def test_a_campaign_not_frozen_gets_receipts_but_stays_writable(machine, tmp_pat
     assert receipts.check(campaign) == []
 
 
+@pytest.mark.slow
 def test_a_configuration_file_never_changes_a_frozen_run(machine, tmp_path, capsys, monkeypatch):
     frozen = freeze(tmp_path, BUILTIN, capsys)
     (tmp_path / "zl.yaml").write_text("screen:\n  timeout: 5\n  ops: [softmax]\n")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 import attrs
+import pytest
 from own_processes import holding
 from test_campaign_engine import engine_parts, fake_spec, settings
 from zl_core.campaigns.screen_campaign import run_screen
@@ -21,6 +22,7 @@ def stall_settings(window: float, timeout: float = 120.0):
     return attrs.evolve(settings(timeout=timeout), stall_timeout_s=window)
 
 
+@pytest.mark.slow
 def test_a_silent_cell_stalls_with_its_stacks_on_disk(fake_host, tmp_path):
     backend, provider, _ = engine_parts(fake_host)
     req = stall_settings(2.0).request(op=OpSpec.parse("hang"), backend=backend, device="0",
@@ -39,6 +41,7 @@ def test_a_silent_cell_stalls_with_its_stacks_on_disk(fake_host, tmp_path):
     assert holding(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_a_cell_that_beats_without_printing_is_not_stalled(fake_host, tmp_path):
     backend, provider, _ = engine_parts(fake_host)
     req = stall_settings(1.5).request(op=OpSpec.parse("quietwork"), backend=backend, device="0",
@@ -61,6 +64,7 @@ def test_without_a_window_only_the_timeout_ends_a_cell(fake_host, tmp_path):
     assert out.timed_out and not out.stalled and out.rc == 124
 
 
+@pytest.mark.slow
 def test_a_stalled_operator_is_named_in_the_screen_and_status(fake_host, tmp_path):
     ops = [OpSpec.parse(s) for s in ("hang", "pointwise")]
     campaign, rows = run_screen(fake_host, fake_spec(fake_host, ops, stall_settings(2.0), tmp_path))

@@ -44,6 +44,7 @@ def test_no_effect_is_called_at_most_1pct(noise):
     assert all(r <= 0.01 for r in rates.values()), rates
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("noise", [MODELS[0], MODELS[4]], ids=["Gaussian", "disturbed"])
 def test_an_effect_at_the_threshold_is_called_beyond_it_at_most_2_5pct_per_side(noise):
     trials = 800

@@ -8,6 +8,7 @@ import csv
 import json
 from pathlib import Path
 
+import pytest
 from zl_core.campaigns.summary import COLUMNS
 from zl_core.cli import main
 
@@ -48,6 +49,7 @@ def test_a_screen_writes_every_row_of_every_cell(fake_host, tmp_path, capsys):
     assert "summary.csv" in receipt["tables"]
 
 
+@pytest.mark.slow
 def test_an_ab_campaign_writes_every_round_and_side(fake_host, tmp_path, capsys):
     root = str(tmp_path / "runs")
     assert main(["ab", "--ops", "gemm", "pointwise", "--rounds", "4", "--suite", "fake",

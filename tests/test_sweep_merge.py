@@ -34,6 +34,7 @@ def picks(cell_dir):
     return record["entries"]
 
 
+@pytest.mark.slow
 def test_shards_cover_the_shapes_and_their_merge_replays_like_the_serial_sweep(fg, tmp_path):
     serial = tmp_path / "serial"
     cell(fg, serial, ZL_AUTOTUNE_MODE="record")
@@ -52,6 +53,7 @@ def test_shards_cover_the_shapes_and_their_merge_replays_like_the_serial_sweep(f
     assert contract.AUTOTUNE_REPLAY_FALLBACK not in replay.stdout
 
 
+@pytest.mark.slow
 def test_a_missing_shard_or_a_shard_of_another_shape_set_is_a_problem(fg, tmp_path):
     shards = [tmp_path / f"shard{i}" for i in range(3)]
     for i, shard in enumerate(shards):

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 
+import pytest
 from test_lanes_processes import LAUNCHER, fake_env, wait_for
 
 
@@ -32,6 +33,7 @@ def test_a_lock_folder_that_is_a_file_is_named_before_any_cell(tmp_path):
     assert lock.read_text() == "not a folder"
 
 
+@pytest.mark.slow
 def test_a_live_campaign_is_still_running_and_a_dead_one_is_to_be_resumed(tmp_path):
     proc = subprocess.Popen([sys.executable, str(LAUNCHER), "screen", "--suite", "sleepy", "--switch",
                              "FAKE_SWITCH", "--ops", "abs", "add"], env=fake_env(tmp_path, ZL_FAKE_SLEEP="60"),

@@ -63,6 +63,7 @@ def test_a_warm_cell_is_the_same_cell_forked_from_the_imports(fake_host, tmp_pat
     assert ident["phases"]["complete"] is True
 
 
+@pytest.mark.slow
 def test_a_warm_cell_that_stalls_ends_stalled_with_its_stacks_and_its_children(fake_host, tmp_path):
     backend, provider, _ = engine_parts(fake_host)
     settings_ = attrs.evolve(warm(timeout=120.0), stall_timeout_s=2.0)
