@@ -135,6 +135,22 @@ def test_a_module_that_starts_the_driver_is_left_out(tmp_path, monkeypatch):
     assert "no_such_module_zl" in zygote.report["left_out"]
 
 
+def test_torchs_cpu_namespace_never_keeps_torch_out_of_the_warm_parent(tmp_path, monkeypatch):
+    # torch 2.11's torch.cpu counts one device and says it is initialised as soon as
+    # torch imports; an H100's campaigns left torch to every cell because of it.
+    (tmp_path / "zl_test_torch_cpu.py").write_text(
+        "import sys, types\n"
+        "torch = types.ModuleType('torch')  # what torch 2.11 says right after its import\n"
+        "torch.cpu = types.SimpleNamespace(is_initialized=lambda: True, device_count=lambda: 1)\n"
+        "torch.cuda = types.SimpleNamespace(is_initialized=lambda: False, device_count=lambda: 1)\n"
+        "sys.modules['torch'] = torch\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    plan = WarmPlan(modules=("json", "zl_test_torch_cpu", "decimal"))
+    zygote = warmstart.zygote_for(sys.executable, plan, dict(os.environ))
+    assert zygote.imported == ("json", "zl_test_torch_cpu", "decimal")
+    assert zygote.report["driver"] == "untouched"
+
+
 def test_a_switch_read_at_import_makes_the_whole_campaign_cold(fake_host, tmp_path, monkeypatch, caplog):
     caplog.set_level(logging.INFO, logger="zl_core")
     (tmp_path / "zl_test_reads_switch.py").write_text(

@@ -56,6 +56,10 @@ class _RecordingEnviron(type(os.environ)):  # type: ignore[misc]
         return super().__contains__(key)
 
 
+#: torch's device namespaces that start no driver.
+_NO_DRIVER = frozenset({"cpu"})
+
+
 def _driver_state() -> str:
     """"untouched", or which of torch's device modules the imports initialised.
 
@@ -64,8 +68,12 @@ def _driver_state() -> str:
     torch = sys.modules.get("torch")
     # Every device module of torch, whichever vendor's extension added it (torch.cuda,
     # torch.musa, torch.npu, ...): one that counts devices and knows if it started
-    # (torch.distributed knows the second only, and is no device).
+    # (torch.distributed knows the second only, and is no device). torch.cpu counts one
+    # device and says it started from the moment torch imports (torch 2.11): no driver,
+    # so it never keeps torch out of the warm parent.
     for name, module in sorted(vars(torch).items()) if torch is not None else ():
+        if name in _NO_DRIVER:
+            continue
         started = getattr(module, "is_initialized", None)
         if callable(getattr(module, "device_count", None)) and callable(started) and started():
             return f"torch.{name} initialised"
