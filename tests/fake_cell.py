@@ -71,14 +71,17 @@ if op == "norows":
 
 if op in ("gemm", "pointwise", "shardfail", "shardhole"):
     body = "tt.dot mma_v3" if (op == "gemm" and switch == "0") else "tt.dot mma_v2" if op == "gemm" else "tt.add"
+    locations = ""
     if os.environ.get("FAKE_IR_DRIFT_ROUND") and cell.parent.name == os.environ["FAKE_IR_DRIFT_ROUND"]:
         if os.environ.get("FAKE_IR_DRIFT_KIND") == "locations":  # the same code, another source path
-            body += f' loc("{cell}/code_cache/kernel.py":3:1)'
+            # as Triton writes locations: a reference on the op, its definition at the end
+            body += " loc(#loc1)"
+            locations = f'#loc1 = loc("{cell}/code_cache/kernel.py":3:1)\n'
         else:
             body += " tt.drifted"  # this round compiled other code than the rounds before
     d = cell / "ttgir" / "64" / f"{op}_kernel"
     d.mkdir(parents=True, exist_ok=True)
-    (d / "default.ttgir").write_text(f"module {{ {body} ttg.convert_layout }}\n")
+    (d / "default.ttgir").write_text(f"module {{ {body} ttg.convert_layout }}\n{locations}")
     (cell / "ttgir" / "index.tsv").write_text(f"shape\tkernel\tfile\tlaunches\n64\t{op}_kernel\t64/{op}_kernel/default.ttgir\t200\n")
 if op == "inputbuild":
     # The timed kernel is the same on both sides; the kernel that builds the inputs,
