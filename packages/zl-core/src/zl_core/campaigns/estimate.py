@@ -51,7 +51,8 @@ class Estimate:
 def history(runs_root: Path, kind: str, *, compile_only: bool,
             host: str | None = None) -> tuple[dict[str, dict[str, list[Mapping]]], int]:
     """``{op: {side: [record, ...]}}`` of finished cells of this host, and how many
-    campaigns were read; a record is ``{"wall_s", "seconds"}``."""
+    campaigns were read; a record is the cell's assembled phases (``{"wall_s", "seconds",
+    ...}``) with its ``round`` and ``side``."""
     host = host or socket.gethostname()
     root = Path(runs_root)
     if not root.is_dir():
@@ -60,10 +61,11 @@ def history(runs_root: Path, kind: str, *, compile_only: bool,
                        key=lambda p: p.stat().st_mtime)[-HISTORY:]
     seen: dict[str, dict[str, list[Mapping]]] = {}
     for campaign in campaigns:
-        for (op, _round, side), row in latest_by_cell(read_status(campaign)).items():
+        for (op, round_no, side), row in latest_by_cell(read_status(campaign)).items():
             record = _finished_cell(campaign, row, host=host, compile_only=compile_only)
             if record is not None:
-                seen.setdefault(op, {}).setdefault(side, []).append(record)
+                seen.setdefault(op, {}).setdefault(side, []).append(
+                    {**record, "round": round_no, "side": side})
     return seen, len(campaigns)
 
 
@@ -100,7 +102,7 @@ def estimate(ops: Iterable[str], seen: Mapping[str, Mapping[str, list[Mapping]]]
         per_side = [statistics.median(float(r["wall_s"]) for r in side) for side in by_side.values()]
         seconds = statistics.median(per_side) * sides  # sides never seen cost what the seen ones did
         rows.append(OpEstimate(op=op, seconds=seconds, cells_seen=len(records),
-                               dominant_phase=_dominant(records)))
+                               dominant_phase=dominant_phase(records)))
     known = [r.seconds for r in rows if r.seconds is not None]
     assumed = statistics.median(known) if known else None
     if assumed is None and rows:
@@ -122,7 +124,8 @@ def _longest_first(costs: list[float], lanes: int) -> float:
     return max(ends) if costs else 0.0
 
 
-def _dominant(records: list[Mapping]) -> str | None:
+def dominant_phase(records: list[Mapping]) -> str | None:
+    """The phase most of the records' time went to, when they recorded phases."""
     totals: dict[str, float] = {}
     for record in records:
         for name, value in (record.get("seconds") or {}).items():

@@ -114,8 +114,8 @@ def print_plan(plan: app.AbPlan) -> int:
     est = plan.estimate
     rounds = f"at least {plan.rounds} rounds (auto)" if plan.adaptive else f"{plan.rounds} rounds"
     where = f" from screen {plan.screen}" if plan.screen and plan.ops else ""
-    lane = (f", pipeline {plan.pipeline} (a cell costs its time outside start, imports and "
-            "collection)" if plan.pipeline > 1 else "")
+    lane = (f", pipeline {plan.pipeline} (each cell's start, imports and collection beside "
+            "another's hold of the device)" if plan.pipeline > 1 else "")
     sides = " (sides A, B and R, and A's second record)" if plan.retuned else ""
     print(f"zl ab --plan: {len(plan.ops)} operator(s){where}, {len(plan.controls)} control(s), {rounds}: "
           f"{plan.cells_per_op} cells each{sides}{lane}; estimates from {est.campaigns_read} earlier A/B "

@@ -1,0 +1,175 @@
+"""What an A/B campaign will cost: its cells from this host's history, its lanes simulated.
+
+A median cell times the number of cells misses both things that decide an A/B campaign's
+wall. Round 1 is heavier than the rest (side A sweeps and records the configs, each side
+compiles into the compile cache later rounds load, ``--timing once`` times the
+reference), so each planned cell is costed from earlier cells of the same operator,
+side and round class (round 1, or a later round). And a pipeline (``--pipeline N``)
+overlaps one cell's start, imports and collection with another cell's hold of the
+device's timing gate, but an operator's cells run one after another, so a lane can only
+overlap other operators' cells: a campaign of few operators drains. The lanes are
+simulated as :mod:`zl_core.campaigns.lanes` runs them: operators longest first, each to
+the first lane free, every cell's setup on its own, every hold one at a time per device.
+
+Checked against the packed campaigns of docs/validation/2026-12-08-ab-once.md: from each
+campaign's own cells the simulation gives 321.9 s for the pipelined one (measured
+323.9 s) and 642.2 s for the serial one (643.5 s)
+(docs/validation/scripts/ab_plan_check.py).
+"""
+
+from __future__ import annotations
+
+import heapq
+import statistics
+from collections.abc import Mapping, Sequence
+
+import attrs
+
+from zl_core.interface import phases, timing_gate
+from zl_core.store.layout import REPICK, RETUNED
+
+from .checks import CONTROL
+from .estimate import Estimate, OpEstimate, dominant_phase
+
+#: What a pipelined cell does before it asks for the gate, in a cell that ran serially.
+SETUP_PHASES = (phases.PREFLIGHT, phases.START, phases.COLLECTION)
+#: A planned cell: (round number, side); round 0 stands for the accuracy-test cells.
+Slot = tuple[int, str]
+_ENDS, _ASKS = 0, 1  # simulation events; at one moment a lane's end goes before an ask
+
+
+@attrs.frozen
+class CellCost:
+    """One cell as a lane pays it: ``setup_s`` overlaps other cells (start, imports,
+    collection), ``hold_s`` holds the device (a pipelined cell's gate, to its exit)."""
+
+    setup_s: float
+    hold_s: float
+
+    @property
+    def wall_s(self) -> float:
+        return self.setup_s + self.hold_s
+
+
+def cell_cost(record: Mapping) -> CellCost:
+    """A finished cell's record (its assembled phases) as setup and hold; its wait at a
+    pipelined device's gate is neither (another cell's hold, which the simulation adds)."""
+    wall = float(record["wall_s"])
+    gate = record.get(timing_gate.KEY)
+    if isinstance(gate, Mapping) and gate.get("held"):
+        holds = [h for h in gate["held"] if isinstance(h, Sequence) and len(h) == 2]
+        hold = sum(float(end) - float(start) for start, end in holds)
+        exit_seen = gate.get("exit_seen")
+        if gate.get("until_exit") and isinstance(exit_seen, (int, float)) and holds:
+            hold += max(0.0, float(exit_seen) - float(holds[-1][1]))  # held until the exit
+        waited = gate.get("waited_s")
+        setup = wall - hold - (float(waited) if isinstance(waited, (int, float)) else 0.0)
+        return CellCost(setup_s=max(0.0, setup), hold_s=min(hold, wall))
+    seconds = record.get("seconds") or {}
+    setup = sum(float(seconds.get(name) or 0.0) for name in SETUP_PHASES)
+    setup = min(max(0.0, setup), wall)
+    return CellCost(setup_s=setup, hold_s=wall - setup)
+
+
+def planned_slots(rounds: int, *, retuned: bool, control: bool, checks: bool) -> list[Slot]:
+    """The cells of one operator in the order its task runs them (:mod:`.ab_task`)."""
+    slots: list[Slot] = []
+    for round_no in range(1, rounds + 1):
+        slots += [(round_no, "A"), (round_no, "B")] + ([(round_no, RETUNED)] if retuned else [])
+        if round_no == 1:
+            slots += [(1, CONTROL)] if control else []
+            slots += [(1, REPICK)] if retuned else []
+    return slots + ([(0, "A"), (0, "B")] if checks else [])
+
+
+def op_cells(records: Sequence[Mapping], slots: Sequence[Slot]) -> list[CellCost] | None:
+    """Each planned cell at the median of the operator's earlier cells most like it: the
+    same side and round class (1, or later), else the same round class, else any; an
+    accuracy-test cell (round 0) as a later round of its side. None: no cell seen."""
+    if not records:
+        return None
+    costs = [(int(r.get("round") or 2), str(r.get("side") or ""), cell_cost(r)) for r in records]
+
+    def median(pool: list[CellCost]) -> CellCost:
+        return CellCost(setup_s=statistics.median(c.setup_s for c in pool),
+                        hold_s=statistics.median(c.hold_s for c in pool))
+
+    out = []
+    for round_no, side in slots:
+        first = round_no == 1
+        pool = ([c for r, s, c in costs if (r == 1) == first and s == side]
+                or [c for r, _s, c in costs if (r == 1) == first]
+                or [c for *_, c in costs])
+        out.append(median(pool))
+    return out
+
+
+def typical(cells_by_op: Sequence[list[CellCost]]) -> list[CellCost]:
+    """An operator never seen here: each planned cell at the median over the seen ones."""
+    return [CellCost(setup_s=statistics.median(cells[i].setup_s for cells in cells_by_op),
+                     hold_s=statistics.median(cells[i].hold_s for cells in cells_by_op))
+            for i in range(len(cells_by_op[0]))]
+
+
+def simulate(tasks: Sequence[Sequence[CellCost]], *, devices: int, depth: int) -> float:
+    """When the last cell ends: ``devices`` devices of ``depth`` lanes each take the
+    operators longest first, each to the lane that frees first; a lane runs its
+    operator's cells one after another; at ``depth`` 1 a cell costs its wall, deeper
+    each cell sets up on its own and then waits for its device's gate, which one
+    cell holds at a time, first come first served."""
+    order = sorted(tasks, key=lambda cells: -sum(c.wall_s for c in cells))
+    if not order:
+        return 0.0
+    lanes = [d for d in range(max(1, devices)) for _slot in range(max(1, depth))]
+    gate_free = [0.0] * max(1, devices)
+    # (time, kind, lane, task, cell): kind ASKS, the cell's setup is over and it wants the
+    # device (serial: its hold starts); kind ENDS, the cell is over and its lane goes on.
+    events: list[tuple[float, int, int, int, int]] = []
+    waiting = list(range(len(order)))
+    end = 0.0
+    for lane in range(len(lanes)):
+        if waiting:
+            heapq.heappush(events, (order[waiting[0]][0].setup_s, _ASKS, lane, waiting.pop(0), 0))
+    while events:
+        now, kind, lane, task, cell = heapq.heappop(events)
+        if kind == _ASKS:
+            hold = order[task][cell].hold_s
+            if depth > 1:  # one hold at a time per device, in the order they asked
+                gate_free[lanes[lane]] = max(now, gate_free[lanes[lane]]) + hold
+                heapq.heappush(events, (gate_free[lanes[lane]], _ENDS, lane, task, cell))
+            else:
+                heapq.heappush(events, (now + hold, _ENDS, lane, task, cell))
+            continue
+        end = max(end, now)
+        if cell + 1 < len(order[task]):
+            task, cell = task, cell + 1
+        elif waiting:
+            task, cell = waiting.pop(0), 0
+        else:
+            continue
+        heapq.heappush(events, (now + order[task][cell].setup_s, _ASKS, lane, task, cell))
+    return end
+
+
+def ab_estimate(ops: Sequence[str], seen: Mapping[str, Mapping[str, list[Mapping]]],
+                slots: Sequence[Slot], *, devices: int, depth: int, campaigns_read: int) -> Estimate:
+    """Every operator's planned cells costed from ``seen`` (history's records, each with its
+    ``round`` and ``side``), the campaign's wall simulated over the lanes."""
+    cells: dict[str, list[CellCost] | None] = {}
+    rows = []
+    for op in ops:
+        records = [r for side in (seen.get(op) or {}).values() for r in side]
+        cells[op] = op_cells(records, slots)
+        own = cells[op]
+        rows.append(OpEstimate(op=op, seconds=None if own is None else sum(c.wall_s for c in own),
+                               cells_seen=len(records), dominant_phase=dominant_phase(records)))
+    known = [c for c in cells.values() if c is not None]
+    if not known:
+        return Estimate(ops=tuple(rows), assumed_s=None, total_s=None, lanes=devices,
+                        makespan_s=None, campaigns_read=campaigns_read)
+    assumed = typical(known)
+    tasks = [c if c is not None else assumed for c in cells.values()]
+    return Estimate(ops=tuple(rows), assumed_s=sum(c.wall_s for c in assumed),
+                    total_s=sum(c.wall_s for cells_ in tasks for c in cells_), lanes=devices,
+                    makespan_s=simulate(tasks, devices=devices, depth=depth),
+                    campaigns_read=campaigns_read)
