@@ -781,6 +781,15 @@ def run_cell(root: Path, cell: Path, node: str, *, extra_env: dict | None = None
              extra_args: tuple[str, ...] = (), plugins: tuple[str, ...] = ZL_PLUGINS,
              timeout: float = 120.0) -> subprocess.CompletedProcess:
     """Run one pytest cell on the fake checkout with zl's plugins, as a provider would."""
+    argv, env = cell_command(root, cell, node, extra_env=extra_env, extra_args=extra_args, plugins=plugins)
+    return subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=timeout,
+                          check=False)
+
+
+def cell_command(root: Path, cell: Path, node: str, *, extra_env: dict | None = None,
+                 extra_args: tuple[str, ...] = (),
+                 plugins: tuple[str, ...] = ZL_PLUGINS) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment of one such cell (its folder made)."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("ZL_") and k not in ("GEMS_VENDOR", "FLAGGEMS_VENDOR", "GEMS_BACKEND",
                                                     "FLAGGEMS_BACKEND", "PYTEST_ADDOPTS")}
@@ -798,6 +807,4 @@ def run_cell(root: Path, cell: Path, node: str, *, extra_env: dict | None = None
     argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-s", "-p", "fakegpu_plugin"]
     for name in plugins:
         argv += ["-p", f"zl_flaggems.cell.plugins.{name}"]
-    argv += [node, "--level", "core", "--mode", "kernel", *extra_args]
-    return subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=timeout,
-                          check=False)
+    return [*argv, node, "--level", "core", "--mode", "kernel", *extra_args], env

@@ -95,8 +95,10 @@ def running_vendor(environ: Mapping[str, str], backend: Callable[[], Any] = lamb
 #: What a FlagGems cell imports once before it forks (``--start warm``): the heavy
 #: modules flag_gems imports, but not flag_gems itself, whose import starts CUDA (it asks
 #: torch for the device's properties) and reads FLAGGEMS_CACHE_DIR, a per-cell folder
-#: (docs/validation/2026-12-04-h200-throughput.md).
-WARM_MODULES = ("torch", "triton", "numpy", "yaml", "sqlalchemy", "sqlalchemy.orm", "pytest")
+#: (docs/validation/2026-12-04-h200-throughput.md). After triton, the module that computes
+#: Triton's per-process cache key, so each forked cell inherits it (zl_flaggems.cell.triton_prime).
+WARM_MODULES = ("torch", "triton", "zl_flaggems.cell.triton_prime", "numpy", "yaml", "sqlalchemy",
+                "sqlalchemy.orm", "pytest")
 
 
 def warm_plan() -> WarmPlan:

@@ -9,7 +9,8 @@ plugins and the benchmark's conftest import anything. What marks each phase:
 * collection: ``pytest_collection``, less those imports;
 * autotune sweep: Triton's ``Autotuner._bench`` (one candidate config benchmarked);
 * compilation: the durations Triton's compilation listener reports, taken out of
-  whichever phase the compile ran in;
+  whichever phase the compile ran in, and Triton's per-process cache key, computed when
+  collection ends (:mod:`zl_flaggems.cell.triton_prime`, inherited from a warm parent);
 * reference and operator timing: the benchmark class's ``get_latency``. FlagGems
   times the torch reference first and its own kernel last within a row (and may
   time both through ``torch_op`` under ``use_gems``), so the last call of a row is
@@ -31,6 +32,8 @@ says unknown. The record is written after collection, after each test and at the
 
 from __future__ import annotations
 
+import importlib
+import sys
 from typing import Any
 
 import pytest
@@ -200,7 +203,22 @@ def pytest_make_collect_report(collector: Any) -> Any:
 
 def pytest_collection_finish(session: Any) -> None:
     install(benchapi.modules_of_items(session.items))
+    _prime_triton()
     _write(final=False)
+
+
+def _prime_triton() -> None:
+    """Triton's cache key, computed now, before the first test takes a pipelined cell's
+    gate, unless the warm parent did; the identity says which and what it cost here."""
+    name = "zl_flaggems.cell.triton_prime"
+    inherited = name in sys.modules
+    with phase_clock.phase(phases.COMPILATION):
+        module = importlib.import_module(name)
+        module.prime()
+    if module.PRIMED_S is not None:
+        cellenv.merge_identity(PLUGIN, {"triton_key": {
+            "primed_in": "warm parent" if inherited else "cell",
+            "seconds": 0.0 if inherited else round(module.PRIMED_S, 3)}})
 
 
 @pytest.hookimpl(tryfirst=True)
