@@ -4,8 +4,9 @@ Each path is one ``zl ab`` of the same operators and switch in a campaign of its
 ``--out``: ``serial`` (``--pipeline 1``, one cell at a time, as before), ``pipelined``
 (``--pipeline N``, the lane's next cells starting while one times, timing one at a time)
 ``once`` (``--pipeline N --timing once``: the torch reference timed in round 1's cells
-only) and ``operator`` (``--pipeline N --timing operator``: no cell times the reference, so
-every round's cells time alike). A device call ends at 600 s, so a path runs up to ``--deadline`` seconds of the call
+only), ``operator`` (``--pipeline N --timing operator``: no cell times the reference, so
+every round's cells time alike) and ``released`` (``operator`` with ``--gate-release tests``:
+each cell gives the gate back before its teardown). A device call ends at 600 s, so a path runs up to ``--deadline`` seconds of the call
 and is then interrupted (SIGINT, as a user's Ctrl-C); the next call resumes it (``zl ab
 --resume``) until it is complete. ``compare`` reads the complete campaigns back and prints,
 for each path against the serial one:
@@ -18,6 +19,10 @@ for each path against the serial one:
   and busy share if the gate never stood idle (a campaign of many operators: a task runs
   its cells one after another, so the last operators of a short campaign leave the
   pipeline draining);
+* each path at scale, simulated from its own cells as ``zl ab --plan`` does
+  (zl_core.campaigns.ab_estimate): ``--scale-ops`` operators like the measured ones (each
+  measured operator repeated) at ``--scale-rounds`` rounds, its cells per hour and their
+  ratio to the serial path's, an estimate labelled so;
 * each operator's verdict, estimate and interval in every path, and whether they agree;
 * each path's side noise: per shape, the spread (SD of 100 ln latency) of side A's and
   of side B's latency across rounds, the run-to-run noise an A/A campaign measures; the
@@ -43,11 +48,14 @@ import sys
 import time
 from pathlib import Path
 
+from zl_core.campaigns.ab_estimate import op_cells, planned_slots, simulate
+from zl_core.campaigns.estimate import history
 from zl_core.interface.occupancy import measure  # seconds the spans cover, overlaps once
 
 #: Each path's own arguments to ``zl ab`` beside the shared ones; "serial" is the baseline.
 PATHS = {"serial": ("--pipeline", "1"), "pipelined": (), "once": ("--timing", "once"),
-         "operator": ("--timing", "operator")}
+         "operator": ("--timing", "operator"),
+         "released": ("--timing", "operator", "--gate-release", "tests")}
 BASELINE = "serial"
 
 
@@ -199,6 +207,14 @@ def compare(args: argparse.Namespace) -> int:
                   f"{s['gate_bound_cells_per_hour']:.1f} cells/h "
                   f"({s['gate_bound_cells_per_hour'] / base['cells_per_hour']:.2f}x), "
                   f"device busy {s['gate_bound_busy_share']:.1%}")
+    scaled = {path: at_scale(out / path, got[path], args.scale_ops, args.scale_rounds) for path in got}
+    if all(v is not None for v in scaled.values()):
+        print(f"\nsimulated at scale ({args.scale_ops} operators like these, {args.scale_rounds} rounds, "
+              "each path's pipeline, from its own cells; an estimate):")
+        for path, rate in scaled.items():
+            print(f"  {path:<10} {rate:8.1f} cells/h  {rate / scaled[BASELINE]:.2f}x")
+        for path, rate in scaled.items():
+            got[path]["at_scale_cells_per_hour"] = rate
     print("\nphase seconds summed over cells:")
     for key in base["phase_seconds"]:
         print(f"  {key:<18} " + "  ".join(f"{p} {got[p]['phase_seconds'][key]:8.1f}" for p in got))
@@ -215,6 +231,22 @@ def compare(args: argparse.Namespace) -> int:
         _print_noise(got, key, title)
     (out / "compare.json").write_text(json.dumps(got, indent=1))
     return 0
+
+
+def at_scale(root: Path, s: dict, ops: int, rounds: int) -> float | None:
+    """Cells per hour of ``ops`` operators like the campaign's at ``rounds`` rounds over its
+    pipeline, each planned cell from the campaign's own cells of its side and round class."""
+    hosts = {json.loads(p.read_text()).get("host") for p in root.glob("ab_*/*/r*/*/run_identity.json")}
+    if len(hosts) != 1:
+        return None
+    seen, _ = history(root, "ab", compile_only=False, host=hosts.pop())
+    if not seen:
+        return None
+    slots = planned_slots(rounds, retuned=False, control=False, checks=False)
+    measured = [op_cells([r for side in by_side.values() for r in side], slots) for by_side in seen.values()]
+    tasks = [cells for _ in range(math.ceil(ops / len(measured))) for cells in measured if cells][:ops]
+    wall = simulate(tasks, devices=1, depth=max(s["pipeline"] or [1]))
+    return len(tasks) * len(slots) / wall * 3600
 
 
 def _print_noise(got: dict[str, dict], key: str, title: str) -> None:
@@ -255,6 +287,8 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("zl_args", nargs=argparse.REMAINDER, help="-- then zl ab's arguments")
     c = sub.add_parser("compare", help="print both paths' figures")
     c.add_argument("--out", required=True)
+    c.add_argument("--scale-ops", type=int, default=100, help="operators of the simulated campaign (100)")
+    c.add_argument("--scale-rounds", type=int, default=8, help="its rounds (8, zl ab's default)")
     args = p.parse_args(argv)
     if args.command == "run":
         args.zl_args = args.zl_args[1:] if args.zl_args[:1] == ["--"] else args.zl_args

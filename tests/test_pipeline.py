@@ -98,6 +98,47 @@ def test_a_pipelined_lane_never_times_two_cells_at_once_and_overlaps_their_setup
         assert f"{len(cells(campaign))} cell(s) ran in a pipeline and waited" in shown, fmt
 
 
+def test_a_cell_released_after_its_tests_tears_down_beside_the_next_timing(lanes_main, tmp_path,
+                                                                          monkeypatch):
+    # --gate-release tests: each cell gives the gate back once its last test ended; its
+    # teardown (here 0.6 s after its last record) runs beside the next cell's hold.
+    monkeypatch.setenv("ZL_FAKE_TEARDOWN_S", "0.6")
+    assert ab(lanes_main, "--ops", "abs", "add", "mul", "--pipeline", "3", "--gate-release", "tests") == 0
+    [campaign] = campaigns(tmp_path)
+    spans, lives = [], []
+    for cell in cells(campaign):
+        ident = caliber.read_identity(cell)
+        assert ident["pipeline"] == 3 and ident["gate_release"] == "tests"
+        record = ident[phases.KEY]
+        gate = record[timing_gate.KEY]
+        (taken, given), = gate["held"]
+        assert not gate["until_exit"] and gate["exit_seen"] is None  # given back, by its own word
+        for start, end in record["device_busy"]["intervals"]:  # its timing inside its hold
+            assert taken - 1e-3 <= start < end <= given
+        exited = record["device_busy"]["window"][1]
+        assert exited >= given + 0.5  # the teardown came after the hold
+        spans.append((str(cell), taken, given))
+        lives.append((str(cell), given, exited))
+    assert overlapping(spans) == [], "two cells held the gate at once"
+    # The point of it: some cell's teardown ran while another cell held the gate.
+    assert any(who != other for who, other in overlapping(lives + spans))
+
+
+def test_gate_release_needs_a_pipeline_and_a_report_refuses_to_mix_them(lanes_main, tmp_path, capsys):
+    assert ab(lanes_main, "--ops", "abs", "--gate-release", "tests") == 2
+    err = capsys.readouterr().err
+    assert "give --pipeline 2 or more" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not campaigns(tmp_path)
+    assert ab(lanes_main, "--ops", "abs", "--pipeline", "2") == 0
+    assert ab(lanes_main, "--ops", "abs", "--pipeline", "2", "--gate-release", "tests") == 0
+    first, second = campaigns(tmp_path)
+    assert {caliber.read_identity(c)["gate_release"] for c in cells(first)} == {"exit"}
+    capsys.readouterr()
+    assert lanes_main(["report", "--ab", str(first / "abs" / "r01" / "A"),
+                       str(second / "abs" / "r01" / "B")]) == 4
+    assert "'gate_release' differs" in capsys.readouterr().err
+
+
 def test_a_cell_that_dies_before_timing_never_held_the_gate(lanes_main, tmp_path, monkeypatch):
     monkeypatch.setenv("ZL_FAKE_OPS", "crashy abs add")
     # crash* dies (SIGSEGV) right after it starts: the campaign fails, and never waits on it.

@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from zl_core.interface import caliber, phases, timing_gate
+from zl_core.interface import caliber, contract, phases, timing_gate
 
 CLOCK = phases.PhaseClock(device=phases.DEVICE_PHASES, gate=timing_gate.TimingGate.from_env())
 cell = Path(os.environ["ZL_CELL_DIR"])
@@ -105,8 +105,11 @@ rows = [{"op": op, "dtype": "float16", "size_detail": f"[torch.Size([{n}])]",
 # (SleepyProvider.read_rows), as a suite whose benchmarks print their results keeps them.
 rows_file = "rows.sleepy.json" if os.environ.get("ZL_FAKE_SLOW_FINISH") else "results.json"
 (cell / rows_file).write_text(json.dumps({"schema": 1, "op": op, "rows": rows, "markers": {}}))
+if os.environ.get(contract.GATE_RELEASE) == contract.GATE_AFTER_TESTS:
+    CLOCK.release_device()  # as the real cell at its session's end: its tests are over
 caliber.merge_identity(cell, {phases.CELL_KEY: phases.cell_record(
     {name: CLOCK.seconds.get(name, 0.0) for name in phases.CELL_PHASES},
     started_epoch=CLOCK.started_epoch, final=True, device_busy=CLOCK.busy_record(),
     gate=CLOCK.gate_record())})
+time.sleep(float(os.environ.get("ZL_FAKE_TEARDOWN_S", "0")))  # a teardown after the last record
 note("end")

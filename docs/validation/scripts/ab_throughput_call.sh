@@ -7,7 +7,8 @@
 # the complete ones.
 #   $1  seconds this call may spend on campaigns (default 520)
 #   $2  the paths, in order (default "once serial pipelined"; also "operator":
-#       --pipeline 3 --timing operator, every cell timing alike)
+#       --pipeline 3 --timing operator, every cell timing alike; "released": operator with
+#       --gate-release tests, each cell giving the gate back before its teardown)
 #   ROUNDS (environment) the campaigns' rounds (default 4)
 set -u
 budget=${1:-520}

@@ -19,6 +19,7 @@ from zl_core.campaigns.dask_executor import import_distributed
 from zl_core.campaigns.executor import Executor
 from zl_core.foundation.backend import Backend
 from zl_core.foundation.errors import NoDeviceError, UsageError
+from zl_core.interface import contract
 from zl_core.plugins.host import PluginHost
 from zl_core.store.layout import CampaignLayout
 from zl_core.store.record import read_campaign
@@ -200,6 +201,9 @@ def executor_for(host: PluginHost, got: Resolved, lanes: Lanes, *, kind: str,
                          "(give it to each 'zl worker')")
     if got.measure.compile_only and (lanes.devices or lanes.scheduler):
         raise UsageError("--compile-only cells use no device; drop --devices/--scheduler")
+    if got.measure.gate_release != contract.GATE_AT_EXIT and lanes.pipeline < 2:
+        raise UsageError(f"--gate-release {got.measure.gate_release} says when a pipelined cell "
+                         "gives the device's timing gate back; give --pipeline 2 or more with it")
     if lanes.pipeline > 1:
         if kind != "ab":
             raise UsageError(f"--pipeline {lanes.pipeline} overlaps A/B cells' setup with timing; "

@@ -42,6 +42,8 @@ class Measurement:
     #: the setting was warm.
     l2: str = contract.L2_UNSET
     timing: str = "full"  # contract.TIMING_PLANS (a screen: contract.TIMINGS)
+    #: contract.GATE_RELEASES: when a pipelined A/B cell gives its device's gate back.
+    gate_release: str = "exit"
     shared_tuner_cache: bool = False
     timeout_s: float = contract.DEFAULT_TIMEOUT_S
     stall_timeout_s: float = contract.DEFAULT_STALL_TIMEOUT_S  # 0: no stall window

@@ -317,7 +317,7 @@ def cell_settings(measure: Measurement, sources: Sources | str | None) -> CellSe
                         shape_file=measure.shape_file,
                         shapes=measure.shapes, level=measure.level, timer=measure.timer,
                         direct_repeat=measure.direct_repeat, replay_ms=measure.replay_ms, l2=measure.l2,
-                        timing=measure.timing,
+                        timing=measure.timing, gate_release=measure.gate_release,
                         isolate_tuner_cache=not measure.shared_tuner_cache,
                         timeout_s=measure.timeout_s, stall_timeout_s=measure.stall_timeout_s,
                         start=measure.start, lock_timeout_s=measure.lock_timeout_s,

@@ -44,6 +44,8 @@ class CellSettings:
     concurrency: int = 1
     #: Cells of one device in flight while one times (set from the executor; a caliber field).
     pipeline: int = 1
+    #: contract.GATE_RELEASES: when a pipelined cell gives its device's gate back.
+    gate_release: str = "exit"
     #: Every checkout, the default first; an operator's ``source`` picks its cells' one.
     sources: Sources = attrs.field(factory=Sources)
     #: ``(op, seconds)``: operators whose cells have their own timeout (a sealed
@@ -83,7 +85,7 @@ class CellSettings:
                            timeout_s=self.timeout_of(op), stall_timeout_s=self.stall_timeout_s,
                            compile_only=self.compile_only,
                            target=self.target, side=side, concurrency=self.concurrency,
-                           pipeline=self.pipeline,
+                           pipeline=self.pipeline, gate_release=self.gate_release,
                            start=self.start, lock_timeout_s=self.lock_timeout_s,
                            compile_workers=self.compile_workers,
                            sweep_devices=self.sweep_devices if autotune_mode == "record" else ())

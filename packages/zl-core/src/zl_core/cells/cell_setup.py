@@ -178,6 +178,7 @@ def environment(host: PluginHost, request: CellRequest, *, base: Mapping[str, st
         env[contract.SWEEP_SHARD] = request.sweep_shard
     if gates_itself(request):
         env[contract.TIMING_GATE] = str(devicelock.gate_path(backend.name, str(request.device)))
+        env[contract.GATE_RELEASE] = request.gate_release
     if request.replay_from is not None:
         env[contract.REPLAY_DIR] = str((Path(request.replay_from) / contract.AUTOTUNE_RECORDS_DIR).resolve())
     if request.compile_only:
@@ -266,6 +267,7 @@ def initial_identity(host: PluginHost, request: CellRequest, provider: Provider,
         "compile_only": request.compile_only,
         "concurrency": request.concurrency,
         "pipeline": request.pipeline,
+        "gate_release": request.gate_release if pipelined(request) else None,
         "start": request.start,
         "compile_workers": compile_workers(request.compile_workers),
         "target": request.target if request.compile_only else None,

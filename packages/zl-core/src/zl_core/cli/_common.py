@@ -291,7 +291,8 @@ def measurement_from(args: argparse.Namespace) -> Measurement:
                        stall_timeout_s=args.stall_timeout, start=args.start,
                        lock_timeout_s=args.lock_timeout, compile_workers=args.compile_workers,
                        sweep_devices=args.sweep_devices, compile_only=args.compile_only, target=args.target,
-                       replay_root=getattr(args, "replay_root", None))  # zl run has --replay-from
+                       replay_root=getattr(args, "replay_root", None),  # zl run has --replay-from
+                       gate_release=getattr(args, "gate_release", "exit"))  # zl ab's pipeline only
 
 
 def switch_from(args: argparse.Namespace) -> SwitchChoice:

@@ -70,6 +70,11 @@ def add_parser(sub) -> None:
                    help="cells of one device in flight: while one times, the next N-1 start, "
                    "import and collect; timing stays one cell at a time (a caliber field: a "
                    "report refuses to mix depths; default 1, one cell at a time)")
+    p.add_argument("--gate-release", choices=contract.GATE_RELEASES, default=contract.GATE_AT_EXIT,
+                   help="when a pipelined cell gives its device's timing gate back: exit, when its "
+                   "process ends (its teardown and the end of its device context alone on the "
+                   "device), or tests, once its last test ended and its device is idle (its "
+                   "teardown beside the next cell's timing); a caliber field (default exit)")
     # Screens only; taken here so that zl ab can say why it refuses it.
     p.add_argument("--per-device", type=_common.per_device, default=1, help=argparse.SUPPRESS)
     _common.add_manifest_arg(p)

@@ -40,6 +40,7 @@ CALIBER_FIELDS = (
     "target",
     "concurrency",
     "pipeline",
+    "gate_release",
     "start",
 )
 #: What a field means when an identity predates it.
@@ -50,6 +51,8 @@ FIELD_DEFAULTS = {"concurrency": 1, "pipeline": 1, "replay_ms": "rep/10",  # rep
                   "l2": lambda ident: (None if ident.get("timer") in (None, "none") else
                                        "flush" if ident.get("timer") == "direct" else "warm"),
                   "start": "cold",  # before --start every cell was a new interpreter
+                  # Before --gate-release a pipelined cell kept the gate to its exit.
+                  "gate_release": lambda ident: "exit" if (ident.get("pipeline") or 1) > 1 else None,
                   # Before these were recorded, neither the build nor the inherited compiler
                   # variables are known: such cells compare equal to each other (an old
                   # campaign reports as it did) and to no recorded value.

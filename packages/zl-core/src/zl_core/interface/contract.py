@@ -21,6 +21,7 @@ variable                  writer      meaning
 ``ZL_COMPILE_ONLY``       core        "1" for a compile-only cell
 ``ZL_TARGET``             core        the compile-only target (compile-only only)
 ``ZL_TIMING_GATE``        core        the device's timing gate file (pipelined cells only)
+``ZL_GATE_RELEASE``       core        when a pipelined cell gives the gate back (exit | tests)
 ``ZL_SEED``               user        random seed; core passes it on, "0" when unset
 ``ZL_PROVIDER``           provider    the provider's name
 ``ZL_SHAPE_FILE``         provider    the shape YAML to inject ("" = the benchmark's own)
@@ -104,9 +105,16 @@ SWEEP_SHARD = "ZL_SWEEP_SHARD"
 
 #: The file a pipelined cell flocks before it times (zl_core.interface.timing_gate).
 TIMING_GATE = "ZL_TIMING_GATE"
+#: When a pipelined cell gives its device's gate back: when its process exits (its
+#: teardown and the end of its device context alone on the device), or once its last
+#: test ended and its device is idle (teardown beside the next cell's timing).
+GATE_RELEASE = "ZL_GATE_RELEASE"
+GATE_AT_EXIT, GATE_AFTER_TESTS = "exit", "tests"
+GATE_RELEASES = (GATE_AT_EXIT, GATE_AFTER_TESTS)
 
 CORE_WRITES = (CELL_DIR, BACKEND, OP, DTYPES, AUTOTUNE_MODE, REPLAY_DIR, TIMER, DIRECT_REPEAT,
-               REPLAY_MS, L2, COMPILE_ONLY, TARGET, COMPILE_WORKERS, SWEEP_SHARD, TIMING_GATE)
+               REPLAY_MS, L2, COMPILE_ONLY, TARGET, COMPILE_WORKERS, SWEEP_SHARD, TIMING_GATE,
+               GATE_RELEASE)
 
 # -- environment written by the provider (through its cell command) -------------------
 

@@ -151,6 +151,16 @@ class PhaseClock:
         if self.gate is not None:
             self.gate.enter()
 
+    def release_device(self) -> bool:
+        """Give the device's gate back before the process exits (``--gate-release tests``,
+        once the cell's last test ended and its device is idle); never inside a device
+        phase. True when the gate was held and is given back; a later device phase would
+        wait for it again."""
+        if self.gate is None or not self.gate.holding or self._busy_since is not None:
+            return False
+        self.gate.leave()
+        return True
+
     def gate_record(self) -> dict | None:
         """The gate's own record (:data:`timing_gate.KEY`), None for a cell with no gate."""
         return None if self.gate is None else self.gate.record()

@@ -113,6 +113,8 @@ class CellRequest:
     #: Cells of this cell's device in flight (``zl ab --pipeline``): above 1, the cell takes
     #: the device's timing gate (:mod:`zl_core.interface.timing_gate`) before it times.
     pipeline: int = 1
+    #: contract.GATE_RELEASES: when a pipelined cell gives the gate back.
+    gate_release: str = "exit"
     #: contract.STARTS: a new interpreter ("cold") or a fork of one that already imported
     #: the provider's warm modules ("warm", :mod:`zl_core.cells.warmstart`).
     start: str = "cold"

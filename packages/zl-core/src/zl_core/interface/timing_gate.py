@@ -8,7 +8,11 @@ cell takes the device's gate itself before its first test (a provider's cell cal
 takes it too, for a cell that has no such hook) and keeps it until its process exits:
 its inputs, compilation, timing, IR dump, teardown and the end of its device context all
 run alone on the device. Only interpreter start, imports and collection overlap another
-cell's timing. (Giving the gate back at the end of the test session instead, and taking
+cell's timing. With ``zl ab --gate-release tests`` (:data:`contract.GATE_RELEASE`) the
+cell gives it back once its last test ended and it made its device idle (synchronised,
+its memory released): its teardown and the end of its device context then run beside
+the next cell's timing, a measurement question the caliber field ``gate_release``
+keeps apart. (Giving the gate back at the end of the test session instead, and taking
 it at the first timing call, let a waiting cell build its first inputs and a finishing
 cell end its context beside a timing: relu's 2 GiB shapes read up to 3.8% slow,
 docs/validation/2026-12-07-ab-pipeline.md.)

@@ -32,12 +32,14 @@ says unknown. The record is written after collection, after each test and at the
 
 from __future__ import annotations
 
+import gc
 import importlib
+import os
 import sys
 from typing import Any
 
 import pytest
-from zl_core.interface import phases
+from zl_core.interface import contract, phases
 
 from zl_flaggems.cell import benchapi, cellenv, phase_clock
 from zl_flaggems.cell.rowclock import CLOCK as ROWS
@@ -243,7 +245,42 @@ def pytest_sessionfinish(session: Any, exitstatus: Any) -> Any:
     clock = phase_clock.CLOCK
     if not clock.is_open(phases.TEARDOWN):
         clock.enter(phases.TEARDOWN)
+    _release_gate()
     yield
+
+
+def _release_gate() -> None:
+    """``zl ab --gate-release tests``: the tests are over; once the device is idle (this
+    process's work on it finished, its cached memory released) the next cell may time
+    while this one tears down. A device that cannot be made idle keeps the gate to the exit."""
+    clock = phase_clock.CLOCK
+    if (os.environ.get(contract.GATE_RELEASE) != contract.GATE_AFTER_TESTS or clock.gate is None
+            or not clock.gate.holding):
+        return
+    why = _idle_device()
+    if why:
+        cellenv.note(PLUGIN, f"kept the timing gate until the exit: {why}")
+        return
+    clock.release_device()
+
+
+def _idle_device() -> str:
+    """Wait for this process's device work and give its cached memory back; why not, or ""."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return ""  # nothing ran through torch (a suite that launches without it)
+    backend = cellenv.backend(PLUGIN)
+    name = getattr(backend, "torch_namespace", "") if backend is not None else ""
+    interface = getattr(torch, name, None) if name else None
+    if interface is None:
+        return f"torch has no device interface {name!r} for backend {getattr(backend, 'name', '?')}"
+    try:
+        interface.synchronize()
+        gc.collect()  # tensors only cycles still hold go back to the cache ...
+        interface.empty_cache()  # ... and the cache to the device, before the gate opens
+    except Exception as exc:  # noqa: BLE001 - the gate stays shut: safe, only slower
+        return f"the device could not be made idle ({cellenv.one_line(exc)})"
+    return ""
 
 
 @pytest.hookimpl(hookwrapper=True)
