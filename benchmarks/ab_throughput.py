@@ -48,7 +48,7 @@ import sys
 import time
 from pathlib import Path
 
-from zl_core.campaigns.ab_estimate import op_cells, planned_slots, simulate
+from zl_core.campaigns.ab_estimate import campaign_like, planned_slots, simulate
 from zl_core.campaigns.estimate import history
 from zl_core.interface.occupancy import measure  # seconds the spans cover, overlaps once
 
@@ -243,8 +243,7 @@ def at_scale(root: Path, s: dict, ops: int, rounds: int) -> float | None:
     if not seen:
         return None
     slots = planned_slots(rounds, retuned=False, control=False, checks=False)
-    measured = [op_cells([r for side in by_side.values() for r in side], slots) for by_side in seen.values()]
-    tasks = [cells for _ in range(math.ceil(ops / len(measured))) for cells in measured if cells][:ops]
+    tasks = campaign_like(seen, ops, slots)
     wall = simulate(tasks, devices=1, depth=max(s["pipeline"] or [1]))
     return len(tasks) * len(slots) / wall * 3600
 

@@ -13,12 +13,15 @@ Three steps, each a command:
 ``estimate``
     From the screen: its seconds per operator (the time at least one of its cells ran,
     the union of their windows, over the operators) and the fraction whose TTGIR changed;
-    from an A/B campaign (``--ab``, e.g. one of ``benchmarks/ab_throughput.py``'s): the
-    seconds per round cell (the same union over its finished round cells). It prints the
-    whole answer for ``--inventory`` operators at ``--rounds`` rounds (16 cells per changed
-    operator at the default 8), for the seed's ratio (38%) and for the screen's own, on
-    one device and over ``--devices`` (lanes divide the operators; the bound a host of that
-    many cards reaches at best, its cards' A/B lanes never waiting on each other).
+    from an A/B campaign (``--ab``, e.g. one of ``benchmarks/ab_throughput.py``'s): the A/B
+    rounds of the changed operators simulated from its cells as ``zl ab --plan`` does
+    (zl_core.campaigns.ab_estimate: operators like the measured ones, each planned cell
+    from that operator's cells of its side and round class, over the campaign's pipeline
+    depth), at ``--rounds`` rounds (16 cells per changed operator at the default 8). It
+    prints the whole answer for ``--inventory`` operators, for the seed's ratio (38%) and
+    for the screen's own, on one device and over ``--devices`` (the screen's operators
+    divided over the cards, the bound a host of that many cards reaches at best; the A/B
+    lanes simulated one per card).
 
     python benchmarks/inventory_estimate.py draw --out DIR --seed 20261207 --n 16 -- --flaggems-dir FG
     python benchmarks/inventory_estimate.py screen --out DIR --deadline 500 -- --switch DISABLE_MMA_V3
@@ -37,6 +40,8 @@ import sys
 import time
 from pathlib import Path
 
+from zl_core.campaigns.ab_estimate import campaign_like, planned_slots, simulate
+from zl_core.campaigns.estimate import history
 from zl_core.interface.occupancy import measure  # seconds the spans cover, overlaps once
 
 SEED_RATIO = 0.38  # the seed's RLC switch: 8 of 21 operators changed
@@ -110,21 +115,24 @@ def estimate(args: argparse.Namespace) -> int:
     changed = sum(1 for r in timed if r["verdict"] == "IR_CHANGED")
     spans, _cells = windows(campaign, "*/[AB]/run_identity.json")
     per_op = measure(spans) / len(timed)
-    ab = sorted(Path(args.ab).glob("ab_*"))[-1] if list(Path(args.ab).glob("ab_*")) else Path(args.ab)
+    ab = Path(args.ab) if (Path(args.ab) / "campaign.json").is_file() else sorted(Path(args.ab).glob("ab_*"))[-1]
+    identities = [json.loads(p.read_text()) for p in ab.glob("*/r*/*/run_identity.json")]
     ab_spans, ab_cells = windows(ab, "*/r*/*/run_identity.json")
-    per_cell = measure(ab_spans) / ab_cells
-    per_changed = 2 * args.rounds * per_cell
+    depth = max(int(i.get("pipeline") or 1) for i in identities)
+    seen, _ = history(ab.parent, "ab", compile_only=False, host=identities[0]["host"])
+    slots = planned_slots(args.rounds, retuned=False, control=False, checks=False)
     screen_s = per_op * args.inventory
     print(f"screen: {len(timed)} operators in {measure(spans):.0f} s, {per_op:.1f} s each; "
           f"{changed} IR_CHANGED ({changed / len(timed):.0%})")
-    print(f"A/B ({ab.name}): {ab_cells} round cells, {per_cell:.1f} s each; "
-          f"{per_changed:.0f} s per changed operator at {args.rounds} rounds")
+    print(f"A/B ({ab.name}): {ab_cells} round cells of {len(seen)} operators in {measure(ab_spans):.0f} s, "
+          f"pipeline {depth}; simulated at {args.rounds} rounds ({len(slots)} cells per changed operator)")
     for label, ratio in ((f"the seed's ratio {SEED_RATIO:.0%}", SEED_RATIO),
                          (f"this switch's ratio {changed / len(timed):.0%}", changed / len(timed))):
-        ab_s = ratio * args.inventory * per_changed
-        total = screen_s + ab_s
-        print(f"{args.inventory} operators, {label}: screen {hours(screen_s)} + A/B {hours(ab_s)} "
-              f"= {hours(total)} on one device; {hours(total / args.devices)} at best over {args.devices}")
+        tasks = campaign_like(seen, round(ratio * args.inventory), slots)
+        one, many = (simulate(tasks, devices=n, depth=depth) for n in (1, args.devices))
+        print(f"{args.inventory} operators, {label}, {len(tasks)} changed: screen {hours(screen_s)} + "
+              f"A/B {hours(one)} = {hours(screen_s + one)} on one device; "
+              f"{hours(screen_s / args.devices + many)} at best over {args.devices}")
     return 0
 
 

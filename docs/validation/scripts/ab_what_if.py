@@ -10,10 +10,11 @@ s a cell in the 12-07 A/A campaign). Estimates, not measurements.
 
 import argparse
 import copy
+import statistics
 import json
 from pathlib import Path
 
-from zl_core.campaigns.ab_estimate import op_cells, planned_slots, simulate
+from zl_core.campaigns.ab_estimate import campaign_like, planned_slots, simulate
 from zl_core.campaigns.estimate import history
 
 parser = argparse.ArgumentParser()
@@ -29,9 +30,9 @@ slots = planned_slots(args.rounds, retuned=False, control=False, checks=False)
 def tasks(path: str, adjust) -> list:
     [identity] = list((root / path).glob("ab_*/*/r01/A/run_identity.json"))[:1]
     seen, _ = history(root / path, "ab", compile_only=False, host=json.loads(identity.read_text())["host"])
-    measured = [op_cells([adjust(copy.deepcopy(r)) for side in by_side.values() for r in side], slots)
-                for by_side in seen.values()]
-    return [cells for _ in range(args.ops // len(measured)) for cells in measured]
+    adjusted = {op: {side: [adjust(copy.deepcopy(r)) for r in records] for side, records in by_side.items()}
+                for op, by_side in seen.items()}
+    return campaign_like(adjusted, args.ops, slots)
 
 
 def shorter_hold(record: dict, seconds: float) -> dict:
@@ -64,6 +65,11 @@ CUTS = {
 }
 CUTS["all three"] = lambda r: CUTS["reference not timed"](CUTS["compilation out of the hold"](
     CUTS["teardown out of the hold (0.2 s left)"](r)))
+# What the 2026-12-08 changes aim at together: --gate-release tests, --timing operator, and
+# Triton's cache key (up to 0.3 s of each cell's compilation) computed before the gate.
+CUTS["released, operator, key primed"] = lambda r: shorter_hold(
+    CUTS["reference not timed"](CUTS["teardown out of the hold (0.2 s left)"](r)),
+    min(0.3, r["seconds"].get("compilation") or 0.0))
 
 def quick_teardown(record: dict) -> dict:
     """A serial cell whose teardown took 0.2 s: a faster teardown speeds both paths."""
@@ -81,6 +87,22 @@ print(f"{args.ops} operators, {args.rounds} rounds, {cells} cells; serial path w
 for name, cut in CUTS.items():
     for depth in (3, 4):
         wall = simulate(tasks("once", cut), devices=1, depth=depth)
-        also = f" ({quick / wall:.2f}x against the quicker serial)" if "teardown" in name or "all" in name else ""
+        also = f" ({quick / wall:.2f}x against the quicker serial)" if "teardown" in name or "all" in name or "released" in name else ""
         print(f"  once, {name:<40} pipeline {depth}: {cells / wall * 3600:5.0f} cells/h, "
               f"{serial / wall:.2f}x{also}")
+
+# The floor: what the device's own timing costs, whatever overlaps it (no cell's timing
+# can overlap another's). Each planned cell at its operator's timing in the once path's
+# later rounds (the operator alone) and round 1 (reference too, and A's sweep).
+[identity] = list((root / "once").glob("ab_*/*/r01/A/run_identity.json"))[:1]
+seen, _ = history(root / "once", "ab", compile_only=False, host=json.loads(identity.read_text())["host"])
+timed = {op: {first: [sum(float((r["seconds"] or {}).get(k) or 0.0) for k in
+                          ("operator_timing", "autotune_sweep", *(("reference_timing",) if first else ())))
+                      for side in by_side.values() for r in side if (r["round"] == 1) == first]
+              for first in (True, False)} for op, by_side in seen.items()}
+per_op = {op: 2 * statistics.mean(t[True]) + (len(slots) - 2) * statistics.mean(t[False]) for op, t in timed.items()}
+mean = statistics.mean(per_op.values())
+print(f"device timing per changed operator at {args.rounds} rounds (the once path's cells): "
+      + ", ".join(f"{op} {s:.0f} s" for op, s in sorted(per_op.items())) + f"; mean {mean:.0f} s")
+for changed in (425, 400):
+    print(f"  {changed} changed operators like these: {changed * mean / 3600:.1f} h of timing alone on one device")

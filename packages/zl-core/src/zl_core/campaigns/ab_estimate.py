@@ -111,6 +111,16 @@ def typical(cells_by_op: Sequence[list[CellCost]]) -> list[CellCost]:
             for i in range(len(cells_by_op[0]))]
 
 
+def campaign_like(seen: Mapping[str, Mapping[str, list[Mapping]]], ops: int,
+                  slots: Sequence[Slot]) -> list[list[CellCost]]:
+    """A campaign of ``ops`` operators like those of ``seen`` (history's records): the
+    measured operators in turn, each planned cell from that operator's own cells; how the
+    benchmarks scale a measured campaign to an inventory."""
+    measured = [cells for by_side in seen.values()
+                if (cells := op_cells([r for side in by_side.values() for r in side], slots))]
+    return [measured[i % len(measured)] for i in range(ops)] if measured else []
+
+
 def simulate(tasks: Sequence[Sequence[CellCost]], *, devices: int, depth: int) -> float:
     """When the last cell ends: ``devices`` devices of ``depth`` lanes each take the
     operators longest first, each to the lane that frees first; a lane runs its
