@@ -9,7 +9,15 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from zl_core.campaigns.ab_estimate import CellCost, ab_estimate, cell_cost, op_cells, planned_slots, simulate
+from zl_core.campaigns.ab_estimate import (
+    CellCost,
+    ab_estimate,
+    campaign_like,
+    cell_cost,
+    op_cells,
+    planned_slots,
+    simulate,
+)
 from zl_core.campaigns.ab_task import AbTask, RoundsPlan, planned_cells
 from zl_core.campaigns.estimate import history
 from zl_core.interface.occupancy import measure
@@ -95,6 +103,17 @@ def test_unseen_operators_cost_the_typical_seen_one():
     assert est.total_s == est.makespan_s == 400.0
     none = ab_estimate(["new"], {}, slots, devices=1, depth=3, campaigns_read=0)
     assert none.total_s is None and none.makespan_s is None
+
+
+def test_a_campaign_like_the_measured_one_takes_its_operators_in_turn():
+    def rec(round_no: int, wall: float) -> dict:
+        return {"wall_s": wall, "seconds": None, "round": round_no, "side": "A"}
+
+    seen = {"a": {"A": [rec(1, 4.0), rec(2, 1.0)]}, "b": {"A": [rec(1, 8.0), rec(2, 2.0)]}, "none": {}}
+    slots = planned_slots(4, retuned=False, control=False, checks=False)
+    like = campaign_like(seen, 5, slots)
+    assert [sum(c.wall_s for c in cells) for cells in like] == [4 + 4 + 6 * 1, 8 + 8 + 6 * 2] * 2 + [14]
+    assert campaign_like({}, 5, slots) == []
 
 
 @pytest.fixture(scope="module")
