@@ -32,7 +32,7 @@ def cells(*pairs: tuple[float, float]) -> list[CellCost]:
 def test_a_serial_cell_sets_up_in_its_start_imports_and_collection():
     record = {"wall_s": 20.0, "seconds": {"preflight": 0.5, "start_imports": 6.0, "collection": 0.5,
                                           "operator_timing": 9.0, "other": 4.0}}
-    assert cell_cost(record) == CellCost(setup_s=7.0, hold_s=13.0)
+    assert cell_cost(record) == CellCost(setup_s=7.0, hold_s=13.0, timing_s=9.0)  # from its phases
     assert cell_cost({"wall_s": 12.0, "seconds": None}) == CellCost(setup_s=0.0, hold_s=12.0)
 
 
@@ -43,6 +43,9 @@ def test_a_pipelined_cell_holds_the_gate_to_its_exit_and_its_wait_is_no_cost():
     cost = cell_cost(record)
     assert cost.hold_s == pytest.approx(7.8)  # to the exit, not to the last record
     assert cost.setup_s == pytest.approx(30.0 - 7.8 - 12.0)
+    assert cost.timing_s == 0.0  # it recorded no timing
+    timed = cell_cost({**record, "device_busy": {"seconds": 4.5}})
+    assert timed.timing_s == 4.5 and timed.hold_s == cost.hold_s
 
 
 def test_each_planned_cell_is_costed_from_the_cells_most_like_it():
@@ -131,13 +134,13 @@ def test_the_simulation_gives_the_measured_campaigns_wall_from_their_own_cells(m
     at least one of their cells ran."""
     root = measured / path
     [campaign] = root.glob("ab_*")
-    windows = [json.loads(p.read_text())["phases"]["device_busy"]["window"]
-               for p in campaign.glob("*/r*/*/run_identity.json")]
-    running = measure([tuple(w) for w in windows])
+    busy = [json.loads(p.read_text())["phases"]["device_busy"] for p in campaign.glob("*/r*/*/run_identity.json")]
+    running = measure([tuple(b["window"]) for b in busy])
     seen, read = history(root, "ab", compile_only=False, host="vm")
     assert read == 1 and sorted(seen) == ["bmm", "mm", "relu", "softmax"]
     est = ab_estimate(sorted(seen), seen, planned_slots(4, retuned=False, control=False, checks=False),
                       devices=1, depth=depth, campaigns_read=read)
     assert est.makespan_s == pytest.approx(running, rel=0.02)
+    assert est.timing_s == pytest.approx(sum(b["seconds"] for b in busy), rel=0.02)  # 145.6 s, 222.1 s
     if depth > 1:  # the pipeline's wall is well under its cells one after the other
         assert est.makespan_s < 0.7 * est.total_s

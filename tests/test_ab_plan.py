@@ -61,6 +61,9 @@ def test_the_plan_costs_each_operator_from_its_earlier_cells(lanes_main, tmp_pat
         assert seconds_of(out, op) == pytest.approx(expected[op], abs=3.5), op
     assert seconds_of(out, "slowop") > seconds_of(out, "abs")
     assert "1 unseen operator(s) counted at the median" in out  # neg never ran here
+    timed = re.search(r"the device\(s\) time ([\d.]+ \w+) of it, which no pipeline overlaps", out)
+    assert timed and 0 < duration_s(timed.group(1)) < duration_s(re.search(
+        r"estimate: ([\d.]+ \w+) one after", out).group(1))
     capsys.readouterr()
     assert lanes_main(["ab", "--plan", "--suite", "sleepy", "--switch", "FAKE_SWITCH", "--ops", "abs",
                        "slowop", "--rounds", "8", "--pipeline", "3"]) == 0

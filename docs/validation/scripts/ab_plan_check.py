@@ -28,7 +28,7 @@ est = ab_estimate(sorted(seen), seen, slots, devices=1, depth=depth, campaigns_r
 print(f"{campaign.name}: {len(identities)} cells, {rounds} rounds, pipeline {depth}")
 print(f"  ran for {running:.1f} s (the time at least one cell ran)")
 print(f"  simulated {est.makespan_s:.1f} s ({est.makespan_s / running - 1:+.1%}); one after the other "
-      f"{est.total_s:.1f} s")
+      f"{est.total_s:.1f} s; the device timing {est.timing_s:.1f} s of it")
 costs = [cell_cost(r) for by_side in seen.values() for side in by_side.values() for r in side]
 hold = statistics.median(c.hold_s for c in costs)
 wall = statistics.median(c.wall_s for c in costs)

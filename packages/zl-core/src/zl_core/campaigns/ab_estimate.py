@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from zl_core.interface import phases, timing_gate
+from zl_core.interface import occupancy, phases, timing_gate
 from zl_core.store.layout import REPICK, RETUNED
 
 from .checks import CONTROL
@@ -41,10 +41,12 @@ _ENDS, _ASKS = 0, 1  # simulation events; at one moment a lane's end goes before
 @attrs.frozen
 class CellCost:
     """One cell as a lane pays it: ``setup_s`` overlaps other cells (start, imports,
-    collection), ``hold_s`` holds the device (a pipelined cell's gate, to its exit)."""
+    collection), ``hold_s`` holds the device (a pipelined cell's gate, to its exit), of
+    which ``timing_s`` the device timed (no cell's timing overlaps another's)."""
 
     setup_s: float
     hold_s: float
+    timing_s: float = 0.0
 
     @property
     def wall_s(self) -> float:
@@ -54,6 +56,20 @@ class CellCost:
 def cell_cost(record: Mapping) -> CellCost:
     """A finished cell's record (its assembled phases) as setup and hold; its wait at a
     pipelined device's gate is neither (another cell's hold, which the simulation adds)."""
+    setup, hold = _setup_and_hold(record)
+    return CellCost(setup_s=setup, hold_s=hold, timing_s=min(hold, _timed(record)))
+
+
+def _timed(record: Mapping) -> float:
+    """Seconds the cell's device timed: its own record of them, else its timing phases."""
+    busy = record.get(occupancy.KEY)
+    if isinstance(busy, Mapping) and isinstance(busy.get("seconds"), (int, float)):
+        return float(busy["seconds"])
+    seconds = record.get("seconds") or {}
+    return sum(float(seconds.get(name) or 0.0) for name in phases.DEVICE_PHASES)
+
+
+def _setup_and_hold(record: Mapping) -> tuple[float, float]:
     wall = float(record["wall_s"])
     gate = record.get(timing_gate.KEY)
     if isinstance(gate, Mapping) and gate.get("held"):
@@ -64,11 +80,11 @@ def cell_cost(record: Mapping) -> CellCost:
             hold += max(0.0, float(exit_seen) - float(holds[-1][1]))  # held until the exit
         waited = gate.get("waited_s")
         setup = wall - hold - (float(waited) if isinstance(waited, (int, float)) else 0.0)
-        return CellCost(setup_s=max(0.0, setup), hold_s=min(hold, wall))
+        return max(0.0, setup), min(hold, wall)
     seconds = record.get("seconds") or {}
     setup = sum(float(seconds.get(name) or 0.0) for name in SETUP_PHASES)
     setup = min(max(0.0, setup), wall)
-    return CellCost(setup_s=setup, hold_s=wall - setup)
+    return setup, wall - setup
 
 
 def planned_slots(rounds: int, *, retuned: bool, control: bool, checks: bool) -> list[Slot]:
@@ -92,7 +108,8 @@ def op_cells(records: Sequence[Mapping], slots: Sequence[Slot]) -> list[CellCost
 
     def median(pool: list[CellCost]) -> CellCost:
         return CellCost(setup_s=statistics.median(c.setup_s for c in pool),
-                        hold_s=statistics.median(c.hold_s for c in pool))
+                        hold_s=statistics.median(c.hold_s for c in pool),
+                        timing_s=statistics.median(c.timing_s for c in pool))
 
     out = []
     for round_no, side in slots:
@@ -107,7 +124,8 @@ def op_cells(records: Sequence[Mapping], slots: Sequence[Slot]) -> list[CellCost
 def typical(cells_by_op: Sequence[list[CellCost]]) -> list[CellCost]:
     """An operator never seen here: each planned cell at the median over the seen ones."""
     return [CellCost(setup_s=statistics.median(cells[i].setup_s for cells in cells_by_op),
-                     hold_s=statistics.median(cells[i].hold_s for cells in cells_by_op))
+                     hold_s=statistics.median(cells[i].hold_s for cells in cells_by_op),
+                     timing_s=statistics.median(cells[i].timing_s for cells in cells_by_op))
             for i in range(len(cells_by_op[0]))]
 
 
@@ -182,4 +200,5 @@ def ab_estimate(ops: Sequence[str], seen: Mapping[str, Mapping[str, list[Mapping
     return Estimate(ops=tuple(rows), assumed_s=sum(c.wall_s for c in assumed),
                     total_s=sum(c.wall_s for cells_ in tasks for c in cells_), lanes=devices,
                     makespan_s=simulate(tasks, devices=devices, depth=depth),
-                    campaigns_read=campaigns_read)
+                    campaigns_read=campaigns_read,
+                    timing_s=sum(c.timing_s for cells_ in tasks for c in cells_))

@@ -42,6 +42,10 @@ class Estimate:
     lanes: int
     makespan_s: float | None  # longest first over ``lanes`` lanes
     campaigns_read: int
+    #: Of all the cells' time, what their devices spent timing (an A/B plan's): no lane
+    #: overlaps one device's timings, so over ``lanes`` devices the campaign takes at
+    #: least this divided by them. None where not estimated.
+    timing_s: float | None = None
 
     @property
     def unseen(self) -> int:

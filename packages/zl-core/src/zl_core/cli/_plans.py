@@ -21,5 +21,7 @@ def estimate_line(est, *, never: str, lanes: str) -> str:
         return f"estimate: none; no operator of this list has finished {never} on this host"
     assumed = (f"; {est.unseen} unseen operator(s) counted at the median, "
                f"{duration(est.assumed_s)} each" if est.unseen else "")
+    timed = (f"; the device(s) time {duration(est.timing_s)} of it, which no pipeline overlaps"
+             if est.timing_s else "")
     return (f"estimate: {duration(est.total_s)} one after the other, about "
-            f"{duration(est.makespan_s)} over {est.lanes} {lanes}{assumed}")
+            f"{duration(est.makespan_s)} over {est.lanes} {lanes}{timed}{assumed}")
