@@ -96,6 +96,20 @@ def test_no_warm_cell_outlives_its_guard(tmp_path, how):
     assert zygote.alive()  # the zygote serves the next cell
 
 
+def test_a_warm_cell_starts_with_the_parents_imports_frozen(tmp_path):
+    # Out of the cell's garbage collections, and never copied by one after the fork.
+    script = tmp_path / "frozen.py"
+    script.write_text("import gc\nprint(gc.get_freeze_count(), flush=True)\n")
+    zygote = warmstart.zygote_for(sys.executable, WarmPlan(modules=("json", "decimal")), dict(os.environ))
+    guard = cellguard.spawn([sys.executable, str(script)], cwd=tmp_path, env=dict(os.environ),
+                            stdout=subprocess.PIPE, zygote=zygote.socket_path)
+    inherited = int(guard.stdout.readline())
+    guard.stdout.close()
+    assert guard.wait(timeout=20) == 0
+    # (a frozen object still goes when its last reference does: the zygote's own request)
+    assert zygote.report["frozen_objects"] > 1000 and inherited >= 0.9 * zygote.report["frozen_objects"]
+
+
 def test_a_zygote_told_to_end_lets_its_running_cell_finish_first(tmp_path):
     script = tmp_path / "short.py"
     script.write_text("import time\nprint('started', flush=True)\ntime.sleep(1.5)\nprint('done')\n")

@@ -206,7 +206,19 @@ def pytest_make_collect_report(collector: Any) -> Any:
 def pytest_collection_finish(session: Any) -> None:
     install(benchapi.modules_of_items(session.items))
     _prime_triton()
+    _freeze_imports()
     _write(final=False)
+
+
+def _freeze_imports() -> None:
+    """What collection imported (torch, Triton, flag_gems and the test modules) lives as
+    long as the cell: out of every later full collection, pytest's two at the session's
+    end and those its tests trigger (one over flag_gems' import took 0.14 s on a 2-core
+    host, docs/validation/2026-12-08-triton-prime.md), some of them inside a pipelined
+    cell's hold of the device. Before the first test, so outside it."""
+    gc.collect()
+    gc.freeze()
+    cellenv.merge_identity(PLUGIN, {"frozen_objects": gc.get_freeze_count()})
 
 
 def _prime_triton() -> None:

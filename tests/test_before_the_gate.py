@@ -1,6 +1,8 @@
-"""Triton's per-process cache key, computed before a cell's first test (zl_flaggems.cell.triton_prime):
-by the warm parent, inherited by every forked cell, or by a cold cell when its collection
-ends. Real Triton, real pytest cells on the fake checkout, a real zygote."""
+"""What a cell does once before its first test, where a pipelined cell does not yet hold
+its device: Triton's per-process cache key (zl_flaggems.cell.triton_prime), computed by
+the warm parent and inherited by every forked cell, or by a cold cell when its
+collection ends; and its imports' objects frozen out of later garbage collections.
+Real Triton, real pytest cells on the fake checkout, a real zygote."""
 
 from __future__ import annotations
 
@@ -52,6 +54,7 @@ def test_a_cold_cell_computes_it_before_its_first_test(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     primed = identity(tmp_path / "cell")["triton_key"]
     assert primed["primed_in"] == "cell" and primed["seconds"] > 0
+    assert identity(tmp_path / "cell")["frozen_objects"] > 10_000  # pytest's, Triton's, the tests' own
 
 
 def test_a_warm_cell_inherits_it_and_times_the_same_rows(tmp_path):
@@ -60,6 +63,7 @@ def test_a_warm_cell_inherits_it_and_times_the_same_rows(tmp_path):
     zygote = warmstart.zygote_for(sys.executable, WarmPlan(modules=("triton", "zl_flaggems.cell.triton_prime")),
                                   {k: v for k, v in env.items() if k != "ZL_CELL_DIR"})
     assert zygote.imported == ("triton", "zl_flaggems.cell.triton_prime")
+    assert zygote.report["frozen_objects"] > 10_000  # the parent's imports, frozen before any fork
     guard = cellguard.spawn(argv, cwd=fg, env=env, stdout=subprocess.PIPE, zygote=zygote.socket_path)
     output = guard.stdout.read().decode()
     guard.stdout.close()
