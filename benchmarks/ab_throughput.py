@@ -22,7 +22,7 @@ for each path against the serial one:
 * each path at scale, simulated from its own cells as ``zl ab --plan`` does
   (zl_core.campaigns.ab_estimate): ``--scale-ops`` operators like the measured ones (each
   measured operator repeated) at ``--scale-rounds`` rounds, its cells per hour and their
-  ratio to the serial path's, an estimate labelled so;
+  ratio to the serial path's and the device-busy share, an estimate labelled so;
 * each operator's verdict, estimate and interval in every path, and whether they agree;
 * each path's side noise: per shape, the spread (SD of 100 ln latency) of side A's and
   of side B's latency across rounds, the run-to-run noise an A/A campaign measures; the
@@ -211,10 +211,9 @@ def compare(args: argparse.Namespace) -> int:
     if all(v is not None for v in scaled.values()):
         print(f"\nsimulated at scale ({args.scale_ops} operators like these, {args.scale_rounds} rounds, "
               "each path's pipeline, from its own cells; an estimate):")
-        for path, rate in scaled.items():
-            print(f"  {path:<10} {rate:8.1f} cells/h  {rate / scaled[BASELINE]:.2f}x")
-        for path, rate in scaled.items():
-            got[path]["at_scale_cells_per_hour"] = rate
+        for path, (rate, busy) in scaled.items():
+            print(f"  {path:<10} {rate:8.1f} cells/h  {rate / scaled[BASELINE][0]:.2f}x  device busy {busy:.1%}")
+            got[path]["at_scale_cells_per_hour"], got[path]["at_scale_busy_share"] = rate, busy
     print("\nphase seconds summed over cells:")
     for key in base["phase_seconds"]:
         print(f"  {key:<18} " + "  ".join(f"{p} {got[p]['phase_seconds'][key]:8.1f}" for p in got))
@@ -233,9 +232,10 @@ def compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def at_scale(root: Path, s: dict, ops: int, rounds: int) -> float | None:
+def at_scale(root: Path, s: dict, ops: int, rounds: int) -> tuple[float, float] | None:
     """Cells per hour of ``ops`` operators like the campaign's at ``rounds`` rounds over its
-    pipeline, each planned cell from the campaign's own cells of its side and round class."""
+    pipeline, each planned cell from the campaign's own cells of its side and round class,
+    and the share of that wall the device spends timing."""
     hosts = {json.loads(p.read_text()).get("host") for p in root.glob("ab_*/*/r*/*/run_identity.json")}
     if len(hosts) != 1:
         return None
@@ -245,7 +245,7 @@ def at_scale(root: Path, s: dict, ops: int, rounds: int) -> float | None:
     slots = planned_slots(rounds, retuned=False, control=False, checks=False)
     tasks = campaign_like(seen, ops, slots)
     wall = simulate(tasks, devices=1, depth=max(s["pipeline"] or [1]))
-    return len(tasks) * len(slots) / wall * 3600
+    return len(tasks) * len(slots) / wall * 3600, sum(c.timing_s for cells in tasks for c in cells) / wall
 
 
 def _print_noise(got: dict[str, dict], key: str, title: str) -> None:
