@@ -14,6 +14,7 @@ from zl_core.campaigns.ab_estimate import (
     ab_estimate,
     campaign_like,
     cell_cost,
+    early_cells,
     op_cells,
     planned_slots,
     simulate,
@@ -85,6 +86,20 @@ def test_a_pipeline_overlaps_setup_with_other_operators_holds_one_hold_at_a_time
     assert simulate(three, devices=3, depth=1) == 15.0
     # two cells each on two devices of two lanes: each device's gate serves its own lanes
     assert simulate([cells((10.0, 5.0)) for _ in range(4)], devices=2, depth=2) == 20.0
+
+
+def test_later_cells_started_early_set_up_beside_the_hold_before_them():
+    one = cells(*[(10.0, 5.0)] * 4)
+    # cell 0 holds 10-15; each next one starts as the one before takes the gate and asks
+    # once it ended: 20-25, 30-35, 40-45 (60 s one after another)
+    assert simulate([one], devices=1, depth=2, early=(1, 3)) == 45.0
+    short = cells(*[(2.0, 5.0)] * 4)
+    assert simulate([short], devices=1, depth=2, early=(1, 3)) == 2.0 + 4 * 5.0  # the gate never idle
+    assert simulate([short], devices=1, depth=2, early=(2, 3)) == 2.0 + 5.0 + 2.0 + 3 * 5.0
+    assert simulate([one], devices=1, depth=1, early=(1, 3)) == 60.0  # no pipeline, no gate: as before
+    slots = planned_slots(4, retuned=False, control=True, checks=True)
+    # round 1's A, B and control side go first; rounds 2-4 may start early; the checks after
+    assert early_cells(slots) == (3, 8) and slots[3][0] == 2 and slots[9][0] == 0
 
 
 def test_the_longest_operators_go_first():

@@ -5,6 +5,7 @@ four-GPU host with real cell processes (tests/fake_lanes)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -137,6 +138,46 @@ def test_gate_release_needs_a_pipeline_and_a_report_refuses_to_mix_them(lanes_ma
     assert lanes_main(["report", "--ab", str(first / "abs" / "r01" / "A"),
                        str(second / "abs" / "r01" / "B")]) == 4
     assert "'gate_release' differs" in capsys.readouterr().err
+
+
+def test_an_operators_next_cell_sets_up_while_its_previous_one_times_in_order(lanes_main, tmp_path,
+                                                                           monkeypatch):
+    # One operator: before, its cells ran one after another whatever the pipeline.
+    monkeypatch.setenv("ZL_FAKE_SLEEP", "0.6")  # time enough for the lane to see each hold begin
+    assert ab(lanes_main, "--ops", "abs", "--pipeline", "2") == 0
+    [campaign] = campaigns(tmp_path)
+    spans, windows = [], {}
+    for cell in cells(campaign):
+        record = caliber.read_identity(cell)[phases.KEY]
+        (taken, given), = record[timing_gate.KEY]["held"]
+        spans.append((f"{cell.parent.name}/{cell.name}", taken, given))
+        windows[f"{cell.parent.name}/{cell.name}"] = record["device_busy"]["window"]
+    assert overlapping(spans) == []
+    # They held the gate in the planned order: round by round, each round's sides in the
+    # counterbalanced order (A B, B A, B A, A B).
+    timed = [who for who, *_ in sorted(spans, key=lambda s: s[1])]
+    assert timed == ["r01/A", "r01/B", "r02/B", "r02/A", "r03/B", "r03/A", "r04/A", "r04/B"]
+    # From round 2 on, each cell started before the one before it ended.
+    early = [b for a, b in itertools.pairwise(timed)
+             if b >= "r02" and windows[b][0] < windows[a][1]]
+    assert len(early) >= 4, (early, windows)
+    rows = [line.split("\t") for line in (campaign / "status.tsv").read_text().splitlines()[1:]]
+    assert len(rows) == 8 and not list(campaign.rglob(".zl_turns"))
+
+
+def test_a_cell_started_early_for_an_operator_that_stops_leaves_nothing(lanes_main, tmp_path, monkeypatch):
+    monkeypatch.setenv("ZL_FAKE_OPS", "failr2op")
+    monkeypatch.setenv("ZL_FAKE_SLEEP", "0.6")
+    ledger = tmp_path / "ledger.tsv"
+    monkeypatch.setenv("ZL_FAKE_LEDGER", str(ledger))
+    assert ab(lanes_main, "--ops", "failr2op", "--pipeline", "2") != 0
+    [campaign] = campaigns(tmp_path)
+    started = [line.split("\t") for line in ledger.read_text().splitlines() if line.startswith("start")]
+    assert len(started) == 5  # the four cells of rounds 1-2, and round 3's first, started early
+    rounds = sorted(p.name for p in (campaign / "failr2op").glob("r*"))
+    assert rounds == ["r01", "r02"]  # round 3's first cell started early, then was told to stop
+    rows = (campaign / "status.tsv").read_text().splitlines()[1:]
+    assert len(rows) == 4 and not list(campaign.rglob(".zl_turns"))
 
 
 def test_a_cell_that_dies_before_timing_never_held_the_gate(lanes_main, tmp_path, monkeypatch):

@@ -61,6 +61,9 @@ with CLOCK.phase(phases.OPERATOR):
         note("stuck")
         time.sleep(600)
     time.sleep(seconds)
+if op.startswith("failr2") and cell.parent.name == "r02" and cell.name == "A":
+    print("failr2: side A of round 2 fails after its timing", flush=True)
+    sys.exit(2)  # a failure, not a crash: no retry, the operator stops after this round
 
 if mode == "record":
     (cell / "autotune_records").mkdir(parents=True, exist_ok=True)

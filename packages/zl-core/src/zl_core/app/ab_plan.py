@@ -58,8 +58,11 @@ def ab_plan(host: PluginHost, options: AbOptions) -> AbPlan:
     devices = (resolve_devices(host, got.backend, options.lanes.devices, what="zl ab --plan")
                if options.lanes.devices else None)
     seen, read = history(root, "ab", compile_only=False)
+    # A pipelined operator's later cells start early, unless an adaptive plan or side R
+    # decides what comes next (zl_core.campaigns.prefetch; ab_task._next_cell).
+    early = options.lanes.pipeline > 1 and options.rounds is not None and not options.retuned
     cost = ab_estimate([*ops, *controls], seen, slots, devices=len(devices) if devices else 1,
-                       depth=options.lanes.pipeline, campaigns_read=read)
+                       depth=options.lanes.pipeline, campaigns_read=read, early=early)
     return AbPlan(ops=ops, controls=controls, screen=source.path if source else None, rounds=rounds,
                   adaptive=options.rounds is None, cells_per_op=len(slots), retuned=options.retuned,
                   pipeline=options.lanes.pipeline, estimate=cost)

@@ -139,12 +139,15 @@ def campaign_like(seen: Mapping[str, Mapping[str, list[Mapping]]], ops: int,
     return [measured[i % len(measured)] for i in range(ops)] if measured else []
 
 
-def simulate(tasks: Sequence[Sequence[CellCost]], *, devices: int, depth: int) -> float:
+def simulate(tasks: Sequence[Sequence[CellCost]], *, devices: int, depth: int,
+             early: tuple[int, int] | None = None) -> float:
     """When the last cell ends: ``devices`` devices of ``depth`` lanes each take the
     operators longest first, each to the lane that frees first; a lane runs its
     operator's cells one after another; at ``depth`` 1 a cell costs its wall, deeper
     each cell sets up on its own and then waits for its device's gate, which one
-    cell holds at a time, first come first served."""
+    cell holds at a time, first come first served. ``early`` (first, last): the cells of
+    an operator with those indexes start as the cell before them takes the gate and ask
+    for it once that one ended (:mod:`zl_core.campaigns.prefetch`)."""
     order = sorted(tasks, key=lambda cells: -sum(c.wall_s for c in cells))
     if not order:
         return 0.0
@@ -158,17 +161,30 @@ def simulate(tasks: Sequence[Sequence[CellCost]], *, devices: int, depth: int) -
     for lane in range(len(lanes)):
         if waiting:
             heapq.heappush(events, (order[waiting[0]][0].setup_s, _ASKS, lane, waiting.pop(0), 0))
+    started: set[tuple[int, int]] = set()  # (task, cell) started before its predecessor ended
+
+    def starts_early(task: int, cell: int) -> bool:
+        return (depth > 1 and early is not None and early[0] <= cell <= early[1]
+                and cell < len(order[task]))
+
     while events:
         now, kind, lane, task, cell = heapq.heappop(events)
         if kind == _ASKS:
             hold = order[task][cell].hold_s
             if depth > 1:  # one hold at a time per device, in the order they asked
-                gate_free[lanes[lane]] = max(now, gate_free[lanes[lane]]) + hold
+                taken = max(now, gate_free[lanes[lane]])
+                gate_free[lanes[lane]] = taken + hold
                 heapq.heappush(events, (gate_free[lanes[lane]], _ENDS, lane, task, cell))
+                if starts_early(task, cell + 1):  # it sets up beside this hold, asks after it
+                    started.add((task, cell + 1))
+                    heapq.heappush(events, (max(taken + order[task][cell + 1].setup_s, gate_free[lanes[lane]]),
+                                            _ASKS, lane, task, cell + 1))
             else:
                 heapq.heappush(events, (now + hold, _ENDS, lane, task, cell))
             continue
         end = max(end, now)
+        if (task, cell + 1) in started:
+            continue  # the lane's next cell is on its way already
         if cell + 1 < len(order[task]):
             task, cell = task, cell + 1
         elif waiting:
@@ -179,10 +195,19 @@ def simulate(tasks: Sequence[Sequence[CellCost]], *, devices: int, depth: int) -
     return end
 
 
+def early_cells(slots: Sequence[Slot]) -> tuple[int, int] | None:
+    """The indexes of the planned cells that may start early (:mod:`.prefetch`): those of
+    rounds 2 on, not the accuracy tests after them."""
+    later = [i for i, (round_no, _side) in enumerate(slots) if round_no >= 2]
+    return (later[0], later[-1]) if later else None
+
+
 def ab_estimate(ops: Sequence[str], seen: Mapping[str, Mapping[str, list[Mapping]]],
-                slots: Sequence[Slot], *, devices: int, depth: int, campaigns_read: int) -> Estimate:
+                slots: Sequence[Slot], *, devices: int, depth: int, campaigns_read: int,
+                early: bool = False) -> Estimate:
     """Every operator's planned cells costed from ``seen`` (history's records, each with its
-    ``round`` and ``side``), the campaign's wall simulated over the lanes."""
+    ``round`` and ``side``), the campaign's wall simulated over the lanes; ``early``: a
+    pipelined operator's later cells start while the cell before them holds the gate."""
     cells: dict[str, list[CellCost] | None] = {}
     rows = []
     for op in ops:
@@ -199,6 +224,7 @@ def ab_estimate(ops: Sequence[str], seen: Mapping[str, Mapping[str, list[Mapping
     tasks = [c if c is not None else assumed for c in cells.values()]
     return Estimate(ops=tuple(rows), assumed_s=sum(c.wall_s for c in assumed),
                     total_s=sum(c.wall_s for cells_ in tasks for c in cells_), lanes=devices,
-                    makespan_s=simulate(tasks, devices=devices, depth=depth),
+                    makespan_s=simulate(tasks, devices=devices, depth=depth,
+                                        early=early_cells(slots) if early else None),
                     campaigns_read=campaigns_read,
                     timing_s=sum(c.timing_s for cells_ in tasks for c in cells_))

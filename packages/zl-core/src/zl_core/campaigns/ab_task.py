@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+from pathlib import Path
 
 import attrs
 
@@ -31,6 +32,7 @@ from zl_core.plugins.cell_rows import read_rows
 from zl_core.stats.order import a_first, retuned_sides
 from zl_core.store.layout import REPICK, RETUNED, CampaignLayout
 
+from . import prefetch
 from .cell_run import run_side, whole_on_one_card
 from .checks import run_checks, run_control
 from .executor import Lane, TaskRuntime
@@ -170,6 +172,49 @@ def _run_task(task: AbTask, lane: Lane, runtime: TaskRuntime) -> OpRun:
 
 
 def _run_rounds(task: AbTask, lane: Lane, runtime: TaskRuntime) -> OpRun:
+    early: list[prefetch.Early] = []  # the operator's next cell, started before its turn
+    try:
+        return _rounds(task, lane, runtime, early)
+    finally:
+        for cell in early:  # the operator stopped: the cell it started early never times
+            cell.stop()
+        shutil.rmtree(lane.layout(task.layout).op_dir(task.op.op) / prefetch.TURNS_DIR, ignore_errors=True)
+
+
+def _next_cell(task: AbTask, round_no: int, side: str) -> tuple[int, str] | None:
+    """The cell after (round_no, side) that may start early (:mod:`.prefetch`), or None."""
+    if task.settings.pipeline < 2 or task.plan.rounds is None or task.retuned:
+        return None
+    order = side_order(task.plan.round_order, round_no)
+    nxt = ((round_no, order[order.index(side) + 1]) if side != order[-1]
+           else (round_no + 1, side_order(task.plan.round_order, round_no + 1)[0]))
+    return nxt if 2 <= nxt[0] <= task.plan.rounds else None
+
+
+def _run_cell(task: AbTask, lane: Lane, runtime: TaskRuntime, side: str, round_no: int,
+              early: list[prefetch.Early]) -> SideResult:
+    """The cell of (round_no, side): the one started early for it, given its turn, or a new
+    one; while it holds the gate, the operator's next cell starts (into ``early``)."""
+    nxt = _next_cell(task, round_no, side)
+
+    def launch() -> prefetch.Early | None:
+        assert nxt is not None
+        return prefetch.start_early(runtime, task.suite, task.request(lane, nxt[1], nxt[0]),
+                                    round_no=nxt[0], switch_value=task.sides.value(nxt[1]))
+
+    request = task.request(lane, side, round_no)
+    mine = next((e for e in early if e.key == (round_no, side)), None)
+    if mine is not None:
+        early.remove(mine)
+    with prefetch.next_when_taken(Path(request.out_dir), launch if nxt else None) as started:
+        result = (mine.go() if mine is not None else
+                  run_side(runtime, task.suite, request, round_no=round_no,
+                           switch_value=task.sides.value(side)))
+    early.extend(started)
+    return result
+
+
+def _rounds(task: AbTask, lane: Lane, runtime: TaskRuntime, early: list[prefetch.Early]) -> OpRun:
     op, plan, layout = task.op, task.plan, lane.layout(task.layout)
     limit = plan.rounds or plan.max_rounds
     run = OpRun(op=op, control=task.control, rounds_done=0, state=DONE)
@@ -179,8 +224,7 @@ def _run_rounds(task: AbTask, lane: Lane, runtime: TaskRuntime) -> OpRun:
             runtime.sink.more_cells(task.sides_run)  # adaptive rounds beyond the planned minimum
         results: dict[str, SideResult] = {}
         for side in side_order(plan.round_order, round_no, retuned=task.retuned):
-            results[side] = run_side(runtime, task.suite, task.request(lane, side, round_no),
-                                     round_no=round_no, switch_value=task.sides.value(side))
+            results[side] = _run_cell(task, lane, runtime, side, round_no, early)
             skipped = results[side].outcome
             if skipped is not None and skipped.skipped:  # declined here: no round to pair
                 reason = (f"round {round_no} side {side} skipped at run time: "

@@ -58,24 +58,42 @@ def run_side(runtime: TaskRuntime, suite: str, request: CellRequest, *, round_no
                     lambda: card_uuid(runtime.host, request.backend, request.device))
     runtime.sink.cell_started(op=op, round_no=round_no, side=side, switch_value=switch_value)
     try:
-        if sweep_shards.wanted(request):
-            outcome = sweep_shards.run_sharded(
-                runtime.host, provider, request, say=runtime.sink.line,
-                run=lambda req: run_with_retries(runtime.host, provider, req, say=runtime.sink.line))
-        else:
-            outcome = run_with_retries(runtime.host, provider, request, say=runtime.sink.line)
+        outcome = execute(runtime, provider, request)
     except PreflightError as exc:
-        now = time.time()
-        outcome = CellOutcome(cell_dir=Path(request.out_dir), rc=exc.exit_code, timed_out=False,
-                              elapsed_s=0.0, start=now, end=now, markers={}, success_rows=0,
-                              failed_rows=0, preflight=str(exc))
-        runtime.sink.cell_finished(op=op, round_no=round_no, side=side, switch_value=switch_value,
-                                   outcome=outcome, summary=str(exc))
-        return SideResult(outcome=outcome, ir=EMPTY_IR, preflight=str(exc))
+        return refused(runtime, request, exc, round_no=round_no, switch_value=switch_value)
+    return finished(runtime, request, outcome, round_no=round_no, switch_value=switch_value)
+
+
+def execute(runtime: TaskRuntime, provider, request: CellRequest) -> CellOutcome:
+    """The cell run, retried when it crashed, its sweep sharded when asked; raises
+    PreflightError when the provider refused it before it started."""
+    if sweep_shards.wanted(request):
+        return sweep_shards.run_sharded(
+            runtime.host, provider, request, say=runtime.sink.line,
+            run=lambda req: run_with_retries(runtime.host, provider, req, say=runtime.sink.line))
+    return run_with_retries(runtime.host, provider, request, say=runtime.sink.line)
+
+
+def refused(runtime: TaskRuntime, request: CellRequest, exc: PreflightError, *, round_no: int,
+            switch_value: str) -> SideResult:
+    """A cell its provider refused before it ran: a finished cell all the same (rc 3, an
+    empty window stamped when refused), so status.tsv lists every cell the plan asked for."""
+    now = time.time()
+    outcome = CellOutcome(cell_dir=Path(request.out_dir), rc=exc.exit_code, timed_out=False,
+                          elapsed_s=0.0, start=now, end=now, markers={}, success_rows=0,
+                          failed_rows=0, preflight=str(exc))
+    runtime.sink.cell_finished(op=request.op.op, round_no=round_no, side=request.side,
+                               switch_value=switch_value, outcome=outcome, summary=str(exc))
+    return SideResult(outcome=outcome, ir=EMPTY_IR, preflight=str(exc))
+
+
+def finished(runtime: TaskRuntime, request: CellRequest, outcome: CellOutcome, *, round_no: int,
+             switch_value: str) -> SideResult:
+    """A cell that ran, reported to the sink with its IR summary."""
     ir = summarize(CellLayout(outcome.cell_dir).ttgir)
     state = STALLED if outcome.stalled else TIMEOUT if outcome.timed_out else f"rc={outcome.rc}"
-    runtime.sink.cell_finished(op=op, round_no=round_no, side=side, switch_value=switch_value,
-                               outcome=outcome,
+    runtime.sink.cell_finished(op=request.op.op, round_no=round_no, side=request.side,
+                               switch_value=switch_value, outcome=outcome,
                                summary=f"{state} rows={outcome.success_rows} ttgir={ir.files} "
                                        f"{outcome.elapsed_s:.1f}s")
     return SideResult(outcome=outcome, ir=ir)

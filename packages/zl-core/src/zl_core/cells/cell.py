@@ -226,6 +226,7 @@ def _tidy(cell: Path, *, stalled: bool) -> None:
         shutil.rmtree(cell / cache, ignore_errors=True)
     (cell / PROGRESS_FILE).unlink(missing_ok=True)
     (cell / contract.GATE_WAIT_FILE).unlink(missing_ok=True)
+    (cell / contract.GATE_TAKEN_FILE).unlink(missing_ok=True)
     stacks = cell / STACKS_FILE
     if not stalled and stacks.is_file() and stacks.stat().st_size == 0:
         stacks.unlink()  # armed, never asked: no file says "stacks" without any

@@ -179,6 +179,8 @@ def environment(host: PluginHost, request: CellRequest, *, base: Mapping[str, st
     if gates_itself(request):
         env[contract.TIMING_GATE] = str(devicelock.gate_path(backend.name, str(request.device)))
         env[contract.GATE_RELEASE] = request.gate_release
+        if request.gate_turn:
+            env[contract.GATE_TURN] = request.gate_turn
     if request.replay_from is not None:
         env[contract.REPLAY_DIR] = str((Path(request.replay_from) / contract.AUTOTUNE_RECORDS_DIR).resolve())
     if request.compile_only:

@@ -22,6 +22,7 @@ variable                  writer      meaning
 ``ZL_TARGET``             core        the compile-only target (compile-only only)
 ``ZL_TIMING_GATE``        core        the device's timing gate file (pipelined cells only)
 ``ZL_GATE_RELEASE``       core        when a pipelined cell gives the gate back (exit | tests)
+``ZL_GATE_TURN``          core        a file a started-early cell waits on before the gate
 ``ZL_SEED``               user        random seed; core passes it on, "0" when unset
 ``ZL_PROVIDER``           provider    the provider's name
 ``ZL_SHAPE_FILE``         provider    the shape YAML to inject ("" = the benchmark's own)
@@ -111,10 +112,18 @@ TIMING_GATE = "ZL_TIMING_GATE"
 GATE_RELEASE = "ZL_GATE_RELEASE"
 GATE_AT_EXIT, GATE_AFTER_TESTS = "exit", "tests"
 GATE_RELEASES = (GATE_AT_EXIT, GATE_AFTER_TESTS)
+#: A pipelined cell started while its operator's previous cell still works (its setup
+#: beside that one's timing) waits, before it takes the gate, until this file says
+#: TURN_GO (the previous cell ended and the operator goes on) or TURN_STOP (the operator
+#: stopped: the cell exits TURN_STOPPED_RC, having done nothing on its device; no
+#: status row ever shows it, the lane removes the cell's folder).
+GATE_TURN = "ZL_GATE_TURN"
+TURN_GO, TURN_STOP = "go", "stop"
+TURN_STOPPED_RC = 79
 
 CORE_WRITES = (CELL_DIR, BACKEND, OP, DTYPES, AUTOTUNE_MODE, REPLAY_DIR, TIMER, DIRECT_REPEAT,
                REPLAY_MS, L2, COMPILE_ONLY, TARGET, COMPILE_WORKERS, SWEEP_SHARD, TIMING_GATE,
-               GATE_RELEASE)
+               GATE_RELEASE, GATE_TURN)
 
 # -- environment written by the provider (through its cell command) -------------------
 
@@ -172,6 +181,9 @@ PROGRESS_FILE = ".zl_progress"
 #: Present while a pipelined cell waits for its device's timing gate (zl_core.interface.timing_gate):
 #: the orchestrator counts that wait against neither the cell's timeout nor its stall window.
 GATE_WAIT_FILE = ".zl_gate_wait"
+#: Written by a pipelined cell once it holds its device's gate: its operator's next cell
+#: may start setting up (zl_core.campaigns.prefetch).
+GATE_TAKEN_FILE = ".zl_gate_taken"
 #: Where a cell writes the Python stacks of its threads when it receives STACKS_SIGNAL.
 STACKS_FILE = "stacks.txt"
 STACKS_SIGNAL = signal.SIGUSR1

@@ -115,6 +115,9 @@ class CellRequest:
     pipeline: int = 1
     #: contract.GATE_RELEASES: when a pipelined cell gives the gate back.
     gate_release: str = "exit"
+    #: A pipelined cell started early: the file whose turn it waits for before the gate
+    #: (contract.GATE_TURN; zl_core.campaigns.prefetch). None: it takes the gate when ready.
+    gate_turn: str | None = None
     #: contract.STARTS: a new interpreter ("cold") or a fork of one that already imported
     #: the provider's warm modules ("warm", :mod:`zl_core.cells.warmstart`).
     start: str = "cold"

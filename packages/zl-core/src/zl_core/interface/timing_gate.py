@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import sys
 import time
 from collections.abc import Callable, Iterator
 
@@ -74,6 +75,10 @@ class TimingGate:
         if self.fd is not None:
             return
         asked = self.clock()
+        turn = os.environ.get(contract.GATE_TURN, "")
+        if turn and not self.held:  # started early: its operator's previous cell goes first
+            with _waiting(os.environ.get(contract.CELL_DIR)):
+                _await_turn(turn)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             try:
@@ -90,6 +95,7 @@ class TimingGate:
         self.held.append([taken, taken])
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
+        _mark_taken(os.environ.get(contract.CELL_DIR))
 
     def leave(self) -> None:
         """Give the gate back (the cell's timing is over); a later device phase takes it again."""
@@ -107,6 +113,35 @@ class TimingGate:
             holds[-1][1] = self.clock()
         return {"schema": SCHEMA, "held": [[round(a, DIGITS), round(b, DIGITS)] for a, b in holds],
                 "waited_s": round(self.waited_s, DIGITS), "open": self.fd is not None}
+
+
+TURN_POLL_S = 0.05
+
+
+def _await_turn(path: str) -> None:
+    """Until the orchestrator writes the turn: go on, or (stop) end this process at once,
+    before anything of it ran on the device."""
+    while True:
+        try:
+            with open(path, encoding="utf-8") as turn:
+                said = turn.read().strip()
+        except FileNotFoundError:
+            said = ""
+        if said == contract.TURN_GO:
+            return
+        if said == contract.TURN_STOP:
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(Exception):
+                    stream.flush()
+            os._exit(contract.TURN_STOPPED_RC)
+        time.sleep(TURN_POLL_S)
+
+
+def _mark_taken(cell_dir: str | None) -> None:
+    if cell_dir:
+        with contextlib.suppress(OSError), \
+                open(os.path.join(cell_dir, contract.GATE_TAKEN_FILE), "w", encoding="utf-8") as mark:
+            mark.write(f"{os.getpid()}\n")
 
 
 @contextlib.contextmanager
