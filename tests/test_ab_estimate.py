@@ -49,6 +49,19 @@ def test_a_pipelined_cell_holds_the_gate_to_its_exit_and_its_wait_is_no_cost():
     assert timed.timing_s == 4.5 and timed.hold_s == cost.hold_s
 
 
+def test_a_cell_that_gave_the_gate_back_tears_down_beside_the_next_hold():
+    # --gate-release tests: held 100-106 of a life 90-110, 2 s of it waiting at the gate
+    record = {"wall_s": 20.0, "seconds": {"start_imports": 6.0},
+              "device_busy": {"seconds": 3.0, "window": [90.0, 110.0]},
+              "timing_gate": {"held": [[100.0, 106.0]], "waited_s": 2.0, "until_exit": False,
+                              "exit_seen": None}}
+    assert cell_cost(record) == CellCost(setup_s=8.0, hold_s=6.0, timing_s=3.0, tail_s=4.0)
+    released = [[CellCost(setup_s=2.0, hold_s=5.0, tail_s=3.0)] for _ in range(2)]
+    # both ask at 2 s; the first holds 2-7 and ends at 10, the second holds 7-12, ends at 15
+    assert simulate(released, devices=1, depth=2) == 15.0
+    assert simulate(released, devices=1, depth=1) == 20.0  # one after the other, tails and all
+
+
 def test_each_planned_cell_is_costed_from_the_cells_most_like_it():
     def rec(round_no: int, side: str, wall: float) -> dict:
         return {"wall_s": wall, "seconds": None, "round": round_no, "side": side}

@@ -41,23 +41,26 @@ _ENDS, _ASKS = 0, 1  # simulation events; at one moment a lane's end goes before
 @attrs.frozen
 class CellCost:
     """One cell as a lane pays it: ``setup_s`` overlaps other cells (start, imports,
-    collection), ``hold_s`` holds the device (a pipelined cell's gate, to its exit), of
-    which ``timing_s`` the device timed (no cell's timing overlaps another's)."""
+    collection), ``hold_s`` holds the device (a pipelined cell's gate, to its exit or,
+    ``--gate-release tests``, to its tests' end), of which ``timing_s`` the device timed
+    (no cell's timing overlaps another's); ``tail_s``, a released cell's teardown after
+    its hold, overlaps other cells' holds."""
 
     setup_s: float
     hold_s: float
     timing_s: float = 0.0
+    tail_s: float = 0.0
 
     @property
     def wall_s(self) -> float:
-        return self.setup_s + self.hold_s
+        return self.setup_s + self.hold_s + self.tail_s
 
 
 def cell_cost(record: Mapping) -> CellCost:
-    """A finished cell's record (its assembled phases) as setup and hold; its wait at a
-    pipelined device's gate is neither (another cell's hold, which the simulation adds)."""
-    setup, hold = _setup_and_hold(record)
-    return CellCost(setup_s=setup, hold_s=hold, timing_s=min(hold, _timed(record)))
+    """A finished cell's record (its assembled phases) as setup, hold and tail; its wait at
+    a pipelined device's gate is none of them (another cell's hold, which the simulation adds)."""
+    setup, hold, tail = _parts(record)
+    return CellCost(setup_s=setup, hold_s=hold, timing_s=min(hold, _timed(record)), tail_s=tail)
 
 
 def _timed(record: Mapping) -> float:
@@ -69,7 +72,7 @@ def _timed(record: Mapping) -> float:
     return sum(float(seconds.get(name) or 0.0) for name in phases.DEVICE_PHASES)
 
 
-def _setup_and_hold(record: Mapping) -> tuple[float, float]:
+def _parts(record: Mapping) -> tuple[float, float, float]:
     wall = float(record["wall_s"])
     gate = record.get(timing_gate.KEY)
     if isinstance(gate, Mapping) and gate.get("held"):
@@ -79,12 +82,16 @@ def _setup_and_hold(record: Mapping) -> tuple[float, float]:
         if gate.get("until_exit") and isinstance(exit_seen, (int, float)) and holds:
             hold += max(0.0, float(exit_seen) - float(holds[-1][1]))  # held until the exit
         waited = gate.get("waited_s")
-        setup = wall - hold - (float(waited) if isinstance(waited, (int, float)) else 0.0)
-        return max(0.0, setup), min(hold, wall)
+        rest = max(0.0, wall - hold - (float(waited) if isinstance(waited, (int, float)) else 0.0))
+        window = (record.get(occupancy.KEY) or {}).get("window")
+        tail = 0.0
+        if not gate.get("until_exit") and holds and isinstance(window, Sequence) and len(window) == 2:
+            tail = min(rest, max(0.0, float(window[1]) - float(holds[-1][1])))  # released, then torn down
+        return rest - tail, min(hold, wall), tail
     seconds = record.get("seconds") or {}
     setup = sum(float(seconds.get(name) or 0.0) for name in SETUP_PHASES)
     setup = min(max(0.0, setup), wall)
-    return setup, wall - setup
+    return setup, wall - setup, 0.0
 
 
 def planned_slots(rounds: int, *, retuned: bool, control: bool, checks: bool) -> list[Slot]:
@@ -109,7 +116,8 @@ def op_cells(records: Sequence[Mapping], slots: Sequence[Slot]) -> list[CellCost
     def median(pool: list[CellCost]) -> CellCost:
         return CellCost(setup_s=statistics.median(c.setup_s for c in pool),
                         hold_s=statistics.median(c.hold_s for c in pool),
-                        timing_s=statistics.median(c.timing_s for c in pool))
+                        timing_s=statistics.median(c.timing_s for c in pool),
+                        tail_s=statistics.median(c.tail_s for c in pool))
 
     out = []
     for round_no, side in slots:
@@ -125,7 +133,8 @@ def typical(cells_by_op: Sequence[list[CellCost]]) -> list[CellCost]:
     """An operator never seen here: each planned cell at the median over the seen ones."""
     return [CellCost(setup_s=statistics.median(cells[i].setup_s for cells in cells_by_op),
                      hold_s=statistics.median(cells[i].hold_s for cells in cells_by_op),
-                     timing_s=statistics.median(cells[i].timing_s for cells in cells_by_op))
+                     timing_s=statistics.median(cells[i].timing_s for cells in cells_by_op),
+                     tail_s=statistics.median(cells[i].tail_s for cells in cells_by_op))
             for i in range(len(cells_by_op[0]))]
 
 
@@ -171,16 +180,18 @@ def simulate(tasks: Sequence[Sequence[CellCost]], *, devices: int, depth: int,
         now, kind, lane, task, cell = heapq.heappop(events)
         if kind == _ASKS:
             hold = order[task][cell].hold_s
+            tail = order[task][cell].tail_s
             if depth > 1:  # one hold at a time per device, in the order they asked
                 taken = max(now, gate_free[lanes[lane]])
                 gate_free[lanes[lane]] = taken + hold
-                heapq.heappush(events, (gate_free[lanes[lane]], _ENDS, lane, task, cell))
-                if starts_early(task, cell + 1):  # it sets up beside this hold, asks after it
+                ended = gate_free[lanes[lane]] + tail  # a released cell tears down after its hold
+                heapq.heappush(events, (ended, _ENDS, lane, task, cell))
+                if starts_early(task, cell + 1):  # it sets up beside this cell, asks once it ended
                     started.add((task, cell + 1))
-                    heapq.heappush(events, (max(taken + order[task][cell + 1].setup_s, gate_free[lanes[lane]]),
+                    heapq.heappush(events, (max(taken + order[task][cell + 1].setup_s, ended),
                                             _ASKS, lane, task, cell + 1))
             else:
-                heapq.heappush(events, (now + hold, _ENDS, lane, task, cell))
+                heapq.heappush(events, (now + hold + tail, _ENDS, lane, task, cell))
             continue
         end = max(end, now)
         if (task, cell + 1) in started:
