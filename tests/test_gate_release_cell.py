@@ -5,6 +5,7 @@ own steps in a process of their own against a stand-in torch."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -86,3 +87,38 @@ def test_a_device_that_cannot_be_made_idle_keeps_the_gate_to_the_exit(tmp_path):
     assert calls == ["synchronize"] and holding and not free
     said = [line for line in out.splitlines() if "kept the timing gate until the exit" in line]
     assert len(said) == 1 and "the device could not be made idle" in said[0] and "device lost" in said[0], out
+
+
+@pytest.mark.slow
+def test_a_pipelined_flaggems_campaign_times_in_order_and_keeps_a_gate_it_cannot_idle(tmp_path,
+                                                                                   monkeypatch):
+    """zl ab through the CLI with the real FlagGems provider and real pytest cells on the fake
+    checkout: one operator's cells start early and take the gate in their planned order;
+    asked to give it back after their tests, on a backend that names no torch device
+    interface to synchronise (the fake GPU's), each keeps it to its exit and says why; the
+    report judges them as one caliber."""
+    from zl_core.cli import main
+
+    checkout = fake_flaggems.on_fake_gpu(fake_flaggems.build(tmp_path / "FlagGems"), monkeypatch)
+    assert main(["ab", "--source", str(checkout), "--backend", "fakegpu", "--ops", "fakeadd:fake",
+                 "--rounds", "4", "--switch", "FAKE_SWITCH", "--a", "0", "--b", "1", "--force-switch",
+                 "--allow-no-ir-diff", "--telemetry-interval", "0", "--runs-root", str(tmp_path / "runs"),
+                 "--pipeline", "2", "--gate-release", "tests", "--timing", "operator"]) == 0
+    campaign = next((tmp_path / "runs").glob("ab_*"))
+    holds = []
+    for cell in sorted((campaign / "fakeadd").glob("r*/[AB]")):
+        identity = json.loads((cell / "run_identity.json").read_text())
+        assert identity["gate_release"] == "tests" and identity["pipeline"] == 2
+        gate = identity["phases"]["timing_gate"]
+        (taken, given), = gate["held"]
+        assert gate["until_exit"]  # kept: the device could not be made idle
+        said = (cell / "run.log").read_text()
+        assert "kept the timing gate until the exit: backend fakegpu names no torch device" in said
+        holds.append((taken, given, f"{cell.parent.name}/{cell.name}"))
+    holds.sort()
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(holds))  # one at a time
+    assert [who for *_, who in holds] == ["r01/A", "r01/B", "r02/B", "r02/A", "r03/B", "r03/A",
+                                          "r04/A", "r04/B"]
+    model = json.loads((campaign / "report.json").read_text())
+    assert model["caliber_problems"] == [] and model["caliber"]["common"]["gate_release"] == "tests"
+    assert not list(campaign.rglob(".zl_turns")) and not list(campaign.rglob(".zl_gate_taken"))

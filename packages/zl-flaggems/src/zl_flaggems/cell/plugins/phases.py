@@ -283,9 +283,12 @@ def _idle_device() -> str:
         return ""  # nothing ran through torch (a suite that launches without it)
     backend = cellenv.backend(PLUGIN)
     name = getattr(backend, "torch_namespace", "") if backend is not None else ""
-    interface = getattr(torch, name, None) if name else None
+    label = getattr(backend, "name", "?")
+    if not name:
+        return f"backend {label} names no torch device interface to wait for"
+    interface = getattr(torch, name, None)
     if interface is None:
-        return f"torch has no device interface {name!r} for backend {getattr(backend, 'name', '?')}"
+        return f"this torch has no torch.{name} (backend {label})"
     try:
         interface.synchronize()
         gc.collect()  # tensors only cycles still hold go back to the cache ...
