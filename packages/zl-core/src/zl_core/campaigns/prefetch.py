@@ -134,7 +134,10 @@ def next_when_taken(cell_dir: Path, launch: Callable[[], Early | None] | None) -
     def watch() -> None:
         while not done.wait(POLL_S):
             if marker.exists():
-                early = launch()
+                try:
+                    early = launch()
+                except Exception:  # noqa: BLE001 - no early start: the cell runs in its turn as before
+                    return
                 if early is not None:
                     started.append(early)
                 return
