@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -143,3 +144,39 @@ def test_a_signal_kills_the_running_cell_and_exits_128_plus_its_number(tmp_path,
     assert wait_for(lambda: not alive(cell_pid), timeout=5)
     identity = (tmp_path / "cell" / "run_identity.json").read_text()
     assert '"finished"' not in identity  # an interrupted cell never counts as finished
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_while_an_operators_next_cell_waits_its_turn_loses_nothing(tmp_path, sig):
+    """zl ab --pipeline 2 of one operator: a signal while a cell times and the operator's
+    next cell, started early, waits for its turn. Both end, zl exits 128 + the signal, and
+    a resume finishes the campaign with every cell once and the holds in planned order."""
+    env = fake_env(tmp_path, ZL_FAKE_SLEEP="1.5")
+    argv = [sys.executable, str(LAUNCHER), "ab", "--suite", "sleepy", "--ops", "abs", "--rounds", "4",
+            "--switch", "FAKE_SWITCH", "--allow-no-ir-diff", "--telemetry-interval", "0", "--pipeline", "2"]
+    orchestrator = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+    # Round 1's second cell holds the gate; round 2's first started early beside it.
+    started = wait_for(lambda: [r for r in ledger(tmp_path) if r[0] == "start"][2:] or None, timeout=60)
+    assert started, orchestrator.communicate(timeout=5)
+    pids = [int(r[4]) for r in ledger(tmp_path) if r[0] == "start"]
+    assert all(alive(pid) for pid in pids[-2:])  # the timing cell and the one waiting its turn
+    orchestrator.send_signal(sig)
+    _, err = orchestrator.communicate(timeout=30)
+    assert orchestrator.returncode == 128 + sig, err
+    assert "Traceback" not in err
+    assert wait_for(lambda: not any(alive(pid) for pid in pids), timeout=10)
+    [campaign] = (tmp_path / "runs").glob("ab_*")
+    resumed = subprocess.run([sys.executable, str(LAUNCHER), "ab", "--resume", str(campaign)], env=env,
+                             cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    assert resumed.returncode == 0, resumed.stderr
+    holds = []
+    for ident in campaign.glob("abs/r*/[AB]/run_identity.json"):
+        gate = json.loads(ident.read_text())["phases"]["timing_gate"]
+        holds += [(start, end, f"{ident.parent.parent.name}/{ident.parent.name}") for start, end in gate["held"]]
+    holds.sort()
+    assert [who for *_, who in holds] == ["r01/A", "r01/B", "r02/B", "r02/A", "r03/B", "r03/A",
+                                          "r04/A", "r04/B"]
+    rows = (campaign / "status.tsv").read_text().splitlines()[1:]
+    assert len({tuple(r.split("\t")[1:4]) for r in rows}) == 8
+    assert not list(campaign.rglob(".zl_turns")) and not list(campaign.rglob(".zl_gate_taken"))

@@ -170,7 +170,7 @@ def test_a_cell_started_early_for_an_operator_that_stops_leaves_nothing(lanes_ma
     monkeypatch.setenv("ZL_FAKE_SLEEP", "0.6")
     ledger = tmp_path / "ledger.tsv"
     monkeypatch.setenv("ZL_FAKE_LEDGER", str(ledger))
-    assert ab(lanes_main, "--ops", "failr2op", "--pipeline", "2") != 0
+    assert ab(lanes_main, "--ops", "failr2op", "--pipeline", "2") == 6  # a campaign whose cells failed
     [campaign] = campaigns(tmp_path)
     started = [line.split("\t") for line in ledger.read_text().splitlines() if line.startswith("start")]
     assert len(started) == 5  # the four cells of rounds 1-2, and round 3's first, started early

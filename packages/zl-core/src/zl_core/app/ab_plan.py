@@ -14,6 +14,7 @@ from pathlib import Path
 
 import attrs
 
+from zl_core.campaigns import prefetch
 from zl_core.campaigns.ab_estimate import ab_estimate, planned_slots
 from zl_core.campaigns.estimate import Estimate, history
 from zl_core.campaigns.judging import MIN_LOOK_ROUNDS
@@ -58,9 +59,8 @@ def ab_plan(host: PluginHost, options: AbOptions) -> AbPlan:
     devices = (resolve_devices(host, got.backend, options.lanes.devices, what="zl ab --plan")
                if options.lanes.devices else None)
     seen, read = history(root, "ab", compile_only=False)
-    # A pipelined operator's later cells start early, unless an adaptive plan or side R
-    # decides what comes next (zl_core.campaigns.prefetch; ab_task._next_cell).
-    early = options.lanes.pipeline > 1 and options.rounds is not None and not options.retuned
+    early = prefetch.applies(pipeline=options.lanes.pipeline, fixed_rounds=options.rounds is not None,
+                             retuned=options.retuned)
     cost = ab_estimate([*ops, *controls], seen, slots, devices=len(devices) if devices else 1,
                        depth=options.lanes.pipeline, campaigns_read=read, early=early)
     return AbPlan(ops=ops, controls=controls, screen=source.path if source else None, rounds=rounds,

@@ -183,12 +183,14 @@ def _run_rounds(task: AbTask, lane: Lane, runtime: TaskRuntime) -> OpRun:
 
 def _next_cell(task: AbTask, round_no: int, side: str) -> tuple[int, str] | None:
     """The cell after (round_no, side) that may start early (:mod:`.prefetch`), or None."""
-    if task.settings.pipeline < 2 or task.plan.rounds is None or task.retuned:
+    rounds = task.plan.rounds
+    if rounds is None or not prefetch.applies(pipeline=task.settings.pipeline, fixed_rounds=True,
+                                              retuned=task.retuned):
         return None
     order = side_order(task.plan.round_order, round_no)
     nxt = ((round_no, order[order.index(side) + 1]) if side != order[-1]
            else (round_no + 1, side_order(task.plan.round_order, round_no + 1)[0]))
-    return nxt if 2 <= nxt[0] <= task.plan.rounds else None
+    return nxt if 2 <= nxt[0] <= rounds else None
 
 
 def _run_cell(task: AbTask, lane: Lane, runtime: TaskRuntime, side: str, round_no: int,

@@ -78,7 +78,8 @@ class Early:
                          switch_value=self.switch_value)
 
     def stop(self) -> None:
-        """Never its turn: it ends before touching the device and leaves nothing behind."""
+        """Never its turn: it ends before touching the device and leaves nothing behind.
+        An interrupt its run met (Ctrl-C, SIGTERM, zl's own) goes on to the lane."""
         self._say(contract.TURN_STOP)
         if self.thread is not None:
             self.thread.join()
@@ -88,11 +89,20 @@ class Early:
         shutil.rmtree(self.request.out_dir, ignore_errors=True)
         with contextlib.suppress(OSError):
             Path(self.request.out_dir).parent.rmdir()  # its round's folder, when it was the first
+        got = self.result[0] if self.result else None
+        if isinstance(got, BaseException) and not isinstance(got, Exception):
+            raise got
 
     def _say(self, word: str) -> None:
         staged = self.turn.with_name(self.turn.name + ".tmp")
         staged.write_text(word, encoding="utf-8")
         staged.replace(self.turn)  # the cell reads a whole word or no file
+
+
+def applies(*, pipeline: int, fixed_rounds: bool, retuned: bool) -> bool:
+    """Whether an operator's later cells start early: in a pipelined lane, with a plan of
+    fixed rounds, without side R (whose cycle decides what comes next)."""
+    return pipeline > 1 and fixed_rounds and not retuned
 
 
 def start_early(runtime: TaskRuntime, suite: str, request: CellRequest, *, round_no: int,
@@ -112,7 +122,7 @@ def start_early(runtime: TaskRuntime, suite: str, request: CellRequest, *, round
     def run() -> None:
         try:
             early.result.append(execute(runtime, provider, early.request))
-        except BaseException as exc:  # noqa: BLE001 - handed to the lane by go()
+        except BaseException as exc:  # noqa: BLE001 - handed to the lane by go() (or stop(), an interrupt)
             early.result.append(exc)
 
     early.thread = threading.Thread(target=run, name=f"zl-early-{request.op.op}", daemon=True)

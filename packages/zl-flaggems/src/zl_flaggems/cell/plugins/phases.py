@@ -227,8 +227,7 @@ def _prime_triton() -> None:
     name = "zl_flaggems.cell.triton_prime"
     inherited = name in sys.modules
     with phase_clock.phase(phases.COMPILATION):
-        module = importlib.import_module(name)
-        module.prime()
+        module = importlib.import_module(name)  # primes at import, unless the parent did
     if module.PRIMED_S is not None:
         cellenv.merge_identity(PLUGIN, {"triton_key": {
             "primed_in": "warm parent" if inherited else "cell",
